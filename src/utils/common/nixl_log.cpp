@@ -1,0 +1,133 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "nixl_log.h"
+
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace nixl::log {
+namespace {
+
+    level
+    initialLevel() noexcept {
+        level lvl = level::WARN;
+        const char *env = std::getenv("NIXL_LOG_LEVEL");
+        if (env != nullptr && *env != '\0' && !parseLevel(env, lvl)) {
+            std::fprintf(stderr,
+                         "[nixl W] NIXL_LOG_LEVEL=%s is not one of TRACE, DEBUG, INFO, WARN, "
+                         "ERROR, FATAL; using WARN\n",
+                         env);
+            lvl = level::WARN;
+        }
+        return lvl;
+    }
+
+    std::atomic<int> &
+    threshold() noexcept {
+        static std::atomic<int> t{static_cast<int>(initialLevel())};
+        return t;
+    }
+
+    // Read the variable when the library loads, not at the first log line.
+    [[maybe_unused]] const int force_init = threshold().load(std::memory_order_relaxed);
+
+    const char kLetters[] = {'T', 'D', 'I', 'W', 'E', 'F'};
+
+} // namespace
+
+bool
+enabled(level lvl) noexcept {
+    return static_cast<int>(lvl) >= threshold().load(std::memory_order_relaxed);
+}
+
+void
+setLevel(level lvl) noexcept {
+    threshold().store(static_cast<int>(lvl), std::memory_order_relaxed);
+}
+
+level
+getLevel() noexcept {
+    return static_cast<level>(threshold().load(std::memory_order_relaxed));
+}
+
+bool
+parseLevel(std::string_view name, level &out) noexcept {
+    static const char *const names[] = {"TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL"};
+    for (int i = 0; i < 6; ++i) {
+        std::string_view n(names[i]);
+        if (n.size() != name.size()) {
+            continue;
+        }
+        bool same = true;
+        for (size_t k = 0; k < n.size(); ++k) {
+            if (std::toupper(static_cast<unsigned char>(name[k])) != n[k]) {
+                same = false;
+                break;
+            }
+        }
+        if (same) {
+            out = static_cast<level>(i);
+            return true;
+        }
+    }
+    if (name == "WARNING" || name == "warning") {
+        out = level::WARN;
+        return true;
+    }
+    return false;
+}
+
+void
+write(level lvl, const char *file, int line, std::string_view msg) noexcept {
+    try {
+        timespec ts{};
+        clock_gettime(CLOCK_REALTIME, &ts);
+        tm t{};
+        localtime_r(&ts.tv_sec, &t);
+        const char *base = file != nullptr ? std::strrchr(file, '/') : nullptr;
+        base = base != nullptr ? base + 1 : (file != nullptr ? file : "?");
+        char prefix[128];
+        int n = std::snprintf(prefix,
+                              sizeof(prefix),
+                              "[nixl %c %02d:%02d:%02d.%06ld %d %s:%d] ",
+                              kLetters[static_cast<int>(lvl) % 6],
+                              t.tm_hour,
+                              t.tm_min,
+                              t.tm_sec,
+                              ts.tv_nsec / 1000,
+                              static_cast<int>(::syscall(SYS_gettid)),
+                              base,
+                              line);
+        std::string out;
+        out.reserve(static_cast<size_t>(n > 0 ? n : 0) + msg.size() + 1);
+        out.append(prefix, n > 0 ? static_cast<size_t>(n) : 0);
+        for (char c : msg) {
+            // One event, one line: embedded newlines would split it.
+            out.push_back(c == '\n' ? ' ' : c);
+        }
+        out.push_back('\n');
+        const char *p = out.data();
+        size_t left = out.size();
+        while (left > 0) {
+            ssize_t w = ::write(STDERR_FILENO, p, left);
+            if (w <= 0) {
+                break;
+            }
+            p += w;
+            left -= static_cast<size_t>(w);
+        }
+    }
+    catch (...) {
+    }
+}
+
+} // namespace nixl::log
