@@ -191,25 +191,26 @@ toView(nixl_plugin_str_t s) noexcept {
 /**
  * Logs one line through core when the level is enabled, e.g.
  * NIXL_SDK_LOG(NIXL_PLUGIN_LOG_ERROR, "cannot map " << len << " bytes: " << strerror(errno)).
- * The stream expression is evaluated only when the line is written.
+ * The stream expression is evaluated only when the line is written. Variadic, so braces and
+ * template arguments with commas need no extra parentheses.
  */
-#define NIXL_SDK_LOG(level, stream_expr)                                 \
+#define NIXL_SDK_LOG(level, ...)                                         \
     do {                                                                 \
         if (::nixlSdk::logEnabled(level)) {                              \
             try {                                                        \
                 std::ostringstream nixl_sdk_os_;                         \
-                nixl_sdk_os_ << stream_expr;                             \
+                nixl_sdk_os_ << __VA_ARGS__;                             \
                 ::nixlSdk::log(level, nixl_sdk_os_.str());               \
             }                                                            \
             catch (...) {                                                \
             }                                                            \
         }                                                                \
     } while (0)
-#define NIXL_SDK_ERROR(stream_expr) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_ERROR, stream_expr)
-#define NIXL_SDK_WARN(stream_expr) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_WARN, stream_expr)
-#define NIXL_SDK_INFO(stream_expr) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_INFO, stream_expr)
-#define NIXL_SDK_DEBUG(stream_expr) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_DEBUG, stream_expr)
-#define NIXL_SDK_TRACE(stream_expr) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_TRACE, stream_expr)
+#define NIXL_SDK_ERROR(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_ERROR, __VA_ARGS__)
+#define NIXL_SDK_WARN(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_WARN, __VA_ARGS__)
+#define NIXL_SDK_INFO(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_INFO, __VA_ARGS__)
+#define NIXL_SDK_DEBUG(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_DEBUG, __VA_ARGS__)
+#define NIXL_SDK_TRACE(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_TRACE, __VA_ARGS__)
 
 /**
  * @brief Base class of a backend engine. One instance per agent backend.

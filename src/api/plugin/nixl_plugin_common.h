@@ -52,7 +52,7 @@ typedef enum nixl_plugin_kind {
     NIXL_PLUGIN_KIND_BACKEND = 1,
     NIXL_PLUGIN_KIND_TELEMETRY_EXPORTER = 2,
     NIXL_PLUGIN_KIND_TRACE_BACKEND = 3
-} nixl_plugin_kind_t;
+} nixl_plugin_kind_abi_t;
 
 /*
  * First member of every plugin descriptor. abi_version and kind sit at offsets 0 and 4 in every
@@ -61,7 +61,7 @@ typedef enum nixl_plugin_kind {
  */
 typedef struct nixl_plugin_header {
     uint32_t abi_version; /* the kind's NIXL_*_ABI_VERSION the plugin was built with */
-    uint32_t kind; /* a nixl_plugin_kind_t */
+    uint32_t kind; /* a nixl_plugin_kind_abi_t */
     size_t size; /* sizeof the whole kind-specific descriptor */
     const char *name; /* NUL-terminated, e.g. "UCX"; must match the file name */
     const char *version; /* NUL-terminated plugin release, e.g. "1.0.0" */

@@ -30,9 +30,21 @@
 /** Blobs larger than this are refused (NIXL_ERR_MISMATCH) before any parsing. */
 inline constexpr size_t nixl_md_max_blob_size = size_t(1) << 30;
 
+/** The format version this code writes and the only one it reads. */
+inline constexpr uint32_t nixl_md_format_version = 1;
+/** Bytes before the agent name: magic, version, flags, total length. */
+inline constexpr size_t nixl_md_header_size = 24;
+/** Agent names are 1..this many bytes. */
+inline constexpr size_t nixl_md_max_agent_name_len = 1024;
+/** Backend names (in connections and sections) are 1..this many bytes. */
+inline constexpr size_t nixl_md_max_backend_name_len = 256;
+
 struct nixlMdConn {
     std::string backend; ///< backend type, e.g. "UCX"
     std::string connInfo; ///< the engine's getConnInfo bytes
+
+    friend bool
+    operator==(const nixlMdConn &, const nixlMdConn &) = default;
 };
 
 struct nixlMdDesc {
@@ -40,21 +52,35 @@ struct nixlMdDesc {
     size_t len;
     uint64_t devId;
     std::string publicData; ///< the engine's getPublicData bytes
+
+    friend bool
+    operator==(const nixlMdDesc &, const nixlMdDesc &) = default;
 };
 
 struct nixlMdSection {
     std::string backend;
     nixl_mem_t mem;
     std::vector<nixlMdDesc> descs;
+
+    friend bool
+    operator==(const nixlMdSection &, const nixlMdSection &) = default;
 };
 
 struct nixlMdBlob {
     std::string agentName;
     std::vector<nixlMdConn> conns;
     std::vector<nixlMdSection> sections;
+
+    friend bool
+    operator==(const nixlMdBlob &, const nixlMdBlob &) = default;
 };
 
-/** Serialises a blob. */
+/**
+ * Serialises a blob. It does not validate: a blob that breaks a decode rule (empty agent name,
+ * repeated connection backend, mem type out of range, over nixl_md_max_blob_size...) is written
+ * as given and refused by nixlMdDecode. Throws std::length_error only when a string or a count
+ * does not fit the format's 32-bit length fields, which would otherwise be silently cut.
+ */
 std::string
 nixlMdEncode(const nixlMdBlob &blob);
 
@@ -62,6 +88,11 @@ nixlMdEncode(const nixlMdBlob &blob);
  * Parses a blob. On failure returns NIXL_ERR_MISMATCH, leaves out unspecified, and sets
  * error to one sentence naming the cause (e.g. "bad magic", "format version 7, expected 1",
  * "truncated in section 3 descriptor 12"); it does not log, the caller does with context.
+ * Connection, section and descriptor numbers in messages count from 0, in blob order.
+ *
+ * Besides bounds, it refuses: an empty or over-long agent or backend name, a mem type outside
+ * DRAM_SEG..FILE_SEG, a backend repeated in the connection list, a (backend, mem type) pair
+ * repeated in the section list, non-zero reserved flags, and any byte after the last section.
  */
 nixl_status_t
 nixlMdDecode(std::string_view bytes, nixlMdBlob &out, std::string &error);

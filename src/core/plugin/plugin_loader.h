@@ -35,7 +35,7 @@ enum class nixl_plugin_kind_t { BACKEND, TELEMETRY_EXPORTER, TRACE_BACKEND };
 /** Static facts about a kind: file prefix, entry symbol, ABI version, minimum descriptor size. */
 struct nixlPluginKindInfo {
     nixl_plugin_kind_t kind;
-    uint32_t cKind; ///< nixl_plugin_kind_t of the C header
+    uint32_t cKind; ///< nixl_plugin_kind_abi_t of the C header
     const char *what; ///< "backend", "telemetry exporter", "trace backend"
     const char *prefix; ///< "libplugin_", ...
     const char *entry; ///< entry symbol name

@@ -1,0 +1,859 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * The agent's own overhead on the transfer path, measured against its peer in the same run.
+ *
+ * Two agents in one process ("bench_initiator", "bench_target") with TEST backends WRITE n
+ * descriptors of 8 bytes each (n = 1, 16, 256; the descriptors are 16 bytes apart, so nothing is
+ * merged):
+ *   agent_create/n   createXferReq + postXferReq + getXferStatus + releaseXferReq
+ *   agent_prepped/n  postXferReq + getXferStatus of a request made once by
+ *                    prepXferDlist + makeXferReq
+ * The same work driven directly through the TEST plugin's C ABI (dlopen of
+ * $NIXL_PLUGIN_DIR/libplugin_TEST.so, nixl_backend_plugin_get), with two engines of its own:
+ *   direct_create/n  prep_xfer + post_xfer + check_xfer + release_req
+ *   direct_prepped/n post_xfer + check_xfer of a request prepared once
+ * Time is per transfer (one iteration = one transfer of n descriptors). The counter
+ * allocs_per_iter is the number of global operator new calls per iteration, counted by the
+ * replacement operator new below (it sees libnixl's and the plugin's allocations as well).
+ * At the end the ratios agent/direct are printed.
+ *
+ * Extra flag (removed before Google Benchmark sees the arguments):
+ *   --nixl_check  exit non-zero if a benchmark failed or agent_prepped allocated on the hot path.
+ */
+#include <benchmark/benchmark.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "nixl.h"
+#include "nixl_backend_plugin.h"
+
+// ---- allocation counting ----------------------------------------------------------------------
+//
+// Replaces the global allocation functions. They are exported (default visibility, although the
+// project compiles with -fvisibility=hidden) so that libnixl and the plugin use them too.
+
+namespace {
+
+std::atomic<uint64_t> alloc_count{0};
+
+void *
+countedAlloc(std::size_t size) {
+    alloc_count.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(size == 0 ? 1 : size);
+}
+
+void *
+countedAlignedAlloc(std::size_t size, std::align_val_t align) {
+    alloc_count.fetch_add(1, std::memory_order_relaxed);
+    void *p = nullptr;
+    std::size_t a = static_cast<std::size_t>(align);
+    if (a < sizeof(void *)) {
+        a = sizeof(void *);
+    }
+    if (posix_memalign(&p, a, size == 0 ? 1 : size) != 0) {
+        return nullptr;
+    }
+    return p;
+}
+
+/*
+ * Out of line, so that the compiler does not pair an inlined free() with the operator new of the
+ * caller and warn about a mismatch (-Wmismatched-new-delete): both ends here are malloc/free.
+ */
+__attribute__((noinline)) void
+countedFree(void *p) noexcept {
+    std::free(p);
+}
+
+} // namespace
+
+#define NIXL_BENCH_EXPORT __attribute__((visibility("default")))
+
+NIXL_BENCH_EXPORT void *
+operator new(std::size_t size) {
+    void *p = countedAlloc(size);
+    if (p == nullptr) {
+        throw std::bad_alloc();
+    }
+    return p;
+}
+
+NIXL_BENCH_EXPORT void *
+operator new[](std::size_t size) {
+    void *p = countedAlloc(size);
+    if (p == nullptr) {
+        throw std::bad_alloc();
+    }
+    return p;
+}
+
+NIXL_BENCH_EXPORT void *
+operator new(std::size_t size, const std::nothrow_t &) noexcept {
+    return countedAlloc(size);
+}
+
+NIXL_BENCH_EXPORT void *
+operator new[](std::size_t size, const std::nothrow_t &) noexcept {
+    return countedAlloc(size);
+}
+
+NIXL_BENCH_EXPORT void *
+operator new(std::size_t size, std::align_val_t align) {
+    void *p = countedAlignedAlloc(size, align);
+    if (p == nullptr) {
+        throw std::bad_alloc();
+    }
+    return p;
+}
+
+NIXL_BENCH_EXPORT void *
+operator new[](std::size_t size, std::align_val_t align) {
+    void *p = countedAlignedAlloc(size, align);
+    if (p == nullptr) {
+        throw std::bad_alloc();
+    }
+    return p;
+}
+
+NIXL_BENCH_EXPORT void *
+operator new(std::size_t size, std::align_val_t align, const std::nothrow_t &) noexcept {
+    return countedAlignedAlloc(size, align);
+}
+
+NIXL_BENCH_EXPORT void *
+operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t &) noexcept {
+    return countedAlignedAlloc(size, align);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete(void *p) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete[](void *p) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete(void *p, std::size_t) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete[](void *p, std::size_t) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete(void *p, const std::nothrow_t &) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete[](void *p, const std::nothrow_t &) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete(void *p, std::align_val_t) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete[](void *p, std::align_val_t) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete(void *p, std::size_t, std::align_val_t) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete[](void *p, std::size_t, std::align_val_t) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete(void *p, std::align_val_t, const std::nothrow_t &) noexcept {
+    countedFree(p);
+}
+
+NIXL_BENCH_EXPORT void
+operator delete[](void *p, std::align_val_t, const std::nothrow_t &) noexcept {
+    countedFree(p);
+}
+
+namespace {
+
+constexpr size_t desc_len = 8;
+constexpr size_t desc_stride = 16;
+constexpr size_t max_descs = 256;
+constexpr size_t buffer_size = max_descs * desc_stride;
+const int desc_counts[] = {1, 16, 256};
+
+const std::string initiator_name = "bench_initiator";
+const std::string target_name = "bench_target";
+const std::string direct_initiator_name = "direct_initiator";
+const std::string direct_target_name = "direct_target";
+
+uint8_t
+patternByte(size_t i) {
+    return static_cast<uint8_t>(i % 251 + 1);
+}
+
+/** Checks that the first n descriptors of dst hold src's bytes; the gaps are not written. */
+bool
+verify(const std::vector<uint8_t> &src, const std::vector<uint8_t> &dst, size_t n) {
+    for (size_t d = 0; d < n; ++d) {
+        if (std::memcmp(src.data() + d * desc_stride, dst.data() + d * desc_stride, desc_len) !=
+            0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+setAllocCounter(benchmark::State &state, uint64_t allocs) {
+    state.counters["allocs_per_iter"] = benchmark::Counter(
+        state.iterations() == 0 ? 0.0 :
+                                  static_cast<double>(allocs) /
+                static_cast<double>(state.iterations()));
+}
+
+nixl_xfer_dlist_t
+descList(std::vector<uint8_t> &buf, size_t n) {
+    nixl_xfer_dlist_t list(DRAM_SEG);
+    for (size_t i = 0; i < n; ++i) {
+        list.addDesc(nixlBasicDesc(
+            reinterpret_cast<uintptr_t>(buf.data() + i * desc_stride), desc_len, 0));
+    }
+    return list;
+}
+
+// ---- the agent side ---------------------------------------------------------------------------
+
+/** Two agents with TEST backends, registered buffers and each other's metadata. */
+class agentPair {
+public:
+    agentPair()
+        : initiator(initiator_name, nixlAgentConfig(false)),
+          target(target_name, nixlAgentConfig(false)),
+          src(buffer_size),
+          dst(buffer_size, 0),
+          srcReg(DRAM_SEG),
+          dstReg(DRAM_SEG) {
+        for (size_t i = 0; i < buffer_size; ++i) {
+            src[i] = patternByte(i);
+        }
+        srcReg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(src.data()), src.size(), 0, ""));
+        dstReg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(dst.data()), dst.size(), 0, ""));
+    }
+
+    bool
+    setup() {
+        nixlBackendH *ib = nullptr;
+        nixlBackendH *tb = nullptr;
+        nixl_blob_t md;
+        std::string name;
+        if (!step(initiator.createBackend("TEST", {}, ib), "initiator createBackend") ||
+            !step(target.createBackend("TEST", {}, tb), "target createBackend") ||
+            !step(initiator.registerMem(srcReg), "initiator registerMem")) {
+            return false;
+        }
+        registered_ = true;
+        if (!step(target.registerMem(dstReg), "target registerMem")) {
+            return false;
+        }
+        targetRegistered_ = true;
+        return step(target.getLocalMD(md), "target getLocalMD") &&
+            step(initiator.loadRemoteMD(md, name), "initiator loadRemoteMD");
+    }
+
+    ~agentPair() {
+        initiator.invalidateRemoteMD(target_name);
+        if (targetRegistered_) {
+            target.deregisterMem(dstReg);
+        }
+        if (registered_) {
+            initiator.deregisterMem(srcReg);
+        }
+    }
+
+    static bool
+    step(nixl_status_t st, const char *what) {
+        if (st != NIXL_SUCCESS) {
+            std::cerr << "agent_overhead: " << what << ": " << nixlEnumStrings::statusStr(st)
+                      << std::endl;
+            return false;
+        }
+        return true;
+    }
+
+    nixlAgent initiator;
+    nixlAgent target;
+    std::vector<uint8_t> src;
+    std::vector<uint8_t> dst;
+
+private:
+    nixl_reg_dlist_t srcReg;
+    nixl_reg_dlist_t dstReg;
+    bool registered_ = false;
+    bool targetRegistered_ = false;
+};
+
+agentPair *agents = nullptr;
+
+void
+agentCreate(benchmark::State &state) {
+    const size_t n = static_cast<size_t>(state.range(0));
+    nixl_xfer_dlist_t local = descList(agents->src, n);
+    nixl_xfer_dlist_t remote = descList(agents->dst, n);
+    std::memset(agents->dst.data(), 0, buffer_size);
+    nixlAgent &a = agents->initiator;
+
+    const uint64_t before = alloc_count.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+        nixlXferReqH *req = nullptr;
+        nixl_status_t st = a.createXferReq(NIXL_WRITE, local, remote, target_name, req);
+        if (st != NIXL_SUCCESS) {
+            state.SkipWithError("createXferReq failed");
+            break;
+        }
+        st = a.postXferReq(req);
+        if (st >= 0) {
+            do {
+                st = a.getXferStatus(req);
+            } while (st == NIXL_IN_PROG);
+        }
+        nixl_status_t rst = a.releaseXferReq(req);
+        if (st != NIXL_SUCCESS || rst != NIXL_SUCCESS) {
+            state.SkipWithError("transfer or releaseXferReq failed");
+            break;
+        }
+    }
+    setAllocCounter(state, alloc_count.load(std::memory_order_relaxed) - before);
+    if (!verify(agents->src, agents->dst, n)) {
+        state.SkipWithError("destination does not hold the written data");
+    }
+}
+
+void
+agentPrepped(benchmark::State &state) {
+    const size_t n = static_cast<size_t>(state.range(0));
+    nixl_xfer_dlist_t local = descList(agents->src, n);
+    nixl_xfer_dlist_t remote = descList(agents->dst, n);
+    std::memset(agents->dst.data(), 0, buffer_size);
+    nixlAgent &a = agents->initiator;
+
+    nixlDlistH *local_h = nullptr;
+    nixlDlistH *remote_h = nullptr;
+    nixlXferReqH *req = nullptr;
+    std::vector<int> indices;
+    for (size_t i = 0; i < n; ++i) {
+        indices.push_back(static_cast<int>(i));
+    }
+    if (a.prepXferDlist(NIXL_INIT_AGENT, local, local_h) != NIXL_SUCCESS ||
+        a.prepXferDlist(target_name, remote, remote_h) != NIXL_SUCCESS ||
+        a.makeXferReq(NIXL_WRITE, local_h, indices, remote_h, indices, req) != NIXL_SUCCESS) {
+        state.SkipWithError("prepXferDlist or makeXferReq failed");
+    } else {
+        const uint64_t before = alloc_count.load(std::memory_order_relaxed);
+        for (auto _ : state) {
+            nixl_status_t st = a.postXferReq(req);
+            if (st >= 0) {
+                do {
+                    st = a.getXferStatus(req);
+                } while (st == NIXL_IN_PROG);
+            }
+            if (st != NIXL_SUCCESS) {
+                state.SkipWithError("transfer failed");
+                break;
+            }
+        }
+        setAllocCounter(state, alloc_count.load(std::memory_order_relaxed) - before);
+        if (!verify(agents->src, agents->dst, n)) {
+            state.SkipWithError("destination does not hold the written data");
+        }
+    }
+    if (req != nullptr) {
+        a.releaseXferReq(req);
+    }
+    if (local_h != nullptr) {
+        a.releasedDlistH(local_h);
+    }
+    if (remote_h != nullptr) {
+        a.releasedDlistH(remote_h);
+    }
+}
+
+// ---- the direct side: the plugin's C ABI --------------------------------------------------------
+
+void
+coreLog(void *ctx, int32_t level, const char *msg, size_t len) {
+    (void)ctx;
+    std::fprintf(stderr, "[TEST plugin, level %d] %.*s\n", level, static_cast<int>(len), msg);
+}
+
+int32_t
+coreLogEnabled(void *ctx, int32_t level) {
+    (void)ctx;
+    return level >= NIXL_PLUGIN_LOG_WARN ? 1 : 0;
+}
+
+const nixl_plugin_core_services_t core_services = {
+    sizeof(nixl_plugin_core_services_t),
+    nullptr,
+    coreLog,
+    coreLogEnabled,
+};
+
+nixl_plugin_status_t
+appendBytes(void *ctx, const void *data, size_t len) {
+    static_cast<std::string *>(ctx)->append(static_cast<const char *>(data), len);
+    return NIXL_PLUGIN_SUCCESS;
+}
+
+nixl_plugin_str_t
+str(const std::string &s) {
+    return nixl_plugin_str_t{s.data(), s.size()};
+}
+
+/** Where libplugin_TEST.so is: $NIXL_PLUGIN_DIR, else <dir of libnixl>/plugins. */
+std::string
+pluginDir() {
+    const char *env = std::getenv("NIXL_PLUGIN_DIR");
+    if (env != nullptr && *env != '\0') {
+        return env;
+    }
+    Dl_info info;
+    std::string (*fn)(const nixl_status_t &) = nixlEnumStrings::statusStr;
+    if (dladdr(reinterpret_cast<void *>(fn), &info) != 0 && info.dli_fname != nullptr) {
+        std::string lib = info.dli_fname;
+        size_t slash = lib.rfind('/');
+        if (slash != std::string::npos) {
+            return lib.substr(0, slash) + "/plugins";
+        }
+    }
+    return "plugins";
+}
+
+/** Two engines of the TEST plugin set up as the agents set theirs up, without libnixl. */
+class directPair {
+public:
+    ~directPair() {
+        if (ops_ == nullptr) {
+            return;
+        }
+        if (remoteMd_ != nullptr) {
+            ops_->unload_md(init_, remoteMd_);
+        }
+        if (init_ != nullptr) {
+            ops_->disconnect(init_, str(direct_target_name));
+        }
+        if (srcMd_ != nullptr) {
+            ops_->deregister_mem(init_, srcMd_);
+        }
+        if (dstMd_ != nullptr) {
+            ops_->deregister_mem(target_, dstMd_);
+        }
+        if (init_ != nullptr) {
+            ops_->destroy_engine(init_);
+        }
+        if (target_ != nullptr) {
+            ops_->destroy_engine(target_);
+        }
+        if (dl_ != nullptr) {
+            dlclose(dl_);
+        }
+    }
+
+    bool
+    setup() {
+        src.assign(buffer_size, 0);
+        dst.assign(buffer_size, 0);
+        for (size_t i = 0; i < buffer_size; ++i) {
+            src[i] = patternByte(i);
+        }
+        const std::string path = pluginDir() + "/libplugin_TEST.so";
+        dl_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (dl_ == nullptr) {
+            return fail("dlopen " + path + ": " + dlerror());
+        }
+        auto entry = reinterpret_cast<nixl_backend_plugin_entry_fn>(
+            dlsym(dl_, NIXL_BACKEND_PLUGIN_ENTRY));
+        if (entry == nullptr) {
+            return fail(path + " has no " NIXL_BACKEND_PLUGIN_ENTRY);
+        }
+        const nixl_backend_plugin_t *plugin = entry();
+        if (plugin == nullptr || plugin->hdr.abi_version != NIXL_BACKEND_ABI_VERSION ||
+            plugin->hdr.kind != NIXL_PLUGIN_KIND_BACKEND || plugin->ops == nullptr ||
+            plugin->ops->size < sizeof(nixl_be_ops_t)) {
+            return fail(path + ": not a backend plugin of ABI version " +
+                        std::to_string(NIXL_BACKEND_ABI_VERSION));
+        }
+        plugin_ = plugin;
+        ops_ = plugin->ops;
+        if (!create(direct_initiator_name, init_) || !create(direct_target_name, target_)) {
+            return false;
+        }
+
+        nixl_be_desc_t src_desc{reinterpret_cast<uintptr_t>(src.data()), src.size(), 0, {"", 0}};
+        nixl_be_desc_t dst_desc{reinterpret_cast<uintptr_t>(dst.data()), dst.size(), 0, {"", 0}};
+        if (!ok(ops_->register_mem(init_, &src_desc, DRAM_SEG, &srcMd_), "register_mem src") ||
+            !ok(ops_->register_mem(target_, &dst_desc, DRAM_SEG, &dstMd_), "register_mem dst")) {
+            return false;
+        }
+        std::string conn;
+        std::string pub;
+        nixl_plugin_bytes_sink_t conn_sink{&conn, appendBytes};
+        nixl_plugin_bytes_sink_t pub_sink{&pub, appendBytes};
+        if (!ok(ops_->get_conn_info(target_, &conn_sink), "get_conn_info") ||
+            !ok(ops_->get_public_data(target_, dstMd_, &pub_sink), "get_public_data") ||
+            !ok(ops_->load_remote_conn_info(init_, str(direct_target_name), str(conn)),
+                "load_remote_conn_info")) {
+            return false;
+        }
+        nixl_be_desc_t remote_desc = dst_desc;
+        remote_desc.meta_info = str(pub);
+        return ok(ops_->load_remote_md(
+                      init_, &remote_desc, DRAM_SEG, str(direct_target_name), &remoteMd_),
+                  "load_remote_md") &&
+            ok(ops_->connect(init_, str(direct_target_name)), "connect");
+    }
+
+    /** The C transfer lists of the first n descriptors; the arrays live in the caller. */
+    void
+    lists(size_t n,
+          std::vector<nixl_be_xfer_desc_t> &local,
+          std::vector<nixl_be_xfer_desc_t> &remote) {
+        local.clear();
+        remote.clear();
+        for (size_t i = 0; i < n; ++i) {
+            local.push_back({reinterpret_cast<uintptr_t>(src.data() + i * desc_stride),
+                             desc_len,
+                             0,
+                             srcMd_});
+            remote.push_back({reinterpret_cast<uintptr_t>(dst.data() + i * desc_stride),
+                              desc_len,
+                              0,
+                              remoteMd_});
+        }
+    }
+
+    const nixl_be_ops_t *
+    ops() const {
+        return ops_;
+    }
+
+    nixl_be_engine_t *
+    engine() const {
+        return init_;
+    }
+
+    std::vector<uint8_t> src;
+    std::vector<uint8_t> dst;
+
+private:
+    bool
+    fail(const std::string &msg) {
+        std::cerr << "agent_overhead: direct: " << msg << std::endl;
+        return false;
+    }
+
+    bool
+    ok(nixl_plugin_status_t st, const char *what) {
+        if (st != NIXL_PLUGIN_SUCCESS) {
+            return fail(std::string(what) + " returned " + std::to_string(st));
+        }
+        return true;
+    }
+
+    bool
+    create(const std::string &name, nixl_be_engine_t *&engine) {
+        const std::string type = "TEST";
+        nixl_be_init_params_t params{};
+        params.size = sizeof(params);
+        params.agent_name = str(name);
+        params.backend_type = str(type);
+        params.params = nullptr;
+        params.num_params = 0;
+        params.sync_mode = 0;
+        params.core = &core_services;
+        nixl_be_engine_info_t info{};
+        info.size = sizeof(info);
+        return ok(plugin_->create_engine(&params, &engine, &info), "create_engine");
+    }
+
+    void *dl_ = nullptr;
+    const nixl_backend_plugin_t *plugin_ = nullptr;
+    const nixl_be_ops_t *ops_ = nullptr;
+    nixl_be_engine_t *init_ = nullptr;
+    nixl_be_engine_t *target_ = nullptr;
+    nixl_be_md_t *srcMd_ = nullptr;
+    nixl_be_md_t *dstMd_ = nullptr;
+    nixl_be_md_t *remoteMd_ = nullptr;
+};
+
+directPair *direct = nullptr;
+
+void
+directCreate(benchmark::State &state) {
+    const size_t n = static_cast<size_t>(state.range(0));
+    std::vector<nixl_be_xfer_desc_t> local_descs;
+    std::vector<nixl_be_xfer_desc_t> remote_descs;
+    direct->lists(n, local_descs, remote_descs);
+    const nixl_be_xfer_list_t local{DRAM_SEG, 0, local_descs.data(), n};
+    const nixl_be_xfer_list_t remote{DRAM_SEG, 0, remote_descs.data(), n};
+    const nixl_plugin_str_t peer = str(direct_target_name);
+    const nixl_be_ops_t *ops = direct->ops();
+    nixl_be_engine_t *engine = direct->engine();
+    std::memset(direct->dst.data(), 0, buffer_size);
+
+    const uint64_t before = alloc_count.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+        nixl_be_req_t *req = nullptr;
+        nixl_plugin_status_t st =
+            ops->prep_xfer(engine, NIXL_WRITE, &local, &remote, peer, nullptr, &req);
+        if (st != NIXL_PLUGIN_SUCCESS) {
+            state.SkipWithError("prep_xfer failed");
+            break;
+        }
+        st = ops->post_xfer(engine, NIXL_WRITE, &local, &remote, peer, req, nullptr);
+        if (st >= 0) {
+            do {
+                st = ops->check_xfer(engine, req);
+            } while (st == NIXL_PLUGIN_IN_PROG);
+        }
+        nixl_plugin_status_t rst = ops->release_req(engine, req);
+        if (st != NIXL_PLUGIN_SUCCESS || rst != NIXL_PLUGIN_SUCCESS) {
+            state.SkipWithError("transfer or release_req failed");
+            break;
+        }
+    }
+    setAllocCounter(state, alloc_count.load(std::memory_order_relaxed) - before);
+    if (!verify(direct->src, direct->dst, n)) {
+        state.SkipWithError("destination does not hold the written data");
+    }
+}
+
+void
+directPrepped(benchmark::State &state) {
+    const size_t n = static_cast<size_t>(state.range(0));
+    std::vector<nixl_be_xfer_desc_t> local_descs;
+    std::vector<nixl_be_xfer_desc_t> remote_descs;
+    direct->lists(n, local_descs, remote_descs);
+    const nixl_be_xfer_list_t local{DRAM_SEG, 0, local_descs.data(), n};
+    const nixl_be_xfer_list_t remote{DRAM_SEG, 0, remote_descs.data(), n};
+    const nixl_plugin_str_t peer = str(direct_target_name);
+    const nixl_be_ops_t *ops = direct->ops();
+    nixl_be_engine_t *engine = direct->engine();
+    std::memset(direct->dst.data(), 0, buffer_size);
+
+    nixl_be_req_t *req = nullptr;
+    if (ops->prep_xfer(engine, NIXL_WRITE, &local, &remote, peer, nullptr, &req) !=
+        NIXL_PLUGIN_SUCCESS) {
+        state.SkipWithError("prep_xfer failed");
+        return;
+    }
+    const uint64_t before = alloc_count.load(std::memory_order_relaxed);
+    for (auto _ : state) {
+        nixl_plugin_status_t st =
+            ops->post_xfer(engine, NIXL_WRITE, &local, &remote, peer, req, nullptr);
+        if (st >= 0) {
+            do {
+                st = ops->check_xfer(engine, req);
+            } while (st == NIXL_PLUGIN_IN_PROG);
+        }
+        if (st != NIXL_PLUGIN_SUCCESS) {
+            state.SkipWithError("transfer failed");
+            break;
+        }
+    }
+    setAllocCounter(state, alloc_count.load(std::memory_order_relaxed) - before);
+    if (!verify(direct->src, direct->dst, n)) {
+        state.SkipWithError("destination does not hold the written data");
+    }
+    ops->release_req(engine, req);
+}
+
+// ---- reporting ----------------------------------------------------------------------------------
+
+struct result_t {
+    double nsSum = 0;
+    double allocsSum = 0;
+    int runs = 0;
+    bool failed = false;
+};
+
+/** The console reporter, also keeping every run's time and allocation count for the ratios. */
+class collectingReporter : public benchmark::ConsoleReporter {
+public:
+    explicit collectingReporter(OutputOptions opts) : benchmark::ConsoleReporter(opts) {}
+
+    void
+    ReportRuns(const std::vector<Run> &runs) override {
+        for (const Run &run : runs) {
+            if (run.run_type != Run::RT_Iteration) {
+                continue;
+            }
+            result_t &r = results[run.benchmark_name()];
+            if (run.error_occurred) {
+                r.failed = true;
+                continue;
+            }
+            r.nsSum += run.GetAdjustedRealTime();
+            auto it = run.counters.find("allocs_per_iter");
+            if (it != run.counters.end()) {
+                r.allocsSum += it->second.value;
+            }
+            r.runs++;
+        }
+        benchmark::ConsoleReporter::ReportRuns(runs);
+    }
+
+    std::map<std::string, result_t> results;
+};
+
+bool
+lookup(const collectingReporter &rep, const std::string &name, double &ns, double &allocs) {
+    auto it = rep.results.find(name);
+    if (it == rep.results.end() || it->second.failed || it->second.runs == 0) {
+        return false;
+    }
+    ns = it->second.nsSum / it->second.runs;
+    allocs = it->second.allocsSum / it->second.runs;
+    return true;
+}
+
+/** Prints the ratio table; returns false when --nixl_check finds a problem. */
+bool
+printRatios(const collectingReporter &rep) {
+    bool good = true;
+    std::printf("\nagent overhead vs. the same calls made directly on the TEST plugin "
+                "(real ns per transfer, mean of runs)\n");
+    std::printf("%-6s %14s %14s %8s   %14s %14s %8s %14s\n",
+                "descs",
+                "agent_create",
+                "direct_create",
+                "ratio",
+                "agent_prepped",
+                "direct_prepped",
+                "ratio",
+                "prepped allocs");
+    for (int n : desc_counts) {
+        const std::string arg = "/" + std::to_string(n);
+        double ac = 0, dc = 0, ap = 0, dp = 0;
+        double ac_allocs = 0, dc_allocs = 0, ap_allocs = 0, dp_allocs = 0;
+        bool have_create = lookup(rep, "agent_create" + arg, ac, ac_allocs) &&
+            lookup(rep, "direct_create" + arg, dc, dc_allocs);
+        bool have_prepped = lookup(rep, "agent_prepped" + arg, ap, ap_allocs) &&
+            lookup(rep, "direct_prepped" + arg, dp, dp_allocs);
+        if (!have_create || !have_prepped) {
+            std::printf("%-6d (a benchmark failed or was filtered out)\n", n);
+            good = false;
+            continue;
+        }
+        std::printf("%-6d %14.1f %14.1f %8.2f   %14.1f %14.1f %8.2f %14.3f\n",
+                    n,
+                    ac,
+                    dc,
+                    ac / dc,
+                    ap,
+                    dp,
+                    ap / dp,
+                    ap_allocs);
+        if (ap_allocs != 0.0) {
+            std::printf("       agent_prepped/%d allocates on the hot path (%.3f per transfer)\n",
+                        n,
+                        ap_allocs);
+            good = false;
+        }
+    }
+    return good;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv) {
+    bool check = false;
+    std::vector<char *> args;
+    for (int i = 0; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--nixl_check") == 0) {
+            check = true;
+        } else {
+            args.push_back(argv[i]);
+        }
+    }
+    int bargc = static_cast<int>(args.size());
+    args.push_back(nullptr);
+    benchmark::Initialize(&bargc, args.data());
+    if (benchmark::ReportUnrecognizedArguments(bargc, args.data())) {
+        return 2;
+    }
+
+    auto agent_pair = std::make_unique<agentPair>();
+    if (!agent_pair->setup()) {
+        return 1;
+    }
+    auto direct_pair = std::make_unique<directPair>();
+    if (!direct_pair->setup()) {
+        return 1;
+    }
+    agents = agent_pair.get();
+    direct = direct_pair.get();
+
+    struct entry_t {
+        const char *name;
+        void (*fn)(benchmark::State &);
+    };
+    const entry_t entries[] = {
+        {"agent_create", agentCreate},
+        {"direct_create", directCreate},
+        {"agent_prepped", agentPrepped},
+        {"direct_prepped", directPrepped},
+    };
+    for (const entry_t &e : entries) {
+        benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(e.name, e.fn);
+        for (int n : desc_counts) {
+            b->Arg(n);
+        }
+        b->Unit(benchmark::kNanosecond);
+    }
+
+    collectingReporter reporter(isatty(STDOUT_FILENO) ?
+                                    benchmark::ConsoleReporter::OO_ColorTabular :
+                                    benchmark::ConsoleReporter::OO_Tabular);
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    const bool good = printRatios(reporter);
+    benchmark::Shutdown();
+
+    agents = nullptr;
+    direct = nullptr;
+    direct_pair.reset();
+    agent_pair.reset();
+    if (check && !good) {
+        std::printf("agent_overhead: --nixl_check failed\n");
+        return 1;
+    }
+    return 0;
+}

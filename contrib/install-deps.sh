@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+# SPDX-License-Identifier: Apache-2.0
+#
+# Installs every build and test dependency of libnixl from Debian 12 (bookworm) packages.
+# Idempotent: when everything is already installed it does nothing (no network access).
+# Non-interactive: never reads stdin. Runs as root, or through sudo otherwise.
+#
+# Services shipped by the server packages (prometheus, etcd) are NOT started by the install:
+# the tests start their own instances on loopback ports they choose.
+set -euo pipefail
+
+packages=(
+    # build
+    meson
+    ninja-build
+    pkg-config
+    gcc
+    g++
+    python3
+    # tests and benchmarks
+    libgtest-dev
+    libgmock-dev
+    libbenchmark-dev
+    # fuzzing (libFuzzer and the sanitizer runtimes)
+    clang-14
+    libclang-rt-14-dev
+    llvm-14 # llvm-symbolizer, for readable sanitizer reports
+    # backends
+    libucx-dev
+    ucx-utils
+    libfabric-dev
+    # telemetry, exporters and metadata exchange
+    libabsl-dev
+    libfmt-dev
+    prometheus-cpp-dev
+    libcurl4-openssl-dev
+    libboost-dev
+    # servers the end-to-end tests start on loopback
+    prometheus
+    etcd-server
+)
+
+missing=()
+for pkg in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+    if [ "$status" != "installed" ]; then
+        missing+=("$pkg")
+    fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages already installed"
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+
+if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+    as_root=(sudo -n env DEBIAN_FRONTEND=noninteractive)
+else
+    echo "install-deps: not root and sudo is not available; install as root: ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+# Keep package scripts from starting services (prometheus, etcd) during the install. Only when
+# no policy is in place already; ours is removed again on exit.
+policy=/usr/sbin/policy-rc.d
+policy_added=0
+cleanup() {
+    if [ "$policy_added" -eq 1 ]; then
+        "${as_root[@]}" rm -f "$policy"
+    fi
+}
+trap cleanup EXIT
+if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# added by libnixl contrib/install-deps.sh\nexit 101\n' |
+        "${as_root[@]}" tee "$policy" >/dev/null
+    "${as_root[@]}" chmod 755 "$policy"
+    policy_added=1
+fi
+
+apt_opts=(-y -q -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold
+    --no-install-recommends)
+
+# A fresh image has no package lists; retry once on a transient mirror failure.
+for attempt in 1 2; do
+    if "${as_root[@]}" apt-get update -q </dev/null; then
+        break
+    fi
+    if [ "$attempt" -eq 2 ]; then
+        echo "install-deps: apt-get update failed" >&2
+        exit 1
+    fi
+    sleep 5
+done
+
+for attempt in 1 2; do
+    if "${as_root[@]}" apt-get install "${apt_opts[@]}" "${missing[@]}" </dev/null; then
+        break
+    fi
+    if [ "$attempt" -eq 2 ]; then
+        echo "install-deps: apt-get install failed" >&2
+        exit 1
+    fi
+    sleep 5
+    "${as_root[@]}" apt-get update -q </dev/null || true
+done
+
+echo "install-deps: done"

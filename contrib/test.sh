@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+# SPDX-License-Identifier: Apache-2.0
+#
+# Runs every test of libnixl (the quick start's second command):
+#   1. configures `build` if needed and builds it;
+#   2. meson test -C build: every suite except 'fuzz';
+#   3. fuzzing pass (when clang++-14 is installed): configures `build-fuzz` with clang,
+#      libFuzzer and ASan+UBSan, builds the fuzz targets and runs the 'fuzz' suite;
+#   4. the install check (test/install/check_install.sh), counted as one test.
+# The last line is the summary, e.g. "tests: 57 passed, 0 failed", counted from meson's
+# testlog.json files (OK and EXPECTEDFAIL pass, SKIP is not counted, anything else fails) plus
+# the install check. Exit status is non-zero when anything failed.
+#
+# Environment: NIXL_TEST_JOBS (default 2) parallel tests; NIXL_SKIP_FUZZ=1 skips step 3;
+# NIXL_MESON_TEST_ARGS adds arguments to every meson test call (e.g. --timeout-multiplier 2).
+# Does not install packages: run contrib/install-deps.sh first on a fresh machine.
+set -uo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo" || exit 1
+
+jobs=${NIXL_TEST_JOBS:-2}
+read -r -a extra_test_args <<<"${NIXL_MESON_TEST_ARGS:-}"
+
+# Results of each step, printed before the summary.
+phase_lines=()
+extra_passed=0
+extra_failed=0
+testlogs=()
+
+now() {
+    date +%s
+}
+
+record() {
+    # record NAME STATUS START
+    local elapsed=$(($(now) - $3))
+    phase_lines+=("$(printf '  %-28s %-8s %4ds' "$1" "$2" "$elapsed")")
+}
+
+banner() {
+    echo
+    echo "==== $* ===="
+}
+
+# meson setup, or --reconfigure when the directory is already configured.
+configure() {
+    local dir=$1
+    shift
+    if [ -f "$dir/meson-private/coredata.dat" ]; then
+        meson setup --reconfigure "$dir" "$@"
+    else
+        rm -rf "$dir"
+        meson setup "$dir" "$@"
+    fi
+}
+
+# run_meson_test NAME BUILD_DIR ARGS...: runs meson test, keeps its testlog.json for the count.
+# A failure that leaves no failed test in the log (e.g. a build error) counts as one failure.
+run_meson_test() {
+    local name=$1 dir=$2
+    shift 2
+    local start log rc
+    start=$(now)
+    log="$dir/meson-logs/testlog.json"
+    rm -f "$log" "$dir/meson-logs/testlog-$name.json"
+    meson test -C "$dir" --print-errorlogs --num-processes "$jobs" "${extra_test_args[@]}" "$@"
+    rc=$?
+    if [ -f "$log" ]; then
+        # Keep a copy: a later meson test on the same directory would overwrite it.
+        cp "$log" "$dir/meson-logs/testlog-$name.json"
+        testlogs+=("$dir/meson-logs/testlog-$name.json")
+    fi
+    if [ "$rc" -ne 0 ] && ! grep -q '"result": *"\(FAIL\|TIMEOUT\|ERROR\|UNEXPECTEDPASS\)"' \
+        "$dir/meson-logs/testlog-$name.json" 2>/dev/null; then
+        echo "test.sh: meson test ($name) failed with status $rc and no failed test in its log"
+        extra_failed=$((extra_failed + 1))
+    fi
+    if [ "$rc" -eq 0 ]; then
+        record "$name" "ok" "$start"
+    else
+        record "$name" "FAILED" "$start"
+    fi
+}
+
+total_start=$(now)
+
+# 1. Main build.
+banner "configure and build: build"
+start=$(now)
+build_ok=1
+if ! configure build; then
+    build_ok=0
+elif ! meson compile -C build; then
+    build_ok=0
+fi
+if [ "$build_ok" -eq 1 ]; then
+    record "build" "ok" "$start"
+else
+    record "build" "FAILED" "$start"
+    extra_failed=$((extra_failed + 1))
+fi
+
+# 2. Every suite but fuzz.
+if [ "$build_ok" -eq 1 ]; then
+    banner "meson test -C build (all suites except fuzz)"
+    run_meson_test "tests" build --no-suite fuzz
+fi
+
+# 3. Fuzzing pass.
+if [ "${NIXL_SKIP_FUZZ:-0}" = "1" ]; then
+    phase_lines+=("  fuzz                         skipped (NIXL_SKIP_FUZZ=1)")
+elif ! command -v clang++-14 >/dev/null 2>&1; then
+    phase_lines+=("  fuzz                         skipped (clang++-14 not installed)")
+else
+    banner "configure and build: build-fuzz (clang-14, libFuzzer, ASan+UBSan)"
+    # Symbolized stack traces in sanitizer reports.
+    if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
+        export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+    fi
+    start=$(now)
+    fuzz_ok=1
+    if ! CC=clang-14 CXX=clang++-14 configure build-fuzz \
+        -Dbuild_fuzzers=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dbuild_benchmarks=false -Dbuild_examples=false; then
+        fuzz_ok=0
+    else
+        # Build only what the fuzz suite needs, not every unit test a second time.
+        if ! targets=$(python3 - build-fuzz <<'PY'
+import json
+import os
+import subprocess
+import sys
+
+bdir = sys.argv[1]
+def intro(what):
+    out = subprocess.run(["meson", "introspect", bdir, what], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+files = {}
+for t in intro("--targets"):
+    files[t["id"]] = [os.path.relpath(f, os.path.abspath(bdir)) for f in t["filename"]]
+wanted = set()
+for t in intro("--tests"):
+    if "fuzz" in t.get("suite", []) or any(s.endswith(":fuzz") for s in t.get("suite", [])):
+        for dep in t.get("depends", []):
+            wanted.update(files.get(dep, []))
+        cmd = t.get("cmd", [])
+        if cmd:
+            exe = os.path.relpath(cmd[0], os.path.abspath(bdir))
+            if not exe.startswith(".."):
+                wanted.add(exe)
+print(" ".join(sorted(wanted)))
+PY
+        ); then
+            fuzz_ok=0
+        elif [ -n "$targets" ]; then
+            # shellcheck disable=SC2086
+            ninja -C build-fuzz $targets || fuzz_ok=0
+        else
+            echo "test.sh: no tests in suite 'fuzz' are defined"
+        fi
+    fi
+    if [ "$fuzz_ok" -eq 1 ]; then
+        record "build-fuzz" "ok" "$start"
+        banner "meson test -C build-fuzz --suite fuzz"
+        run_meson_test "fuzz" build-fuzz --suite fuzz --no-rebuild
+    else
+        record "build-fuzz" "FAILED" "$start"
+        extra_failed=$((extra_failed + 1))
+    fi
+fi
+
+# 4. Install check.
+if [ "$build_ok" -eq 1 ]; then
+    banner "install check"
+    start=$(now)
+    if bash "$repo/test/install/check_install.sh" "$repo/build" </dev/null; then
+        extra_passed=$((extra_passed + 1))
+        record "install check" "ok" "$start"
+    else
+        extra_failed=$((extra_failed + 1))
+        record "install check" "FAILED" "$start"
+    fi
+else
+    extra_failed=$((extra_failed + 1))
+    phase_lines+=("  install check                FAILED (build failed)")
+fi
+
+# Summary.
+counts=$(python3 - "${testlogs[@]}" <<'PY'
+import json
+import sys
+
+passed = failed = skipped = 0
+bad = []
+for path in sys.argv[1:]:
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            t = json.loads(line)
+            result = t.get("result", "")
+            if result in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif result == "SKIP":
+                skipped += 1
+            else:
+                failed += 1
+                bad.append("%s (%s)" % (t.get("name", "?"), result))
+print(passed, failed, skipped)
+for b in bad:
+    print(b)
+PY
+)
+read -r log_passed log_failed log_skipped <<<"$(head -n1 <<<"$counts")"
+failed_names=$(tail -n +2 <<<"$counts")
+
+passed=$((log_passed + extra_passed))
+failed=$((log_failed + extra_failed))
+
+echo
+echo "==== summary ===="
+printf '%s\n' "${phase_lines[@]}"
+echo "  total                                 $(($(now) - total_start))s"
+if [ "$log_skipped" -gt 0 ]; then
+    echo "  skipped tests (not counted): $log_skipped"
+fi
+if [ -n "$failed_names" ]; then
+    echo "  failed tests:"
+    while IFS= read -r name; do
+        echo "    $name"
+    done <<<"$failed_names"
+fi
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,504 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// nixlAgent: construction, backends, memory registration and metadata. Transfers and
+// notifications are in transfer.cpp.
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <stdexcept>
+
+#include "agent/agent_data.h"
+#include "agent/agent_internal.h"
+#include "common/nixl_log.h"
+#include "metadata/md_blob.h"
+
+using nixlEnumStrings::memTypeStr;
+using nixlEnumStrings::statusStr;
+
+namespace {
+
+bool
+isUnboundedKind(nixl_mem_t mem) noexcept {
+    return mem == BLK_SEG || mem == OBJ_SEG || mem == FILE_SEG;
+}
+
+// NIXL_TELEMETRY_ENABLE wins over captureTelemetry in both directions.
+bool
+telemetryWanted(const std::string &agent, const nixlAgentConfig &cfg) {
+    const char *env = std::getenv("NIXL_TELEMETRY_ENABLE");
+    if (env == nullptr || *env == '\0') {
+        return cfg.captureTelemetry;
+    }
+    bool value = false;
+    if (!nixlParseBool(env, value)) {
+        throw std::invalid_argument("NIXL_TELEMETRY_ENABLE=" + std::string(env) +
+                                    " is not a boolean (use true/false, yes/no, on/off, 1/0)");
+    }
+    if (!value && cfg.captureTelemetry) {
+        NIXL_WARN << "agent " << agent
+                  << ": NIXL_TELEMETRY_ENABLE is false; captureTelemetry is ignored";
+    }
+    return value;
+}
+
+} // namespace
+
+bool
+nixlParseBool(std::string_view text, bool &out) noexcept {
+    std::string v;
+    for (char c : text) {
+        v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+    if (v == "1" || v == "y" || v == "yes" || v == "on" || v == "true" || v == "enable") {
+        out = true;
+        return true;
+    }
+    if (v == "0" || v == "n" || v == "no" || v == "off" || v == "false" || v == "disable") {
+        out = false;
+        return true;
+    }
+    return false;
+}
+
+nixlAgentData::nixlAgentData(const std::string &agent_name, const nixlAgentConfig &cfg)
+    : name(agent_name),
+      config(cfg),
+      lock(cfg.syncMode) {}
+
+std::vector<nixlBackendEngineProxy *>
+nixlCandidateEngines(const nixlAgentData &d, const nixl_opt_args_t *extra) {
+    std::vector<nixlBackendEngineProxy *> out;
+    if (extra != nullptr && !extra->backends.empty()) {
+        for (nixlBackendH *h : extra->backends) {
+            if (h == nullptr) {
+                continue;
+            }
+            // Only handles of this agent count; a foreign handle is ignored, not dereferenced
+            // beyond the pointer comparison.
+            for (const auto &mine : d.handles) {
+                if (mine.get() == h &&
+                    std::find(out.begin(), out.end(), h->engine()) == out.end()) {
+                    out.push_back(h->engine());
+                }
+            }
+        }
+        return out;
+    }
+    for (const auto &e : d.engines) {
+        out.push_back(e.get());
+    }
+    return out;
+}
+
+bool
+nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra) {
+    if (extra == nullptr) {
+        return false;
+    }
+    for (nixlBackendH *h : extra->backends) {
+        bool mine = false;
+        for (const auto &m : d.handles) {
+            mine = mine || m.get() == h;
+        }
+        if (!mine) {
+            return true;
+        }
+    }
+    return false;
+}
+
+nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
+    : data(std::make_unique<nixlAgentData>(name, cfg)) {
+    if (name.empty()) {
+        NIXL_ERROR << "nixlAgent: the agent name must not be empty";
+        throw std::invalid_argument("nixlAgent: empty agent name");
+    }
+    data->telemetryEnabled = telemetryWanted(name, cfg);
+    NIXL_DEBUG << "agent " << name << ": created, sync mode "
+               << static_cast<int>(cfg.syncMode) << ", telemetry "
+               << (data->telemetryEnabled ? "on" : "off");
+}
+
+nixlAgent::~nixlAgent() {
+    nixlWriteGuard guard(data->lock);
+    // Requests first: they reference metadata of both sides.
+    for (nixlXferReqH *req : data->requests) {
+        if (req->beReq != nullptr) {
+            nixl_status_t st = req->engine->releaseReq(req->beReq);
+            if (st != NIXL_SUCCESS) {
+                NIXL_WARN << "agent " << data->name << ": backend " << req->engine->type()
+                          << " could not release a request at agent destruction: "
+                          << statusStr(st);
+            }
+        }
+        delete req;
+    }
+    data->requests.clear();
+    for (nixlDlistH *dl : data->dlists) {
+        delete dl;
+    }
+    data->dlists.clear();
+
+    std::vector<std::string> names;
+    for (const auto &[n, r] : data->remotes) {
+        names.push_back(n);
+    }
+    for (const auto &n : names) {
+        nixlDropRemote(*data, n);
+    }
+
+    for (auto &[key, list] : data->localSection) {
+        nixlBackendEngineProxy *engine = key.second;
+        for (const auto &reg : list.all()) {
+            if (reg.loopMd != nullptr) {
+                engine->unloadMD(reg.loopMd);
+            }
+            nixl_status_t st = engine->deregisterMem(reg.md);
+            if (st != NIXL_SUCCESS) {
+                NIXL_WARN << "agent " << data->name << ": backend " << engine->type()
+                          << " failed to deregister " << reg.desc.len << " bytes at 0x"
+                          << std::hex << reg.desc.addr << std::dec
+                          << " at agent destruction: " << statusStr(st);
+            }
+        }
+    }
+    data->localSection.clear();
+
+    for (const auto &e : data->engines) {
+        if (e->supportsLocal()) {
+            e->disconnect(data->name);
+        }
+    }
+    data->byType.clear();
+    data->handles.clear();
+    // Engines last, in reverse creation order.
+    while (!data->engines.empty()) {
+        data->engines.pop_back();
+    }
+}
+
+nixl_status_t
+nixlAgent::getAvailPlugins(std::vector<nixl_backend_t> &plugins) {
+    auto &loader = nixlPluginLoader::instance();
+    std::vector<nixl_backend_t> names = loader.discover(nixl_plugin_kind_t::BACKEND);
+    for (const auto &n : loader.loaded(nixl_plugin_kind_t::BACKEND)) {
+        if (std::find(names.begin(), names.end(), n) == names.end()) {
+            names.push_back(n);
+        }
+    }
+    std::sort(names.begin(), names.end());
+    plugins = std::move(names);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::getPluginParams(const nixl_backend_t &type,
+                           nixl_mem_list_t &mems,
+                           nixl_b_params_t &params) const {
+    std::shared_ptr<const nixlLoadedPlugin> plugin;
+    nixl_status_t st =
+        nixlPluginLoader::instance().load(nixl_plugin_kind_t::BACKEND, type, plugin);
+    if (st != NIXL_SUCCESS) {
+        return st;
+    }
+    return nixlBackendPluginDefaults(*plugin, mems, params);
+}
+
+nixl_status_t
+nixlAgent::getBackendParams(const nixlBackendH *backend,
+                            nixl_mem_list_t &mems,
+                            nixl_b_params_t &params) const {
+    if (backend == nullptr) {
+        NIXL_ERROR << "agent " << data->name << ": getBackendParams: backend handle is null";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    nixlReadGuard guard(data->lock);
+    nixlBackendEngineProxy *engine = nullptr;
+    for (const auto &h : data->handles) {
+        if (h.get() == backend) {
+            engine = h->engine();
+        }
+    }
+    if (engine == nullptr) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": getBackendParams: handle does not belong to this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    nixl_b_params_t p;
+    nixl_status_t st = engine->getParams(p);
+    if (st != NIXL_SUCCESS) {
+        NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                   << " failed to report its parameters: " << statusStr(st);
+        return st;
+    }
+    mems = engine->supportedMems();
+    params = std::move(p);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::createBackend(const nixl_backend_t &type,
+                         const nixl_b_params_t &params,
+                         nixlBackendH *&backend) {
+    nixlWriteGuard guard(data->lock);
+    if (data->byType.count(type) != 0) {
+        NIXL_ERROR << "agent " << data->name << ": backend " << type
+                   << " already exists; one backend per type";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    std::shared_ptr<const nixlLoadedPlugin> plugin;
+    nixl_status_t st =
+        nixlPluginLoader::instance().load(nixl_plugin_kind_t::BACKEND, type, plugin);
+    if (st != NIXL_SUCCESS) {
+        return st; // the loader logged the cause
+    }
+    std::unique_ptr<nixlBackendEngineProxy> engine;
+    st = nixlBackendEngineProxy::create(
+        plugin, data->name, params, data->config, data->telemetryEnabled, engine);
+    if (st != NIXL_SUCCESS) {
+        return st; // logged once: by the plugin (its contract) or by the proxy
+    }
+    if (engine->supportsRemote()) {
+        std::string conn;
+        st = engine->getConnInfo(conn);
+        if (st != NIXL_SUCCESS) {
+            NIXL_ERROR << "agent " << data->name << ": backend " << type
+                       << " failed to provide connection info: " << statusStr(st);
+            return st;
+        }
+        data->localConnInfo[engine.get()] = std::move(conn);
+    }
+    if (engine->supportsLocal()) {
+        st = engine->connect(data->name);
+        if (st != NIXL_SUCCESS) {
+            data->localConnInfo.erase(engine.get());
+            NIXL_ERROR << "agent " << data->name << ": backend " << type
+                       << " failed to connect to its own agent: " << statusStr(st);
+            return st;
+        }
+    }
+    for (uint32_t m = DRAM_SEG; m <= FILE_SEG; ++m) {
+        auto mem = static_cast<nixl_mem_t>(m);
+        if (engine->supportsMem(mem)) {
+            data->localSection[{mem, engine.get()}].setUnboundedZeroLength(isUnboundedKind(mem));
+        }
+    }
+    auto handle = std::make_unique<nixlBackendH>(engine.get());
+    backend = handle.get();
+    data->byType[type] = handle.get();
+    data->handles.push_back(std::move(handle));
+    data->engines.push_back(std::move(engine));
+    NIXL_DEBUG << "agent " << data->name << ": created backend " << type << " from "
+               << plugin->path();
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
+    nixlWriteGuard guard(data->lock);
+    const nixl_mem_t mem = descs.getType();
+    if (nixlHasForeignHint(*data, extra_params)) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": registerMem: a backend hint is not a backend of this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    std::vector<nixlBackendEngineProxy *> engines;
+    for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
+        if (e->supportsMem(mem)) {
+            engines.push_back(e);
+        }
+    }
+    if (engines.empty()) {
+        NIXL_ERROR << "agent " << data->name << ": registerMem: no "
+                   << (extra_params != nullptr && !extra_params->backends.empty() ? "hinted " :
+                                                                                    "")
+                   << "backend supports " << memTypeStr(mem);
+        return NIXL_ERR_NOT_FOUND;
+    }
+    bool any = false;
+    size_t bytes = 0;
+    for (const auto &d : descs) {
+        bytes += d.len;
+    }
+    for (nixlBackendEngineProxy *engine : engines) {
+        auto &list = data->localSection[{mem, engine}];
+        std::vector<nixlLocalReg> added;
+        nixl_status_t st = NIXL_SUCCESS;
+        for (int i = 0; i < descs.descCount() && st == NIXL_SUCCESS; ++i) {
+            const nixlBlobDesc &d = descs[i];
+            bool dup = list.findExact(d) != nullptr;
+            for (const auto &a : added) {
+                dup = dup || static_cast<const nixlBasicDesc &>(a.desc) == d;
+            }
+            if (dup) {
+                NIXL_ERROR << "agent " << data->name << ": registerMem: descriptor " << i
+                           << " (" << d.len << " bytes at 0x" << std::hex << d.addr << std::dec
+                           << ", dev " << d.devId << ") is already registered with backend "
+                           << engine->type();
+                st = NIXL_ERR_INVALID_PARAM;
+                break;
+            }
+            nixlLocalReg reg;
+            reg.desc = d;
+            st = engine->registerMem(d, mem, reg.md);
+            if (st != NIXL_SUCCESS) {
+                NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                           << " failed to register descriptor " << i << " (" << d.len
+                           << " bytes at 0x" << std::hex << d.addr << std::dec << ", "
+                           << memTypeStr(mem) << "): " << statusStr(st);
+                break;
+            }
+            if (engine->supportsLocal()) {
+                st = engine->loadLocalMD(reg.md, reg.loopMd);
+                if (st != NIXL_SUCCESS) {
+                    NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                               << " failed to load local metadata of descriptor " << i << ": "
+                               << statusStr(st);
+                }
+            }
+            if (st == NIXL_SUCCESS && engine->supportsRemote()) {
+                st = engine->getPublicData(reg.md, reg.publicData);
+                if (st != NIXL_SUCCESS) {
+                    NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                               << " failed to give public metadata of descriptor " << i << ": "
+                               << statusStr(st);
+                }
+            }
+            if (st != NIXL_SUCCESS) {
+                if (reg.loopMd != nullptr) {
+                    engine->unloadMD(reg.loopMd);
+                }
+                engine->deregisterMem(reg.md);
+                break;
+            }
+            added.push_back(std::move(reg));
+        }
+        if (st != NIXL_SUCCESS) {
+            // Roll back this backend's part of the call; others keep theirs.
+            for (auto it = added.rbegin(); it != added.rend(); ++it) {
+                if (it->loopMd != nullptr) {
+                    engine->unloadMD(it->loopMd);
+                }
+                engine->deregisterMem(it->md);
+            }
+            continue;
+        }
+        for (auto &reg : added) {
+            list.insert(std::move(reg));
+        }
+        any = true;
+    }
+    if (!any) {
+        return NIXL_ERR_BACKEND;
+    }
+    NIXL_DEBUG << "agent " << data->name << ": registered " << descs.descCount() << " "
+               << memTypeStr(mem) << " descriptors, " << bytes << " bytes";
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
+    nixlWriteGuard guard(data->lock);
+    const nixl_mem_t mem = descs.getType();
+    if (nixlHasForeignHint(*data, extra_params)) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": deregisterMem: a backend hint is not a backend of this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    std::vector<nixlBackendEngineProxy *> engines = nixlCandidateEngines(*data, extra_params);
+    // Check everything before changing anything, so a bad list deregisters nothing.
+    std::vector<std::pair<nixlBackendEngineProxy *, nixlBasicDesc>> work;
+    for (int i = 0; i < descs.descCount(); ++i) {
+        const nixlBasicDesc &d = descs[i];
+        bool found = false;
+        for (nixlBackendEngineProxy *e : engines) {
+            auto it = data->localSection.find({mem, e});
+            if (it != data->localSection.end() && it->second.findExact(d) != nullptr) {
+                work.emplace_back(e, d);
+                found = true;
+            }
+        }
+        if (!found) {
+            NIXL_ERROR << "agent " << data->name << ": deregisterMem: descriptor " << i << " ("
+                       << d.len << " bytes at 0x" << std::hex << d.addr << std::dec << ", dev "
+                       << d.devId << ", " << memTypeStr(mem)
+                       << ") does not match a registration exactly";
+            return NIXL_ERR_NOT_FOUND;
+        }
+    }
+    nixl_status_t result = NIXL_SUCCESS;
+    std::vector<std::pair<nixlBackendEngineProxy *, const nixl_be_md_t *>> gone;
+    for (const auto &[engine, d] : work) {
+        auto &list = data->localSection[{mem, engine}];
+        nixlLocalReg *reg = list.findExact(d);
+        if (reg == nullptr) {
+            continue; // listed twice in descs
+        }
+        gone.emplace_back(engine, reg->md);
+        if (reg->loopMd != nullptr) {
+            gone.emplace_back(engine, reg->loopMd);
+            engine->unloadMD(reg->loopMd);
+        }
+        nixl_status_t st = engine->deregisterMem(reg->md);
+        if (st != NIXL_SUCCESS) {
+            NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                       << " failed to deregister " << d.len << " bytes at 0x" << std::hex
+                       << d.addr << std::dec << ": " << statusStr(st);
+            result = st;
+        }
+        list.erase(d);
+    }
+    // Requests and lists resolved to the removed registrations are refused from now on, even if
+    // a later registration gets the same metadata pointer back.
+    std::sort(gone.begin(), gone.end());
+    auto isGone = [&gone](nixlBackendEngineProxy *e, const nixl_be_md_t *md) {
+        return std::binary_search(gone.begin(), gone.end(), std::make_pair(e, md));
+    };
+    std::lock_guard<std::mutex> lock(data->registryMutex);
+    for (nixlXferReqH *req : data->requests) {
+        for (const auto &x : req->localDescs) {
+            req->localStale = req->localStale || isGone(req->engine, x.md);
+        }
+        for (const auto &x : req->remoteDescs) {
+            req->localStale = req->localStale || (req->loopback && isGone(req->engine, x.md));
+        }
+    }
+    for (nixlDlistH *dl : data->dlists) {
+        if (dl->remote != nullptr) {
+            continue; // another agent's memory
+        }
+        for (const auto &[e, mds] : dl->engines) {
+            for (const nixl_be_md_t *md : mds) {
+                dl->stale = dl->stale || isGone(e, md);
+            }
+        }
+    }
+    return result;
+}
+
+nixl_status_t
+nixlAgent::queryMem(const nixl_reg_dlist_t &descs,
+                    std::vector<nixl_query_resp_t> &resp,
+                    const nixl_opt_args_t *extra_params) const {
+    nixlReadGuard guard(data->lock);
+    if (extra_params == nullptr || extra_params->backends.size() != 1) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": queryMem needs exactly one backend in extra_params->backends";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    std::vector<nixlBackendEngineProxy *> engines = nixlCandidateEngines(*data, extra_params);
+    if (engines.size() != 1) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": queryMem: the backend hint is not a backend of this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    nixl_status_t st = engines[0]->queryMem(descs, resp);
+    if (st != NIXL_SUCCESS && st != NIXL_ERR_NOT_SUPPORTED) {
+        NIXL_ERROR << "agent " << data->name << ": backend " << engines[0]->type()
+                   << " failed queryMem: " << statusStr(st);
+    }
+    return st;
+}

@@ -1,0 +1,285 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file agent_data.h
+ * @brief Internal state of nixlAgent: backends, local and remote memory sections, prepared
+ *        lists, transfer requests and the agent lock. Not installed.
+ *
+ * Locking: every nixlAgent method takes data->lock in reader or writer mode as
+ * nixl_thread_sync_t says; the request and list registries have their own small mutex because
+ * readers (createXferReq, releaseXferReq) change them. The transfer hot path (post, status) reads
+ * only the request itself and one atomic flag of the remote record.
+ */
+#ifndef NIXL_SRC_CORE_AGENT_AGENT_DATA_H
+#define NIXL_SRC_CORE_AGENT_AGENT_DATA_H
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "backend/backend_engine.h"
+#include "nixl.h"
+
+/** Lock whose behaviour follows nixl_thread_sync_t. */
+class nixlAgentLock {
+public:
+    explicit nixlAgentLock(nixl_thread_sync_t mode) noexcept : mode_(mode) {}
+
+    void
+    lockWrite() {
+        if (mode_ != nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE) {
+            mutex_.lock();
+        }
+    }
+
+    void
+    unlockWrite() {
+        if (mode_ != nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE) {
+            mutex_.unlock();
+        }
+    }
+
+    void
+    lockRead() {
+        if (mode_ == nixl_thread_sync_t::NIXL_THREAD_SYNC_RW) {
+            mutex_.lock_shared();
+        } else if (mode_ == nixl_thread_sync_t::NIXL_THREAD_SYNC_STRICT) {
+            mutex_.lock();
+        }
+    }
+
+    void
+    unlockRead() {
+        if (mode_ == nixl_thread_sync_t::NIXL_THREAD_SYNC_RW) {
+            mutex_.unlock_shared();
+        } else if (mode_ == nixl_thread_sync_t::NIXL_THREAD_SYNC_STRICT) {
+            mutex_.unlock();
+        }
+    }
+
+private:
+    nixl_thread_sync_t mode_;
+    std::shared_mutex mutex_;
+};
+
+class nixlWriteGuard {
+public:
+    explicit nixlWriteGuard(nixlAgentLock &l) : l_(l) {
+        l_.lockWrite();
+    }
+
+    ~nixlWriteGuard() {
+        l_.unlockWrite();
+    }
+
+    nixlWriteGuard(const nixlWriteGuard &) = delete;
+    nixlWriteGuard &
+    operator=(const nixlWriteGuard &) = delete;
+
+private:
+    nixlAgentLock &l_;
+};
+
+class nixlReadGuard {
+public:
+    explicit nixlReadGuard(nixlAgentLock &l) : l_(l) {
+        l_.lockRead();
+    }
+
+    ~nixlReadGuard() {
+        l_.unlockRead();
+    }
+
+    nixlReadGuard(const nixlReadGuard &) = delete;
+    nixlReadGuard &
+    operator=(const nixlReadGuard &) = delete;
+
+private:
+    nixlAgentLock &l_;
+};
+
+/** The public handle of a backend: what createBackend returns and hints name. */
+class nixlBackendH {
+public:
+    explicit nixlBackendH(nixlBackendEngineProxy *engine) noexcept : engine_(engine) {}
+
+    const nixl_backend_t &
+    getType() const noexcept {
+        return engine_->type();
+    }
+
+    bool
+    supportsRemote() const noexcept {
+        return engine_->supportsRemote();
+    }
+
+    bool
+    supportsLocal() const noexcept {
+        return engine_->supportsLocal();
+    }
+
+    bool
+    supportsNotif() const noexcept {
+        return engine_->supportsNotif();
+    }
+
+    nixlBackendEngineProxy *
+    engine() const noexcept {
+        return engine_;
+    }
+
+private:
+    nixlBackendEngineProxy *engine_;
+};
+
+/** A registration of local memory with one engine. */
+struct nixlLocalReg {
+    nixlBlobDesc desc;
+    nixl_be_md_t *md = nullptr;
+    nixl_be_md_t *loopMd = nullptr; ///< loadLocalMD result (local-capable engines)
+    std::string publicData; ///< getPublicData result (remote-capable engines)
+};
+
+/** A registration of a remote agent's memory, as loaded from its metadata. */
+struct nixlRemoteReg {
+    nixlBasicDesc desc;
+    nixl_be_md_t *md = nullptr;
+};
+
+/**
+ * Registrations of one (memory kind, engine), sorted by (devId, addr, len) so that the one
+ * covering a descriptor is found by binary search plus a short backward scan bounded by the
+ * longest registration.
+ */
+template<typename Reg> class nixlRegList {
+public:
+    /** Registration covering q, or nullptr. Zero-length registrations of unbounded kinds
+     *  (BLK, OBJ, FILE) cover everything from their address on. */
+    const Reg *
+    findCovering(const nixlBasicDesc &q) const noexcept;
+
+    Reg *
+    findExact(const nixlBasicDesc &d) noexcept;
+
+    /** False when an equal (devId, addr, len) registration exists. */
+    bool
+    insert(Reg reg);
+
+    bool
+    erase(const nixlBasicDesc &d) noexcept;
+
+    const std::vector<Reg> &
+    all() const noexcept {
+        return regs_;
+    }
+
+    bool
+    empty() const noexcept {
+        return regs_.empty();
+    }
+
+    void
+    setUnboundedZeroLength(bool v) noexcept {
+        unboundedZero_ = v;
+    }
+
+private:
+    std::vector<Reg> regs_;
+    size_t maxLen_ = 0;
+    bool unboundedZero_ = false;
+};
+
+using nixl_section_key_t = std::pair<nixl_mem_t, nixlBackendEngineProxy *>;
+
+/** What this agent knows about one remote agent. Shared with requests that target it. */
+struct nixlRemoteAgent {
+    std::string name;
+    /** Cleared when the metadata is invalidated or the peer reported disconnected. */
+    std::atomic<bool> valid{true};
+    /** Engines that loaded this agent's connection info, with that info. */
+    std::map<nixlBackendEngineProxy *, std::string> conns;
+    std::map<nixl_section_key_t, nixlRegList<nixlRemoteReg>> sections;
+};
+
+/** A list prepared by prepXferDlist. */
+class nixlDlistH {
+public:
+    std::string remoteAgent; ///< "" for the local side; own name for loopback
+    bool loopback = false;
+    std::shared_ptr<nixlRemoteAgent> remote; ///< remote side (not loopback)
+    nixl_mem_t mem = DRAM_SEG;
+    std::vector<nixlBasicDesc> descs;
+    /** Engines covering every descriptor, in preference order, with the metadata per desc. */
+    std::vector<std::pair<nixlBackendEngineProxy *, std::vector<nixl_be_md_t *>>> engines;
+    /** Set by deregisterMem (writer lock) when a registration this list resolved to is gone. */
+    bool stale = false;
+};
+
+/** A transfer request. */
+class nixlXferReqH {
+public:
+    nixlBackendEngineProxy *engine = nullptr;
+    nixlBackendH *backend = nullptr;
+    nixl_be_req_t *beReq = nullptr;
+    nixl_xfer_op_t op = NIXL_WRITE;
+    std::string remoteAgent;
+    bool loopback = false;
+    std::shared_ptr<nixlRemoteAgent> remote; ///< null for loopback
+    /** Set by deregisterMem (writer lock) when a local or loopback registration it uses is
+     *  gone. Metadata pointers are not compared later: a new registration may reuse one. */
+    bool localStale = false;
+
+    std::vector<nixl_be_xfer_desc_t> localDescs;
+    std::vector<nixl_be_xfer_desc_t> remoteDescs;
+    nixl_be_xfer_list_t localList{};
+    nixl_be_xfer_list_t remoteList{};
+
+    bool hasNotif = false;
+    nixl_blob_t notif;
+    nixl_blob_t customParam;
+    nixl_be_opt_args_t opt{}; ///< points into notif/customParam; rebuilt per post, no allocation
+
+    nixl_status_t status = NIXL_ERR_NOT_POSTED;
+    size_t totalBytes = 0;
+
+    bool telemetry = false;
+    chrono_point_t startTime{};
+    chrono_period_us_t postDuration{0};
+    chrono_period_us_t xferDuration{0};
+};
+
+class nixlAgentData {
+public:
+    nixlAgentData(const std::string &name, const nixlAgentConfig &cfg);
+
+    const std::string name;
+    const nixlAgentConfig config;
+    bool telemetryEnabled = false;
+    nixlAgentLock lock;
+
+    /** Engines in creation order, and their handles. */
+    std::vector<std::unique_ptr<nixlBackendEngineProxy>> engines;
+    std::vector<std::unique_ptr<nixlBackendH>> handles;
+    std::map<nixl_backend_t, nixlBackendH *> byType;
+    /** Connection info of each remote-capable engine, fetched once at creation. */
+    std::map<nixlBackendEngineProxy *, std::string> localConnInfo;
+
+    std::map<nixl_section_key_t, nixlRegList<nixlLocalReg>> localSection;
+
+    std::unordered_map<std::string, std::shared_ptr<nixlRemoteAgent>> remotes;
+
+    std::mutex registryMutex;
+    std::unordered_set<nixlXferReqH *> requests;
+    std::unordered_set<nixlDlistH *> dlists;
+};
+
+#endif // NIXL_SRC_CORE_AGENT_AGENT_DATA_H

@@ -1,0 +1,415 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// nixlAgent: local and remote metadata, connections.
+
+#include <algorithm>
+
+#include "agent/agent_data.h"
+#include "agent/agent_internal.h"
+#include "common/nixl_log.h"
+#include "metadata/md_blob.h"
+
+using nixlEnumStrings::memTypeStr;
+using nixlEnumStrings::statusStr;
+
+namespace {
+
+nixlBackendEngineProxy *
+engineByType(const nixlAgentData &d, const std::string &type) {
+    auto it = d.byType.find(type);
+    return it == d.byType.end() ? nullptr : it->second->engine();
+}
+
+void
+addConns(const nixlAgentData &d,
+         const std::vector<nixlBackendEngineProxy *> &engines,
+         nixlMdBlob &blob) {
+    for (nixlBackendEngineProxy *e : engines) {
+        auto it = d.localConnInfo.find(e);
+        if (it != d.localConnInfo.end()) {
+            blob.conns.push_back(nixlMdConn{e->type(), it->second});
+        }
+    }
+}
+
+std::vector<nixlBackendEngineProxy *>
+remoteEngines(const nixlAgentData &d, const nixl_opt_args_t *extra) {
+    std::vector<nixlBackendEngineProxy *> out;
+    for (nixlBackendEngineProxy *e : nixlCandidateEngines(d, extra)) {
+        if (e->supportsRemote()) {
+            out.push_back(e);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+void
+nixlDropRemote(nixlAgentData &d, const std::string &name) {
+    auto it = d.remotes.find(name);
+    if (it == d.remotes.end()) {
+        return;
+    }
+    std::shared_ptr<nixlRemoteAgent> remote = it->second;
+    // Requests still holding the record see it invalid and refuse to post.
+    remote->valid.store(false, std::memory_order_release);
+    for (const auto &[engine, conn] : remote->conns) {
+        nixl_status_t st = engine->disconnect(name);
+        if (st != NIXL_SUCCESS) {
+            NIXL_WARN << "agent " << d.name << ": backend " << engine->type()
+                      << " failed to disconnect from " << name << ": " << statusStr(st);
+        }
+    }
+    for (auto &[key, list] : remote->sections) {
+        for (const auto &reg : list.all()) {
+            key.second->unloadMD(reg.md);
+        }
+    }
+    remote->sections.clear();
+    remote->conns.clear();
+    d.remotes.erase(it);
+}
+
+nixl_status_t
+nixlAgent::getLocalMD(nixl_blob_t &str) const {
+    nixlReadGuard guard(data->lock);
+    std::vector<nixlBackendEngineProxy *> engines = remoteEngines(*data, nullptr);
+    if (engines.empty()) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": getLocalMD: no backend supports remote transfers";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    nixlMdBlob blob;
+    blob.agentName = data->name;
+    addConns(*data, engines, blob);
+    for (const auto &[key, list] : data->localSection) {
+        if (!key.second->supportsRemote() || list.empty()) {
+            continue;
+        }
+        nixlMdSection section{key.second->type(), key.first, {}};
+        section.descs.reserve(list.all().size());
+        for (const auto &reg : list.all()) {
+            section.descs.push_back(
+                nixlMdDesc{reg.desc.addr, reg.desc.len, reg.desc.devId, reg.publicData});
+        }
+        blob.sections.push_back(std::move(section));
+    }
+    str = nixlMdEncode(blob);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::getLocalPartialMD(const nixl_reg_dlist_t &descs,
+                             nixl_blob_t &str,
+                             const nixl_opt_args_t *extra_params) const {
+    nixlReadGuard guard(data->lock);
+    if (nixlHasForeignHint(*data, extra_params)) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": getLocalPartialMD: a backend hint is not a backend of this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    std::vector<nixlBackendEngineProxy *> engines = remoteEngines(*data, extra_params);
+    if (engines.empty()) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": getLocalPartialMD: no backend supports remote transfers";
+        return NIXL_ERR_BACKEND;
+    }
+    nixlMdBlob blob;
+    blob.agentName = data->name;
+    if (descs.isEmpty() || (extra_params != nullptr && extra_params->includeConnInfo)) {
+        addConns(*data, engines, blob);
+    }
+    const nixl_mem_t mem = descs.getType();
+    std::vector<bool> found(descs.descCount(), false);
+    for (nixlBackendEngineProxy *e : engines) {
+        auto it = data->localSection.find({mem, e});
+        if (it == data->localSection.end()) {
+            continue;
+        }
+        nixlMdSection section{e->type(), mem, {}};
+        for (int i = 0; i < descs.descCount(); ++i) {
+            const nixlLocalReg *reg = it->second.findExact(descs[i]);
+            if (reg != nullptr) {
+                section.descs.push_back(
+                    nixlMdDesc{reg->desc.addr, reg->desc.len, reg->desc.devId, reg->publicData});
+                found[i] = true;
+            }
+        }
+        if (!section.descs.empty()) {
+            blob.sections.push_back(std::move(section));
+        }
+    }
+    for (int i = 0; i < descs.descCount(); ++i) {
+        if (!found[i]) {
+            NIXL_ERROR << "agent " << data->name << ": getLocalPartialMD: descriptor " << i
+                       << " (" << descs[i].len << " bytes at 0x" << std::hex << descs[i].addr
+                       << std::dec << ", " << memTypeStr(mem)
+                       << ") is not registered with a remote-capable backend";
+            return NIXL_ERR_NOT_FOUND;
+        }
+    }
+    str = nixlMdEncode(blob);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_name) {
+    nixlMdBlob blob;
+    std::string error;
+    if (nixlMdDecode(remote_metadata, blob, error) != NIXL_SUCCESS) {
+        NIXL_ERROR << "agent " << data->name << ": loadRemoteMD: rejected a "
+                   << remote_metadata.size() << "-byte metadata blob: " << error;
+        return NIXL_ERR_MISMATCH;
+    }
+    nixlWriteGuard guard(data->lock);
+    if (blob.agentName == data->name) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": loadRemoteMD: the blob is this agent's own metadata";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    auto existing = data->remotes.find(blob.agentName);
+    if (existing != data->remotes.end() &&
+        !existing->second->valid.load(std::memory_order_acquire)) {
+        // The peer was reported disconnected; start over with what this blob says.
+        nixlDropRemote(*data, blob.agentName);
+        existing = data->remotes.end();
+    }
+    const bool fresh = existing == data->remotes.end();
+    std::shared_ptr<nixlRemoteAgent> remote =
+        fresh ? std::make_shared<nixlRemoteAgent>() : existing->second;
+    remote->name = blob.agentName;
+
+    // Connection info first: a changed one needs invalidateRemoteMD, so check all before
+    // loading any.
+    std::vector<std::pair<nixlBackendEngineProxy *, const std::string *>> newConns;
+    for (const auto &c : blob.conns) {
+        nixlBackendEngineProxy *e = engineByType(*data, c.backend);
+        if (e == nullptr || !e->supportsRemote()) {
+            NIXL_DEBUG << "agent " << data->name << ": ignoring " << blob.agentName
+                       << "'s connection info for backend " << c.backend
+                       << ", which this agent does not have";
+            continue;
+        }
+        auto known = remote->conns.find(e);
+        if (known != remote->conns.end()) {
+            if (known->second != c.connInfo) {
+                NIXL_ERROR << "agent " << data->name << ": loadRemoteMD: connection info of "
+                           << blob.agentName << " for backend " << c.backend
+                           << " changed; call invalidateRemoteMD first";
+                return NIXL_ERR_NOT_ALLOWED;
+            }
+            continue;
+        }
+        newConns.emplace_back(e, &c.connInfo);
+    }
+    if (fresh && newConns.empty()) {
+        NIXL_ERROR << "agent " << data->name << ": loadRemoteMD: " << blob.agentName
+                   << (blob.conns.empty() ? " sent no connection info (a partial blob needs "
+                                            "one with connection info first)" :
+                                            " has no backend in common with this agent");
+        return NIXL_ERR_BACKEND;
+    }
+
+    // Undo list for a failure half-way.
+    std::vector<nixlBackendEngineProxy *> connected;
+    std::vector<std::pair<nixl_section_key_t, nixlBasicDesc>> loaded;
+    auto rollback = [&]() {
+        for (auto it = loaded.rbegin(); it != loaded.rend(); ++it) {
+            auto &list = remote->sections[it->first];
+            nixlRemoteReg *reg = list.findExact(it->second);
+            if (reg != nullptr) {
+                it->first.second->unloadMD(reg->md);
+                list.erase(it->second);
+            }
+        }
+        for (nixlBackendEngineProxy *e : connected) {
+            e->disconnect(blob.agentName);
+            remote->conns.erase(e);
+        }
+    };
+
+    for (const auto &[e, conn] : newConns) {
+        nixl_status_t st = e->loadRemoteConnInfo(blob.agentName, *conn);
+        if (st != NIXL_SUCCESS) {
+            NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+                       << " rejected the connection info of " << blob.agentName << ": "
+                       << statusStr(st);
+            rollback();
+            return st;
+        }
+        remote->conns[e] = *conn;
+        connected.push_back(e);
+    }
+
+    for (size_t s = 0; s < blob.sections.size(); ++s) {
+        const nixlMdSection &section = blob.sections[s];
+        nixlBackendEngineProxy *e = engineByType(*data, section.backend);
+        if (e == nullptr || remote->conns.count(e) == 0) {
+            continue; // backend not shared with the peer: nothing to load
+        }
+        if (!e->supportsMem(section.mem)) {
+            continue;
+        }
+        nixl_section_key_t key{section.mem, e};
+        auto &list = remote->sections[key];
+        for (size_t i = 0; i < section.descs.size(); ++i) {
+            const nixlMdDesc &md = section.descs[i];
+            nixlBasicDesc d(md.addr, md.len, md.devId);
+            if (list.findExact(d) != nullptr) {
+                continue; // merging: already known from an earlier blob
+            }
+            nixlRemoteReg reg;
+            reg.desc = d;
+            nixl_status_t st = e->loadRemoteMD(d, md.publicData, section.mem, blob.agentName,
+                                               reg.md);
+            if (st != NIXL_SUCCESS) {
+                NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+                           << " rejected descriptor " << i << " of section " << s << " ("
+                           << memTypeStr(section.mem) << ") from " << blob.agentName << ": "
+                           << statusStr(st);
+                rollback();
+                return st == NIXL_IN_PROG ? NIXL_ERR_BACKEND : st;
+            }
+            list.insert(reg);
+            loaded.emplace_back(key, d);
+        }
+    }
+    if (fresh) {
+        data->remotes[blob.agentName] = remote;
+    }
+    agent_name = blob.agentName;
+    NIXL_DEBUG << "agent " << data->name << ": loaded metadata of " << blob.agentName << ": "
+               << connected.size() << " new connections, " << loaded.size()
+               << " new descriptors";
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::invalidateRemoteMD(const std::string &remote_agent) {
+    nixlWriteGuard guard(data->lock);
+    if (remote_agent == data->name) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": invalidateRemoteMD: cannot invalidate the agent's own metadata";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    if (data->remotes.count(remote_agent) == 0) {
+        NIXL_ERROR << "agent " << data->name << ": invalidateRemoteMD: no metadata of agent "
+                   << remote_agent << " is loaded";
+        return NIXL_ERR_NOT_FOUND;
+    }
+    nixlDropRemote(*data, remote_agent);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::makeConnection(const std::string &remote_agent, const nixl_opt_args_t *extra_params) {
+    nixlWriteGuard guard(data->lock);
+    if (nixlHasForeignHint(*data, extra_params)) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": makeConnection: a backend hint is not a backend of this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    std::vector<nixlBackendEngineProxy *> engines = nixlCandidateEngines(*data, extra_params);
+    if (remote_agent == data->name) {
+        for (nixlBackendEngineProxy *e : engines) {
+            if (e->supportsLocal()) {
+                return NIXL_SUCCESS; // connected to itself at createBackend
+            }
+        }
+        NIXL_ERROR << "agent " << data->name
+                   << ": makeConnection to itself: no backend supports local transfers";
+        return NIXL_ERR_BACKEND;
+    }
+    auto it = data->remotes.find(remote_agent);
+    if (it == data->remotes.end() || !it->second->valid.load(std::memory_order_acquire)) {
+        NIXL_ERROR << "agent " << data->name << ": makeConnection: no metadata of agent "
+                   << remote_agent << " is loaded";
+        return NIXL_ERR_NOT_FOUND;
+    }
+    bool any = false;
+    for (nixlBackendEngineProxy *e : engines) {
+        if (it->second->conns.count(e) == 0) {
+            continue;
+        }
+        nixl_status_t st = e->connect(remote_agent);
+        if (st != NIXL_SUCCESS) {
+            NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+                       << " failed to connect to " << remote_agent << ": " << statusStr(st);
+            return st;
+        }
+        any = true;
+    }
+    if (!any) {
+        NIXL_ERROR << "agent " << data->name << ": makeConnection: no "
+                   << (extra_params != nullptr && !extra_params->backends.empty() ? "hinted " :
+                                                                                    "")
+                   << "backend is shared with " << remote_agent;
+        return NIXL_ERR_BACKEND;
+    }
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::checkRemoteMD(const std::string remote_name, const nixl_xfer_dlist_t &descs) const {
+    nixlReadGuard guard(data->lock);
+    auto it = data->remotes.find(remote_name);
+    if (it == data->remotes.end() || !it->second->valid.load(std::memory_order_acquire)) {
+        return NIXL_ERR_NOT_FOUND;
+    }
+    if (descs.isEmpty()) {
+        return NIXL_SUCCESS;
+    }
+    for (const auto &[engine, conn] : it->second->conns) {
+        auto sec = it->second->sections.find({descs.getType(), engine});
+        if (sec == it->second->sections.end()) {
+            continue;
+        }
+        bool all = true;
+        for (const auto &d : descs) {
+            all = all && sec->second.findCovering(d) != nullptr;
+        }
+        if (all) {
+            return NIXL_SUCCESS;
+        }
+    }
+    return NIXL_ERR_NOT_FOUND;
+}
+
+// Metadata exchange through sockets or a central store comes with a later change; the
+// methods exist so NIXL programs build, and say plainly that they do nothing yet.
+nixl_status_t
+nixlAgent::sendLocalMD(const nixl_opt_args_t *extra_params) const {
+    (void)extra_params;
+    NIXL_WARN << "agent " << data->name
+              << ": sendLocalMD: metadata exchange is not supported in this build";
+    return NIXL_ERR_NOT_SUPPORTED;
+}
+
+nixl_status_t
+nixlAgent::sendLocalPartialMD(const nixl_reg_dlist_t &descs,
+                              const nixl_opt_args_t *extra_params) const {
+    (void)descs;
+    (void)extra_params;
+    NIXL_WARN << "agent " << data->name
+              << ": sendLocalPartialMD: metadata exchange is not supported in this build";
+    return NIXL_ERR_NOT_SUPPORTED;
+}
+
+nixl_status_t
+nixlAgent::fetchRemoteMD(const std::string remote_name, const nixl_opt_args_t *extra_params) {
+    (void)extra_params;
+    NIXL_WARN << "agent " << data->name << ": fetchRemoteMD(" << remote_name
+              << "): metadata exchange is not supported in this build";
+    return NIXL_ERR_NOT_SUPPORTED;
+}
+
+nixl_status_t
+nixlAgent::invalidateLocalMD(const nixl_opt_args_t *extra_params) const {
+    (void)extra_params;
+    NIXL_WARN << "agent " << data->name
+              << ": invalidateLocalMD: metadata exchange is not supported in this build";
+    return NIXL_ERR_NOT_SUPPORTED;
+}

@@ -1,0 +1,178 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file backend_engine.h
+ * @brief Core's C++ view of one backend engine living in a plugin: converts between core types
+ *        and the C ABI of nixl_backend_plugin.h and supplies defaults for optional operations.
+ *
+ * The proxy adds no policy and logs only what the plugin cannot: a factory that returned no
+ * engine, an exception that escaped a plugin call. The agent logs everything else with its
+ * context (agent, descriptor index).
+ *
+ * Thread safety: as the underlying engine (see nixl_backend_plugin.h); the proxy itself holds
+ * no mutable state after creation.
+ */
+#ifndef NIXL_SRC_CORE_BACKEND_BACKEND_ENGINE_H
+#define NIXL_SRC_CORE_BACKEND_BACKEND_ENGINE_H
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nixl_backend_plugin.h"
+#include "nixl_descriptors.h"
+#include "nixl_params.h"
+#include "nixl_types.h"
+#include "plugin/plugin_loader.h"
+
+class nixlBackendEngineProxy {
+public:
+    /**
+     * Creates an engine of plugin for agent_name. Returns the plugin's status on failure,
+     * NIXL_ERR_BACKEND when the factory threw or reported success without an engine.
+     */
+    static nixl_status_t
+    create(const std::shared_ptr<const nixlLoadedPlugin> &plugin,
+           const std::string &agent_name,
+           const nixl_b_params_t &params,
+           const nixlAgentConfig &cfg,
+           bool telemetry,
+           std::unique_ptr<nixlBackendEngineProxy> &out);
+
+    ~nixlBackendEngineProxy();
+    nixlBackendEngineProxy(const nixlBackendEngineProxy &) = delete;
+    nixlBackendEngineProxy &
+    operator=(const nixlBackendEngineProxy &) = delete;
+
+    const nixl_backend_t &
+    type() const noexcept {
+        return type_;
+    }
+
+    bool
+    supportsRemote() const noexcept {
+        return (caps_ & NIXL_BE_CAP_REMOTE) != 0;
+    }
+
+    bool
+    supportsLocal() const noexcept {
+        return (caps_ & NIXL_BE_CAP_LOCAL) != 0;
+    }
+
+    bool
+    supportsNotif() const noexcept {
+        return (caps_ & NIXL_BE_CAP_NOTIF) != 0;
+    }
+
+    bool
+    supportsMem(nixl_mem_t mem) const noexcept {
+        return (memMask_ & NIXL_BE_MEM_BIT(static_cast<uint32_t>(mem))) != 0;
+    }
+
+    nixl_mem_list_t
+    supportedMems() const;
+
+    nixl_status_t
+    registerMem(const nixlBlobDesc &desc, nixl_mem_t mem, nixl_be_md_t *&out);
+    nixl_status_t
+    deregisterMem(nixl_be_md_t *md);
+    nixl_status_t
+    connect(const std::string &remote);
+    nixl_status_t
+    disconnect(const std::string &remote);
+    nixl_status_t
+    unloadMD(nixl_be_md_t *md);
+    nixl_status_t
+    getPublicData(const nixl_be_md_t *md, std::string &out);
+    nixl_status_t
+    getConnInfo(std::string &out);
+    nixl_status_t
+    loadRemoteConnInfo(const std::string &remote, const std::string &conn);
+    nixl_status_t
+    loadRemoteMD(const nixlBasicDesc &desc,
+                 const std::string &public_data,
+                 nixl_mem_t mem,
+                 const std::string &remote,
+                 nixl_be_md_t *&out);
+    nixl_status_t
+    loadLocalMD(nixl_be_md_t *in, nixl_be_md_t *&out);
+
+    nixl_status_t
+    prepXfer(nixl_xfer_op_t op,
+             const nixl_be_xfer_list_t &local,
+             const nixl_be_xfer_list_t &remote,
+             const std::string &remote_agent,
+             const nixl_be_opt_args_t *opt,
+             nixl_be_req_t *&out);
+
+    /** Hot path: no allocation, forwards straight to the plugin. */
+    nixl_status_t
+    postXfer(nixl_xfer_op_t op,
+             const nixl_be_xfer_list_t &local,
+             const nixl_be_xfer_list_t &remote,
+             nixl_plugin_str_t remote_agent,
+             nixl_be_req_t *req,
+             const nixl_be_opt_args_t *opt) noexcept {
+        return static_cast<nixl_status_t>(ops_->post_xfer(
+            engine_, static_cast<uint32_t>(op), &local, &remote, remote_agent, req, opt));
+    }
+
+    /** Hot path. */
+    nixl_status_t
+    checkXfer(nixl_be_req_t *req) noexcept {
+        return static_cast<nixl_status_t>(ops_->check_xfer(engine_, req));
+    }
+
+    nixl_status_t
+    releaseReq(nixl_be_req_t *req) noexcept {
+        return static_cast<nixl_status_t>(ops_->release_req(engine_, req));
+    }
+
+    /** Appends drained notifications to notifs. */
+    nixl_status_t
+    getNotifs(nixl_notifs_t &notifs);
+    nixl_status_t
+    genNotif(const std::string &remote, const nixl_blob_t &msg);
+    nixl_status_t
+    queryMem(const nixl_reg_dlist_t &descs, std::vector<nixl_query_resp_t> &resp);
+    nixl_status_t
+    estimateXferCost(nixl_xfer_op_t op,
+                     const nixl_be_xfer_list_t &local,
+                     const nixl_be_xfer_list_t &remote,
+                     const std::string &remote_agent,
+                     nixl_be_req_t *req,
+                     std::chrono::microseconds &duration,
+                     std::chrono::microseconds &err_margin,
+                     nixl_cost_t &method);
+    nixl_status_t
+    getParams(nixl_b_params_t &params);
+
+private:
+    nixlBackendEngineProxy() = default;
+
+    std::shared_ptr<const nixlLoadedPlugin> plugin_;
+    const nixl_be_ops_t *ops_ = nullptr;
+    nixl_be_engine_t *engine_ = nullptr;
+    nixl_backend_t type_;
+    nixl_b_params_t createParams_;
+    uint32_t caps_ = 0;
+    uint32_t memMask_ = 0;
+};
+
+/** Default options and memory kinds a backend plugin advertises (getPluginParams). */
+nixl_status_t
+nixlBackendPluginDefaults(const nixlLoadedPlugin &plugin,
+                          nixl_mem_list_t &mems,
+                          nixl_b_params_t &params);
+
+/**
+ * The core services handed to a plugin: logging into libnixl's log, each line prefixed with the
+ * plugin's name. One struct per plugin, living until the process exits.
+ */
+const nixl_plugin_core_services_t *
+nixlCoreServices(const nixlLoadedPlugin &plugin);
+
+#endif // NIXL_SRC_CORE_BACKEND_BACKEND_ENGINE_H

@@ -1,0 +1,415 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file ucx_backend.h
+ * @brief The UCX data backend (libplugin_UCX.so): DRAM (and, when UCX has CUDA support, VRAM)
+ *        transfers between agents, with notifications, over UCX 1.13 or newer.
+ *
+ * Design in short (docs/backends/ucx.md has the long form):
+ *  - One UCP context per engine and num_workers "home" workers. Their addresses are the
+ *    connection info; notifications (active messages) arrive on them.
+ *  - Data path. UCX 1.13 serves ucp_put/ucp_get between two processes of one host by software
+ *    emulation over the sysv/posix FIFOs, which needs the target to progress and lets a stale
+ *    remote key crash the target. For peers in the same kernel and pid namespace that cma can
+ *    reach (probed at connection time) the engine therefore moves the bytes itself with
+ *    process_vm_writev/readv, which is what UCX's cma transport does: one-sided, one copy,
+ *    errors returned synchronously. Every other peer (other hosts, UCX_TLS without cma,
+ *    ucx_direct_cma=no, VRAM) goes through ucp_put_nbx/ucp_get_nbx and ucp_ep_flush_nbx.
+ *  - Failure detection. Endpoints to other hosts use UCX peer error handling (unless
+ *    ucx_error_handling_mode=none). Endpoints to same-host peers use UCX's "none" mode, the only
+ *    one in which UCX 1.13 selects shared-memory transports, on private workers, and the engine
+ *    watches the peer process itself (pid + start time in /proc every ucx_peer_check_ms). A lost
+ *    peer fails its transfers with NIXL_ERR_REMOTE_DISCONNECT; its private workers are destroyed,
+ *    which is the only way UCX 1.13 completes operations stuck on a "none" endpoint.
+ *  - A notification is an active message sent after the data is visible at the target: after
+ *    the flush (WRITE) or the gets (READ) completed on the UCX path, after the last
+ *    process_vm_writev returned on the direct path.
+ */
+#ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_BACKEND_H
+#define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_BACKEND_H
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <ucp/api/ucp.h>
+
+#include "nixl_backend_sdk.h"
+#include "ucx_utils.h"
+
+class nixlUcxEngine;
+class nixlUcxConn;
+class nixlUcxReq;
+class nixlUcxRemoteMD;
+
+/** @brief One UCP worker and the mutex that serialises every use of it. */
+class nixlUcxWorker {
+public:
+    nixlUcxWorker(ucp_worker_h worker, int efd, bool home, std::string name)
+        : worker(worker),
+          efd(efd),
+          home(home),
+          name(std::move(name)) {}
+
+    nixlUcxWorker(const nixlUcxWorker &) = delete;
+    nixlUcxWorker &
+    operator=(const nixlUcxWorker &) = delete;
+    ~nixlUcxWorker();
+
+    /** Held for every call into UCX on this worker and while its callbacks run. */
+    std::mutex lock;
+    /** nullptr once destroyed (a private worker of a lost or disconnected peer). */
+    ucp_worker_h worker;
+    const int efd;
+    const bool home;
+    const std::string name;
+    const nixlUcxEngine *engine = nullptr;
+    /**
+     * Requests whose UCX operations completed inside a callback and whose notification is still
+     * to be sent; sent right after the progress call returns, outside UCX's callback context.
+     */
+    std::vector<nixlUcxReq *> ready;
+
+    /** Progresses until UCX reports no more work, then sends ready notifications. */
+    unsigned
+    progressLocked();
+    /** Destroys the UCP worker; outstanding operations complete with UCS_ERR_CANCELED. */
+    void
+    destroyLocked();
+};
+
+/** @brief One endpoint of a connection, on one worker. */
+struct nixlUcxLane {
+    std::shared_ptr<nixlUcxWorker> worker;
+    ucp_ep_h ep = nullptr; ///< guarded by worker->lock
+    nixlUcxConn *conn = nullptr;
+    size_t index = 0;
+};
+
+/** @brief What the engine knows about one remote agent (or itself, for loopback). */
+class nixlUcxConn {
+public:
+    enum state_t : int { ALIVE = 0, LOST = 1, CLOSED = 2 };
+
+    std::string name;
+    nixlUcx::procIdentity peer;
+    bool local = false; ///< same kernel and pid namespace
+    bool self = false; ///< the engine's own agent (loopback)
+    bool direct = false; ///< data moves by process_vm_readv/writev
+    bool peerMode = false; ///< UCX peer error handling on the endpoints
+    bool privateWorkers = false; ///< lanes use workers created for this connection only
+    bool watched = false; ///< liveness is checked through /proc
+    uint64_t remoteNonce = 0;
+    uint64_t remoteRegTable = 0; ///< address of the peer's registration table
+    uint64_t remoteRegSlots = 0;
+    std::vector<std::unique_ptr<nixlUcxLane>> lanes;
+
+    std::atomic<int> state{ALIVE};
+    /** Remote registrations loaded for this connection; rkeys are per lane. */
+    std::mutex mdLock;
+    std::unordered_set<nixlUcxRemoteMD *> mds;
+
+    bool
+    usable() const noexcept {
+        return state.load(std::memory_order_acquire) == ALIVE;
+    }
+};
+
+/** @brief One of the engine's own registrations. */
+class nixlUcxLocalMD : public nixlBackendMD {
+public:
+    nixlUcxLocalMD() : nixlBackendMD(true) {}
+
+    uintptr_t base = 0;
+    size_t len = 0;
+    nixl_mem_t mem = DRAM_SEG;
+    ucp_mem_h memh = nullptr;
+    uint32_t slot = 0; ///< index in the registration table, 0 if none
+    uint64_t regId = 0;
+    std::string publicData;
+};
+
+/** @brief A registration of a peer (or, for loopback, one of the engine's own). */
+class nixlUcxRemoteMD : public nixlBackendMD {
+public:
+    nixlUcxRemoteMD() : nixlBackendMD(false) {}
+
+    std::shared_ptr<nixlUcxConn> conn;
+    uintptr_t base = 0;
+    size_t len = 0;
+    nixl_mem_t mem = DRAM_SEG;
+    uint32_t slot = 0;
+    uint64_t regId = 0;
+    std::string packedRkey;
+    /** One per lane of conn; guarded by that lane's worker lock. */
+    std::vector<ucp_rkey_h> rkeys;
+};
+
+/** @brief An active message in flight; owns its bytes until UCX completes it. */
+struct nixlUcxAmSend {
+    std::string header;
+    std::string body;
+    nixlUcxReq *req = nullptr; ///< the transfer it completes, nullptr for genNotif
+    std::string remote; ///< for log lines
+    const nixlUcxEngine *engine = nullptr;
+};
+
+/** @brief A prepared transfer. */
+class nixlUcxReq : public nixlBackendReqH {
+public:
+    enum class path_t { DIRECT, UCX };
+    enum class phase_t { IDLE, DATA, NOTIF, DONE };
+
+    const nixlUcxEngine *engine = nullptr;
+    nixl_xfer_op_t op = NIXL_WRITE;
+    std::shared_ptr<nixlUcxConn> conn;
+    nixlUcxLane *lane = nullptr;
+    path_t path = path_t::UCX;
+    /** Core's arrays; the same for every post and check of this request. */
+    const nixl_be_xfer_desc_t *local = nullptr;
+    const nixl_be_xfer_desc_t *remote = nullptr;
+    size_t count = 0;
+    size_t totalBytes = 0;
+    /** Distinct remote registrations, checked for staleness before a direct post. */
+    std::vector<const nixlUcxRemoteMD *> remoteMds;
+    std::string remoteAgent;
+
+    /** Notification of the current post. */
+    bool hasNotif = false;
+    std::string notif;
+
+    std::atomic<nixl_status_t> status{NIXL_ERR_NOT_POSTED};
+    /** Guarded by stepLock (direct path) or lane->worker->lock (UCX path). */
+    phase_t phase = phase_t::IDLE;
+
+    /** Direct path: the copy cursor. */
+    std::mutex stepLock;
+    size_t curDesc = 0;
+    size_t curOff = 0;
+    size_t copied = 0;
+    bool cancelled = false;
+    bool listed = false; ///< in the engine's active list (guarded by the engine's activeLock_)
+
+    /** UCX path (and the notification of both paths): guarded by lane->worker->lock. */
+    size_t outstanding = 0;
+    ucs_status_t ucxError = UCS_OK;
+    size_t failedDesc = SIZE_MAX;
+    bool dropNotif = false;
+    nixlUcxAmSend *notifSend = nullptr;
+};
+
+/** @brief The UCX engine; one per agent backend. */
+class nixlUcxEngine : public nixlBackendEngine {
+public:
+    explicit nixlUcxEngine(const nixlBackendInitParams *init_params);
+    ~nixlUcxEngine() override;
+
+    static nixl_b_params_t
+    pluginOptions();
+    static nixl_mem_list_t
+    pluginMems();
+
+    bool
+    supportsRemote() const override {
+        return true;
+    }
+
+    bool
+    supportsLocal() const override {
+        return true;
+    }
+
+    bool
+    supportsNotif() const override {
+        return true;
+    }
+
+    nixl_mem_list_t
+    getSupportedMems() const override;
+
+    nixl_status_t
+    registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlBackendMD *&out) override;
+    nixl_status_t
+    deregisterMem(nixlBackendMD *meta) override;
+    nixl_status_t
+    connect(const std::string &remote_agent) override;
+    nixl_status_t
+    disconnect(const std::string &remote_agent) override;
+    nixl_status_t
+    unloadMD(nixlBackendMD *input) override;
+
+    nixl_status_t
+    getPublicData(const nixlBackendMD *meta, std::string &str) const override;
+    nixl_status_t
+    getConnInfo(std::string &str) const override;
+    nixl_status_t
+    loadRemoteConnInfo(const std::string &remote_agent,
+                       const std::string &remote_conn_info) override;
+    nixl_status_t
+    loadRemoteMD(const nixlBlobDesc &input,
+                 const nixl_mem_t &nixl_mem,
+                 const std::string &remote_agent,
+                 nixlBackendMD *&output) override;
+    nixl_status_t
+    loadLocalMD(nixlBackendMD *input, nixlBackendMD *&output) override;
+
+    nixl_status_t
+    prepXfer(const nixl_xfer_op_t &operation,
+             const nixl_meta_dlist_t &local,
+             const nixl_meta_dlist_t &remote,
+             const std::string &remote_agent,
+             nixlBackendReqH *&handle,
+             const nixl_opt_b_args_t *opt_args = nullptr) const override;
+    nixl_status_t
+    postXfer(const nixl_xfer_op_t &operation,
+             const nixl_meta_dlist_t &local,
+             const nixl_meta_dlist_t &remote,
+             const std::string &remote_agent,
+             nixlBackendReqH *&handle,
+             const nixl_opt_b_args_t *opt_args = nullptr) const override;
+    nixl_status_t
+    checkXfer(nixlBackendReqH *handle) const override;
+    nixl_status_t
+    releaseReqH(nixlBackendReqH *handle) const override;
+
+    nixl_status_t
+    getNotifs(notif_list_t &notif_list) override;
+    nixl_status_t
+    genNotif(const std::string &remote_agent, const std::string &msg) const override;
+
+    // Called from UCX callbacks and the worker wrapper; not part of the engine API.
+
+    /** Queues a received notification. */
+    void
+    pushNotif(std::string sender, std::string msg) const;
+    /** Sends req's notification on its lane, or completes it; lane worker lock held. */
+    void
+    sendXferNotifLocked(nixlUcxReq &req) const;
+    /** Marks a connection lost (once) and logs why; cleanup happens outside callbacks. */
+    void
+    markLost(nixlUcxConn &conn, const std::string &why) const;
+
+    const std::string &
+    agentName() const noexcept {
+        return localAgent;
+    }
+
+private:
+    struct config_t {
+        size_t numWorkers = 1;
+        bool peerErrMode = true;
+        bool directCma = true;
+        uint64_t peerCheckMs = 200;
+        uint64_t releaseTimeoutMs = 2000;
+        std::string devices;
+        std::string engineConfig;
+    };
+
+    bool
+    parseParams(const nixl_b_params_t &params);
+    bool
+    initUcx();
+    std::shared_ptr<nixlUcxWorker>
+    createWorker(bool home, const std::string &name);
+    nixl_status_t
+    buildConn(const std::string &remote_agent,
+              const std::string &conn_info,
+              std::shared_ptr<nixlUcxConn> &out);
+    void
+    closeConn(nixlUcxConn &conn);
+    /** Destroys the private workers of a lost connection (no worker lock held). */
+    void
+    reapLost(nixlUcxConn &conn) const;
+    std::shared_ptr<nixlUcxConn>
+    findConn(const std::string &name) const;
+    nixl_status_t
+    unpackRkeys(nixlUcxRemoteMD &md) const;
+
+    /** Copies up to budget bytes of a direct request; stepLock held. */
+    void
+    stepDirectLocked(nixlUcxReq &req, size_t budget) const;
+    /** Direct path: after the last byte, sends the notification or completes. */
+    void
+    finishDirectDataLocked(nixlUcxReq &req) const;
+    nixl_status_t
+    postUcx(nixlUcxReq &req) const;
+    bool
+    staleCheck(nixlUcxReq &req) const;
+    void
+    progressWorker(nixlUcxWorker &w, bool try_only) const;
+    /** Progresses every worker (home and private); returns the events handled. */
+    unsigned
+    progressAll(bool try_only) const;
+    /** Liveness of watched peers, at most once per ucx_peer_check_ms unless forced. */
+    void
+    checkPeers(bool force = false) const;
+    void
+    wakeProgress() const;
+    void
+    progressLoop();
+    /** Round-robins the direct requests of the active list; returns bytes copied. */
+    size_t
+    stepActive() const;
+    nixl_status_t
+    sendAm(nixlUcxLane &lane,
+           const std::string &remote,
+           const std::string &msg,
+           nixlUcxReq *req) const;
+
+    config_t cfg_;
+    bool progThread_ = false;
+    uint64_t pthrDelayUs_ = 0;
+    bool vram_ = false;
+    bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
+    bool cmaWorks_ = false; ///< process_vm_readv is permitted in this process
+
+    ucp_context_h ctx_ = nullptr;
+    std::vector<std::shared_ptr<nixlUcxWorker>> home_;
+    nixlUcx::procIdentity self_;
+    uint64_t nonce_ = 0;
+    std::string connInfo_;
+
+    /** Registration table, readable by peers through process_vm_readv; slot 0 = nonce. */
+    std::atomic<uint64_t> *regTable_ = nullptr;
+    size_t regSlots_ = 0;
+    std::mutex regLock_;
+    std::vector<uint32_t> freeSlots_;
+    uint32_t nextSlot_ = 1;
+    uint64_t nextRegId_ = 1;
+
+    mutable std::shared_mutex connLock_;
+    std::map<std::string, std::shared_ptr<nixlUcxConn>> conns_;
+
+    /** Every worker the progress paths visit: home ones and private ones of live peers. */
+    mutable std::mutex workersLock_;
+    mutable std::vector<std::shared_ptr<nixlUcxWorker>> workers_;
+
+    mutable std::mutex notifLock_;
+    mutable notif_list_t notifs_;
+
+    /** Direct requests the progress thread advances. */
+    mutable std::mutex activeLock_;
+    mutable std::vector<nixlUcxReq *> active_;
+
+    mutable std::atomic<int64_t> lastPeerCheckNs_{0};
+    mutable std::mutex reapLock_;
+
+    int wakeFd_ = -1;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+#endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_BACKEND_H

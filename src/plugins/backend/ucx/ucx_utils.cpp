@@ -1,0 +1,324 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "ucx_utils.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace nixlUcx {
+
+namespace {
+
+    /** Reads a small /proc file whole; false if it cannot be opened or read. */
+    bool
+    readSmallFile(const char *path, std::string &out, int &err) {
+        int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            err = errno;
+            return false;
+        }
+        char buf[1024];
+        out.clear();
+        for (;;) {
+            ssize_t n = ::read(fd, buf, sizeof(buf));
+            if (n < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                err = errno;
+                ::close(fd);
+                return false;
+            }
+            if (n == 0) {
+                break;
+            }
+            out.append(buf, static_cast<size_t>(n));
+        }
+        ::close(fd);
+        return true;
+    }
+
+    /**
+     * Splits /proc/<pid>/stat after the command name, which is in parentheses and may itself
+     * contain blanks and parentheses; fields[0] is then field 3 (the state).
+     */
+    bool
+    statFields(const std::string &stat, std::vector<std::string_view> &fields) {
+        size_t close = stat.rfind(')');
+        if (close == std::string::npos) {
+            return false;
+        }
+        std::string_view rest(stat);
+        rest.remove_prefix(close + 1);
+        fields.clear();
+        size_t i = 0;
+        while (i < rest.size()) {
+            while (i < rest.size() && (rest[i] == ' ' || rest[i] == '\n')) {
+                ++i;
+            }
+            size_t j = i;
+            while (j < rest.size() && rest[j] != ' ' && rest[j] != '\n') {
+                ++j;
+            }
+            if (j > i) {
+                fields.push_back(rest.substr(i, j - i));
+            }
+            i = j;
+        }
+        return fields.size() >= 20;
+    }
+
+    constexpr size_t state_field = 0; // field 3 of stat
+    constexpr size_t start_time_field = 19; // field 22 of stat
+
+} // namespace
+
+bool
+readSelfIdentity(procIdentity &id, std::string &err) {
+    id = procIdentity();
+    id.pid = static_cast<int32_t>(::getpid());
+    std::string s;
+    int e = 0;
+    if (readSmallFile("/proc/sys/kernel/random/boot_id", s, e)) {
+        id.bootId = std::string(trim(s));
+    }
+    struct stat st {};
+    if (::stat("/proc/self/ns/pid", &st) == 0) {
+        id.pidNs = static_cast<uint64_t>(st.st_ino);
+    }
+    if (!readSmallFile("/proc/self/stat", s, e)) {
+        err = std::string("cannot read /proc/self/stat: ") + std::strerror(e);
+        return false;
+    }
+    std::vector<std::string_view> f;
+    if (!statFields(s, f) || !parseUnsigned(f[start_time_field], id.startTime)) {
+        err = "cannot parse /proc/self/stat";
+        return false;
+    }
+    return true;
+}
+
+proc_state_t
+probeProcess(int32_t pid, uint64_t start_time) {
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+    std::string s;
+    int e = 0;
+    if (!readSmallFile(path, s, e)) {
+        return e == ENOENT || e == ESRCH ? proc_state_t::GONE : proc_state_t::UNKNOWN;
+    }
+    std::vector<std::string_view> f;
+    uint64_t start = 0;
+    if (!statFields(s, f) || !parseUnsigned(f[start_time_field], start)) {
+        return proc_state_t::UNKNOWN;
+    }
+    if (start != start_time) {
+        return proc_state_t::GONE; // the pid was reused
+    }
+    // A killed process stays a zombie until its parent reaps it; it will never run again.
+    if (f[state_field] == "Z" || f[state_field] == "X" || f[state_field] == "x") {
+        return proc_state_t::GONE;
+    }
+    return proc_state_t::ALIVE;
+}
+
+std::string_view
+trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
+                          s.front() == '\r')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() &&
+           (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+bool
+tlsAllowsCma(std::string_view tls) {
+    tls = trim(tls);
+    bool exclude = false;
+    if (!tls.empty() && tls.front() == '^') {
+        exclude = true;
+        tls.remove_prefix(1);
+    }
+    bool named = false;
+    size_t pos = 0;
+    while (pos <= tls.size()) {
+        size_t comma = tls.find(',', pos);
+        std::string_view item =
+            trim(tls.substr(pos, comma == std::string_view::npos ? std::string_view::npos :
+                                                                    comma - pos));
+        if (item == "all" || item == "sm" || item == "shm" || item == "cma") {
+            named = true;
+        }
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        pos = comma + 1;
+    }
+    if (tls.empty()) {
+        return true; // unset means all
+    }
+    return exclude ? !named : named;
+}
+
+bool
+parseBool(std::string_view s, bool &out) {
+    std::string v(trim(s));
+    for (char &c : v) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (v == "1" || v == "y" || v == "yes" || v == "true" || v == "on") {
+        out = true;
+        return true;
+    }
+    if (v == "0" || v == "n" || v == "no" || v == "false" || v == "off") {
+        out = false;
+        return true;
+    }
+    return false;
+}
+
+bool
+parseUnsigned(std::string_view s, uint64_t &out) {
+    s = trim(s);
+    if (s.empty() || s.size() > 20) {
+        return false;
+    }
+    uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+        uint64_t d = static_cast<uint64_t>(c - '0');
+        if (v > (UINT64_MAX - d) / 10) {
+            return false;
+        }
+        v = v * 10 + d;
+    }
+    out = v;
+    return true;
+}
+
+nixl_status_t
+statusFromUcs(ucs_status_t st, bool peer_lost) {
+    switch (st) {
+    case UCS_OK:
+        return NIXL_SUCCESS;
+    case UCS_INPROGRESS:
+        return NIXL_IN_PROG;
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_REJECTED:
+        return NIXL_ERR_REMOTE_DISCONNECT;
+    case UCS_ERR_CANCELED:
+        return peer_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_CANCELED;
+    default:
+        return peer_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_BACKEND;
+    }
+}
+
+std::string
+epTransports(ucp_ep_h ep) {
+    char *buf = nullptr;
+    size_t size = 0;
+    FILE *f = ::open_memstream(&buf, &size);
+    if (f == nullptr) {
+        return "(unknown)";
+    }
+    ucp_ep_print_info(ep, f);
+    std::fclose(f);
+    std::string text(buf != nullptr ? buf : "", size);
+    std::free(buf);
+    // Lines look like "#   lane[0]:  3:sysv/memory.0 md[2]  -> md[2]/sysv/sysdev[255] am am_bw#0".
+    std::string out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t eol = text.find('\n', pos);
+        std::string_view line(text.data() + pos,
+                              (eol == std::string::npos ? text.size() : eol) - pos);
+        pos = eol == std::string::npos ? text.size() : eol + 1;
+        size_t lane = line.find("lane[");
+        if (lane == std::string_view::npos) {
+            continue;
+        }
+        size_t colon = line.find(':', lane);
+        if (colon == std::string_view::npos) {
+            continue;
+        }
+        std::string_view rest = trim(line.substr(colon + 1));
+        // "3:sysv/memory.0 md[2] -> ... am am_bw#0": resource index, transport/device, roles.
+        size_t c2 = rest.find(':');
+        size_t sp = rest.find(' ');
+        if (c2 == std::string_view::npos || sp == std::string_view::npos || c2 > sp) {
+            continue;
+        }
+        std::string_view tl = rest.substr(c2 + 1, sp - c2 - 1);
+        size_t dot = tl.rfind('.');
+        if (dot != std::string_view::npos) {
+            tl = tl.substr(0, dot);
+        }
+        std::string_view roles;
+        size_t arrow = rest.find("->");
+        if (arrow != std::string_view::npos) {
+            std::string_view after = trim(rest.substr(arrow + 2));
+            size_t sp2 = after.find(' ');
+            roles = sp2 == std::string_view::npos ? std::string_view() : trim(after.substr(sp2));
+        }
+        if (!out.empty()) {
+            out += ' ';
+        }
+        out.append(tl);
+        if (!roles.empty()) {
+            out += '(';
+            for (char c : roles) {
+                out += c == ' ' ? ',' : c;
+            }
+            out += ')';
+        }
+    }
+    return out.empty() ? std::string("(no lanes)") : out;
+}
+
+std::string
+configTls(const ucp_config_t *config) {
+    char *buf = nullptr;
+    size_t size = 0;
+    FILE *f = ::open_memstream(&buf, &size);
+    if (f == nullptr) {
+        return "all";
+    }
+    ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
+    std::fclose(f);
+    std::string text(buf != nullptr ? buf : "", size);
+    std::free(buf);
+    const std::string key = "UCX_TLS=";
+    size_t pos = 0;
+    while ((pos = text.find(key, pos)) != std::string::npos) {
+        if (pos == 0 || text[pos - 1] == '\n') {
+            size_t eol = text.find('\n', pos);
+            return std::string(
+                trim(std::string_view(text).substr(pos + key.size(),
+                                                   eol == std::string::npos ?
+                                                       std::string::npos :
+                                                       eol - pos - key.size())));
+        }
+        pos += key.size();
+    }
+    return "all";
+}
+
+} // namespace nixlUcx

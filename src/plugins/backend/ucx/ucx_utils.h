@@ -1,0 +1,173 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file ucx_utils.h
+ * @brief Helpers of the UCX backend that do not need an engine: process identity and liveness
+ *        from /proc, the byte codec of connection info and public data, parameter parsing and
+ *        UCX status mapping.
+ */
+#ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_UTILS_H
+#define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_UTILS_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <ucp/api/ucp.h>
+
+#include "nixl_types.h"
+
+namespace nixlUcx {
+
+/**
+ * @brief What identifies a process across the machine: two engines whose boot id and pid
+ *        namespace match can address each other's memory by pid (CMA), and the pid plus its
+ *        start time names one process even after the pid is reused.
+ */
+struct procIdentity {
+    std::string bootId; ///< /proc/sys/kernel/random/boot_id, empty if unreadable
+    uint64_t pidNs = 0; ///< inode of /proc/self/ns/pid, 0 if unreadable
+    int32_t pid = 0;
+    uint64_t startTime = 0; ///< field 22 of /proc/<pid>/stat (clock ticks since boot)
+
+    /** Same kernel instance and pid namespace: pids mean the same processes. */
+    bool
+    sameHost(const procIdentity &o) const noexcept {
+        return !bootId.empty() && bootId == o.bootId && pidNs != 0 && pidNs == o.pidNs;
+    }
+
+    bool
+    sameProcess(const procIdentity &o) const noexcept {
+        return sameHost(o) && pid == o.pid && startTime == o.startTime;
+    }
+};
+
+/** Fills id for the calling process; false (with err set) when /proc cannot tell. */
+bool
+readSelfIdentity(procIdentity &id, std::string &err);
+
+enum class proc_state_t { ALIVE, GONE, UNKNOWN };
+
+/**
+ * State of process pid that started at start_time: GONE when it no longer exists, is a zombie
+ * or the pid now belongs to another process; UNKNOWN when /proc could not be read for another
+ * reason (then the caller keeps trusting the peer).
+ */
+proc_state_t
+probeProcess(int32_t pid, uint64_t start_time);
+
+/**
+ * True when a UCX_TLS value leaves the cma transport enabled ("all", "sm", "shm", "cma", or a
+ * "^..." exclusion list that does not name one of them).
+ */
+bool
+tlsAllowsCma(std::string_view tls);
+
+/** Parses "yes/no/true/false/1/0/on/off"; false on anything else. */
+bool
+parseBool(std::string_view s, bool &out);
+
+/** Parses a decimal unsigned integer that fits in 64 bits; false on anything else. */
+bool
+parseUnsigned(std::string_view s, uint64_t &out);
+
+/** Trims ASCII blanks at both ends. */
+std::string_view
+trim(std::string_view s);
+
+/**
+ * Status a failed UCX operation becomes. Losing the peer (reset, timeout, unreachable, or a
+ * cancellation while the connection was being torn down for that reason) is
+ * NIXL_ERR_REMOTE_DISCONNECT; everything else NIXL_ERR_BACKEND.
+ */
+nixl_status_t
+statusFromUcs(ucs_status_t st, bool peer_lost);
+
+/** The transports of an endpoint's lanes, e.g. "sysv/memory(am) cma/memory(rma_bw)". */
+std::string
+epTransports(ucp_ep_h ep);
+
+/** The value UCX_TLS has in a UCX configuration ("all" when it cannot be read). */
+std::string
+configTls(const ucp_config_t *config);
+
+/**
+ * @brief Appends fixed-size native-endian fields and length-prefixed byte strings. Connection
+ *        info and public data only travel between engines of this plugin on one cluster, so
+ *        native byte order is enough (the core metadata blob makes the same choice).
+ */
+class nixlUcxWriter {
+public:
+    template<typename T>
+    void
+    put(T v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        buf_.append(reinterpret_cast<const char *>(&v), sizeof(v));
+    }
+
+    void
+    putBytes(const void *data, size_t len) {
+        put<uint32_t>(static_cast<uint32_t>(len));
+        buf_.append(static_cast<const char *>(data), len);
+    }
+
+    void
+    putBytes(std::string_view s) {
+        putBytes(s.data(), s.size());
+    }
+
+    std::string &
+    str() noexcept {
+        return buf_;
+    }
+
+private:
+    std::string buf_;
+};
+
+/** @brief Reads what nixlUcxWriter wrote; every get fails once the input is exhausted. */
+class nixlUcxReader {
+public:
+    explicit nixlUcxReader(std::string_view in) noexcept : in_(in) {}
+
+    template<typename T>
+    bool
+    get(T &v) noexcept {
+        static_assert(std::is_trivially_copyable_v<T>);
+        if (in_.size() - pos_ < sizeof(T)) {
+            return false;
+        }
+        std::memcpy(&v, in_.data() + pos_, sizeof(T));
+        pos_ += sizeof(T);
+        return true;
+    }
+
+    bool
+    getBytes(std::string_view &out) noexcept {
+        uint32_t len = 0;
+        if (!get(len) || in_.size() - pos_ < len) {
+            return false;
+        }
+        out = in_.substr(pos_, len);
+        pos_ += len;
+        return true;
+    }
+
+    bool
+    atEnd() const noexcept {
+        return pos_ == in_.size();
+    }
+
+private:
+    std::string_view in_;
+    size_t pos_ = 0;
+};
+
+} // namespace nixlUcx
+
+#endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_UTILS_H

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+# SPDX-License-Identifier: Apache-2.0
+#
+# Install check: stages `meson install` of a configured and built tree into a temporary
+# directory, builds test/install/nixl14_app.cpp against the staged install the way a NIXL 1.4
+# user would (c++ -std=c++17 app.cpp $(pkg-config --cflags --libs nixl)), and runs it with
+# LD_LIBRARY_PATH into the staged libdir and without NIXL_PLUGIN_DIR, so the TEST plugin has to
+# be found in <libdir of libnixl>/plugins. Also checks that the plugin C headers compile as C99.
+#
+# Usage: test/install/check_install.sh [BUILD_DIR]   (default: <repo>/build)
+# Exit status 0 and a last line "install check: passed" on success.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$repo/build}" && pwd)
+cxx=${CXX_FOR_INSTALL_CHECK:-c++}
+cc=${CC_FOR_INSTALL_CHECK:-cc}
+
+tmp=$(mktemp -d /tmp/nixl-install-check.XXXXXX)
+cleanup() {
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() {
+    echo "install check: FAILED: $*" >&2
+    echo "install check: failed"
+    exit 1
+}
+
+echo "install check: staging meson install of $build into $tmp/stage"
+if ! meson install -C "$build" --destdir "$tmp/stage" >"$tmp/install.log" 2>&1; then
+    cat "$tmp/install.log" >&2
+    fail "meson install"
+fi
+
+# prefix and libdir as configured (libdir may be relative to prefix or absolute).
+read -r prefix libdir < <(meson introspect "$build" --buildoptions | python3 -c '
+import json, sys
+opts = {o["name"]: o["value"] for o in json.load(sys.stdin)}
+print(opts["prefix"], opts["libdir"])')
+case "$libdir" in
+    /*) ;;
+    *) libdir="$prefix/$libdir" ;;
+esac
+stage_prefix="$tmp/stage$prefix"
+stage_libdir="$tmp/stage$libdir"
+pcdir="$stage_libdir/pkgconfig"
+
+[ -f "$pcdir/nixl.pc" ] || fail "nixl.pc not installed in $libdir/pkgconfig"
+[ -f "$stage_prefix/include/nixl.h" ] || fail "nixl.h not installed in $prefix/include"
+[ -f "$stage_libdir/plugins/libplugin_TEST.so" ] ||
+    fail "libplugin_TEST.so not installed in $libdir/plugins"
+
+# pkg-config --define-prefix derives the prefix from the .pc location by going two levels up,
+# which is right for <prefix>/lib/pkgconfig but not for a multiarch libdir such as
+# <prefix>/lib/x86_64-linux-gnu/pkgconfig; then the prefix is given explicitly.
+pc() {
+    PKG_CONFIG_PATH="$pcdir" pkg-config "$@" nixl
+}
+flags=$(pc --define-prefix --cflags --libs)
+# shellcheck disable=SC2086 # one flag per line
+if ! printf '%s\n' $flags | grep -qx -- "-I$stage_prefix/include"; then
+    echo "install check: note: pkg-config --define-prefix gave '$flags';" \
+        "using --define-variable=prefix=$stage_prefix (libdir $libdir is below prefix/lib)"
+    flags=$(pc --define-variable=prefix="$stage_prefix" --cflags --libs)
+fi
+# shellcheck disable=SC2086 # one flag per line
+cflags=$(printf '%s\n' $flags | grep -- '^-I' | tr '\n' ' ' || true)
+echo "install check: pkg-config flags: $flags"
+
+app="$tmp/nixl14_app"
+# shellcheck disable=SC2086
+if ! "$cxx" -std=c++17 -Wall -Wextra "$here/nixl14_app.cpp" $flags -o "$app" \
+    >"$tmp/cxx17.log" 2>&1; then
+    cat "$tmp/cxx17.log" >&2
+    # shellcheck disable=SC2086
+    if "$cxx" -std=c++20 -Wall -Wextra "$here/nixl14_app.cpp" $flags -o "$app" \
+        >/dev/null 2>&1; then
+        fail "the installed headers need C++20; NIXL users build with C++17"
+    fi
+    fail "nixl14_app does not compile against the installed headers"
+fi
+if [ -s "$tmp/cxx17.log" ]; then
+    echo "install check: warnings building nixl14_app with -std=c++17:"
+    cat "$tmp/cxx17.log"
+fi
+echo "install check: nixl14_app built with -std=c++17"
+
+# The plugin C headers must stay includable from C.
+printf '#include "nixl_backend_plugin.h"\n#include "nixl_telemetry_exporter_plugin.h"\n%s\n' \
+    '#include "nixl_trace_backend_plugin.h"' >"$tmp/c_abi.c"
+printf 'int main(void) { return (int)sizeof(nixl_backend_plugin_t) == 0; }\n' >>"$tmp/c_abi.c"
+# shellcheck disable=SC2086
+if ! "$cc" -std=c99 -Wall -Wextra -pedantic -c "$tmp/c_abi.c" $cflags -o "$tmp/c_abi.o" \
+    >"$tmp/c99.log" 2>&1; then
+    cat "$tmp/c99.log" >&2
+    fail "the installed plugin C headers do not compile as C99"
+fi
+echo "install check: plugin C headers compile as C99"
+
+# The app must pick up the staged libnixl, not one installed elsewhere on the machine.
+resolved=$(env LD_LIBRARY_PATH="$stage_libdir" ldd "$app" | awk '/libnixl/ {print $3}')
+case "$resolved" in
+    "$stage_libdir"/*) ;;
+    *) fail "nixl14_app resolves libnixl to '$resolved', not to the staged $stage_libdir" ;;
+esac
+
+set +e
+env -u NIXL_PLUGIN_DIR LD_LIBRARY_PATH="$stage_libdir" "$app" </dev/null >"$tmp/run.log" 2>&1
+rc=$?
+set -e
+cat "$tmp/run.log"
+[ "$rc" -eq 0 ] || fail "nixl14_app exited with status $rc"
+grep -Eq '^nixl14_app: verified [0-9]+ bytes$' "$tmp/run.log" ||
+    fail "nixl14_app did not print its 'verified' line"
+
+echo "install check: passed"

@@ -1,0 +1,251 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file ucx_test_utils.h
+ * @brief Helpers of the UCX backend tests: patterned buffers, polling with a deadline, agents
+ *        with a UCX backend, and peer processes driven over a socketpair.
+ *
+ * Peer processes are this test binary re-executed (fork + exec of /proc/self/exe) in child
+ * mode, so each one starts UCX from scratch (UCX state does not survive fork) and can get its
+ * own environment (UCX_TLS variants). The parent hands metadata over the socketpair.
+ *
+ * Nothing waits on time: every wait polls for its condition and gives up only after a generous
+ * deadline, which turns a hang into a test failure.
+ */
+#ifndef NIXL_TEST_UNIT_UCX_UCX_TEST_UTILS_H
+#define NIXL_TEST_UNIT_UCX_UCX_TEST_UTILS_H
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "nixl.h"
+
+namespace nixl_ucx_test {
+
+/** How long any wait may take before the test reports a hang. */
+inline constexpr std::chrono::seconds hang_deadline{60};
+
+/** Byte i of the pattern of seed; neighbouring seeds differ at every index. */
+inline uint8_t
+patternByte(uint32_t seed, size_t i) noexcept {
+    uint64_t x = (uint64_t(seed) + 1) * 0x9e3779b97f4a7c15ULL + i * 0xd1b54a32d192ed03ULL;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    return static_cast<uint8_t>(x);
+}
+
+void
+fillPattern(uint8_t *p, size_t len, uint32_t seed, size_t pattern_off = 0);
+
+/** Index of the first byte of p[0..len) that differs from the pattern, or -1. */
+long long
+firstMismatch(const uint8_t *p, size_t len, uint32_t seed, size_t pattern_off = 0);
+
+/** A message of len bytes made from the pattern of seed (for large notifications). */
+std::string
+patternString(size_t len, uint32_t seed);
+
+/** Page-aligned anonymous memory, so that a test can unmap it to make a remote key stale. */
+class testMem {
+public:
+    explicit testMem(size_t len);
+    ~testMem();
+    testMem(const testMem &) = delete;
+    testMem &
+    operator=(const testMem &) = delete;
+
+    uint8_t *
+    data() const noexcept {
+        return p_;
+    }
+
+    uintptr_t
+    addr() const noexcept {
+        return reinterpret_cast<uintptr_t>(p_);
+    }
+
+    size_t
+    size() const noexcept {
+        return len_;
+    }
+
+    /** Unmaps now (the destructor then does nothing). */
+    void
+    unmap();
+
+private:
+    uint8_t *p_ = nullptr;
+    size_t len_ = 0;
+};
+
+/** Polls pred until it is true or the deadline passes; true if it became true. */
+bool
+waitFor(const std::function<bool()> &pred,
+        std::chrono::steady_clock::duration deadline = hang_deadline);
+
+/** Parameters of a UCX backend plus the agent's progress-thread switch. */
+struct ucxSetup {
+    nixl_b_params_t params;
+    bool progThread = false;
+    uint64_t pthrDelayUs = 0;
+    nixl_thread_sync_t sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE;
+};
+
+/** "k=v;k=v" form of backend parameters, for the command line of a peer process. */
+std::string
+encodeParams(const nixl_b_params_t &params);
+nixl_b_params_t
+decodeParams(const std::string &s);
+
+/** An agent with a UCX backend. */
+struct ucxAgent {
+    std::unique_ptr<nixlAgent> agent;
+    nixlBackendH *backend = nullptr;
+    std::string name;
+
+    /** Creates the agent and its UCX backend; status of createBackend in st. */
+    static std::unique_ptr<ucxAgent>
+    make(const std::string &name, const ucxSetup &setup, nixl_status_t *st = nullptr);
+
+    nixl_status_t
+    registerDram(uintptr_t addr, size_t len);
+    nixl_status_t
+    deregisterDram(uintptr_t addr, size_t len);
+    std::string
+    md() const;
+};
+
+/** Notifications gathered by repeated getNotifs calls. */
+struct notifBox {
+    nixl_notifs_t all;
+
+    /** Calls getNotifs once; false if it failed. */
+    bool
+    poll(nixlAgent &agent);
+    /** Messages from sender equal to msg that arrived so far. */
+    size_t
+    count(const std::string &sender, const std::string &msg) const;
+    size_t
+    total() const;
+};
+
+/**
+ * Posts req and polls it to completion; every poll also calls poll_other (typically the
+ * target's getNotifs, since UCX's software RMA over tcp or the shm FIFOs needs the target to
+ * progress when it has no progress thread). Returns the final status, or NIXL_IN_PROG if the
+ * deadline passed.
+ */
+nixl_status_t
+runXfer(nixlAgent &agent,
+        nixlXferReqH *req,
+        const std::function<void()> &poll_other = nullptr,
+        const nixl_opt_args_t *extra = nullptr);
+
+/** Polls an already posted request; same conventions as runXfer. */
+nixl_status_t
+waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_other = nullptr);
+
+nixl_xfer_dlist_t
+xferList(const std::vector<std::pair<uintptr_t, size_t>> &ranges);
+
+// ---------------------------------------------------------------------------------------------
+// Peer processes
+
+/** Configuration a peer process starts from (passed on its command line). */
+struct peerConfig {
+    std::string name = "peer";
+    size_t bufSize = 1 << 20;
+    ucxSetup setup;
+    /** Extra environment of the child (e.g. UCX_TLS); empty value unsets. */
+    std::map<std::string, std::string> env;
+    /** While idle between commands: true = call getNotifs in a loop, false = block. */
+    bool pollWhileIdle = true;
+};
+
+/** A peer process: an agent with one registered buffer, driven by text commands. */
+class peerProcess {
+public:
+    peerProcess() = default;
+    ~peerProcess();
+    peerProcess(const peerProcess &) = delete;
+    peerProcess &
+    operator=(const peerProcess &) = delete;
+
+    /** Starts the child; reads back its metadata and buffer. False with a message on failure. */
+    bool
+    start(const peerConfig &cfg, std::string &err);
+
+    /** Sends a command (and optional blob), returns the reply line ("" if the child died). */
+    std::string
+    cmd(const std::string &line, const std::string *blob = nullptr);
+
+    /** Loads the parent agent's metadata into the child; true if it answered "ok". */
+    bool
+    loadMD(const std::string &md);
+
+    void
+    kill();
+    /** Waits for the child to exit; its exit status (as waitpid) or -1. */
+    int
+    wait();
+
+    pid_t
+    pid() const noexcept {
+        return pid_;
+    }
+
+    const std::string &
+    md() const noexcept {
+        return md_;
+    }
+
+    uintptr_t
+    bufAddr() const noexcept {
+        return bufAddr_;
+    }
+
+    size_t
+    bufSize() const noexcept {
+        return bufSize_;
+    }
+
+    const std::string &
+    name() const noexcept {
+        return name_;
+    }
+
+private:
+    pid_t pid_ = -1;
+    int fd_ = -1;
+    std::string md_;
+    std::string name_;
+    uintptr_t bufAddr_ = 0;
+    size_t bufSize_ = 0;
+};
+
+/** Entry of a re-executed child; returns its exit code. */
+int
+peerMain(int fd, const std::string &cfg);
+
+/** Socket framing shared by parent and child: 8-byte length then the bytes. */
+bool
+sendFrame(int fd, const std::string &data);
+/** Waits up to the hang deadline; false on EOF, error or timeout. */
+bool
+recvFrame(int fd, std::string &out, std::chrono::steady_clock::duration deadline = hang_deadline);
+
+} // namespace nixl_ucx_test
+
+#endif // NIXL_TEST_UNIT_UCX_UCX_TEST_UTILS_H
