@@ -189,7 +189,7 @@ else
 fi
 
 # Summary.
-counts=$(python3 - "${testlogs[@]}" <<'PY'
+if ! counts=$(python3 - "${testlogs[@]}" <<'PY'
 import json
 import sys
 
@@ -214,7 +214,9 @@ print(passed, failed, skipped)
 for b in bad:
     print(b)
 PY
-)
+); then
+    counts=$(printf '0 1 0\ntest.sh: cannot read %s' "${testlogs[*]}")
+fi
 read -r log_passed log_failed log_skipped <<<"$(head -n1 <<<"$counts")"
 failed_names=$(tail -n +2 <<<"$counts")
 

@@ -190,17 +190,6 @@ private:
         return true;
     }
 
-    template<class Where>
-    bool
-    readU64(uint64_t &v, Where where) {
-        if (left() < 8) {
-            return truncated(8, where);
-        }
-        v = loadU64(bytes_.data() + pos_);
-        pos_ += 8;
-        return true;
-    }
-
     // A u32 length and that many bytes. min_len/max_len bound the length (max_len 0: only the
     // blob bounds it). The view points into the input, so nothing is copied twice.
     template<class Where>

@@ -39,8 +39,6 @@ constexpr size_t inline_bytes = 64 * 1024;
 constexpr size_t step_budget = 4 * 1024 * 1024;
 /** Bytes the progress thread copies per request and round, so requests share it fairly. */
 constexpr size_t thread_budget = 1024 * 1024;
-/** Bounded wait for a graceful endpoint close at disconnect. */
-constexpr auto close_wait = std::chrono::seconds(1);
 
 int64_t
 nowNs() {
@@ -80,26 +78,38 @@ opName(nixl_xfer_op_t op) {
     return op == NIXL_WRITE ? "WRITE" : "READ";
 }
 
-/** UCX presets applied unless the user set the variable or passed it in engine_config. */
+/**
+ * UCX presets, applied only when the user set neither the variable nor an engine_config entry
+ * for it, and only when this UCX knows the key at UCP level (an unknown key makes every worker
+ * warn). UCX 1.13 knows neither, so there they are documentation of intent.
+ */
 const std::pair<const char *, const char *> ucx_presets[] = {
-    // More than one rail only pays off on multi-NIC hosts; two is what NIXL picks too.
+    // Two RMA rails spread large transfers over two NICs where a host has them.
     {"MAX_RMA_RAILS", "2"},
-    // Relaxed ordering helps RDMA on PCIe root complexes that allow it; "try" is safe elsewhere.
+    // Relaxed PCIe ordering speeds RDMA up where the root complex allows it; "try" is safe.
     {"IB_PCI_RELAXED_ORDERING", "try"},
 };
 
-/** Completion of a request whose owner does not care (connect's wireup flush, ep close). */
+/**
+ * Completes req. A tracked request (UCX operations or a notification in flight) is only
+ * finished with its lane worker's lock held, which is also what guards the tracking set.
+ */
 void
-freeRequestCb(void *request, ucs_status_t status, void *user_data) {
-    (void)status;
-    (void)user_data;
-    ucp_request_free(request);
+finishReq(nixlUcxReq &req, nixl_status_t st) {
+    if (req.tracked) {
+        req.lane->worker->inflight.erase(&req);
+        req.tracked = false;
+    }
+    req.phase = nixlUcxReq::phase_t::DONE;
+    req.status.store(st, std::memory_order_release);
 }
 
 void
-finishReq(nixlUcxReq &req, nixl_status_t st) {
-    req.phase = nixlUcxReq::phase_t::DONE;
-    req.status.store(st, std::memory_order_release);
+track(nixlUcxReq &req) {
+    if (!req.tracked) {
+        req.lane->worker->inflight.insert(&req);
+        req.tracked = true;
+    }
 }
 
 /** All UCX operations of req completed (or none was posted); lane worker lock held. */
@@ -150,6 +160,7 @@ void
 amSendCb(void *request, ucs_status_t status, void *user_data) {
     ucp_request_free(request);
     auto *s = static_cast<nixlUcxAmSend *>(user_data);
+    s->worker->sends.erase(s);
     if (s->req != nullptr) {
         nixlUcxReq &req = *s->req;
         req.notifSend = nullptr;
@@ -244,7 +255,11 @@ amRecvCb(void *arg,
     return UCS_OK;
 }
 
-/** Splits "a=1,b=2" into pairs; false on an item without '='. */
+/**
+ * Splits "a=1,b=2" into pairs. An item without '=' continues the previous value, so that
+ * "TLS=sysv,posix,self,RNDV_THRESH=8k" is TLS=sysv,posix,self and RNDV_THRESH=8k; false when
+ * the first item has no '='.
+ */
 bool
 splitPairs(std::string_view s, std::vector<std::pair<std::string, std::string>> &out) {
     size_t pos = 0;
@@ -258,6 +273,11 @@ splitPairs(std::string_view s, std::vector<std::pair<std::string, std::string>> 
             continue;
         }
         size_t eq = item.find('=');
+        if (eq == std::string_view::npos && !out.empty()) {
+            out.back().second += ",";
+            out.back().second.append(item);
+            continue;
+        }
         if (eq == std::string_view::npos || eq == 0) {
             return false;
         }
@@ -309,12 +329,28 @@ nixlUcxWorker::progressLocked() {
 }
 
 void
-nixlUcxWorker::destroyLocked() {
+nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
     if (worker != nullptr) {
         ucp_worker_destroy(worker);
         worker = nullptr;
     }
     ready.clear();
+    // No callback can come any more: what UCX did not complete is finished and freed here.
+    for (nixlUcxAmSend *s : sends) {
+        if (s->req != nullptr) {
+            s->req->notifSend = nullptr;
+        }
+        delete s;
+    }
+    sends.clear();
+    std::unordered_set<nixlUcxReq *> left;
+    left.swap(inflight);
+    for (nixlUcxReq *req : left) {
+        req->tracked = false;
+        req->outstanding = 0;
+        req->notifSend = nullptr;
+        finishReq(*req, pending_status);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -516,8 +552,12 @@ nixlUcxEngine::initUcx() {
                                     << value << " rejected: " << ucs_status_string(st));
             return false;
         }
+        std::string known;
         NIXL_SDK_DEBUG("agent " << localAgent << ": UCX_" << key << "=" << value
-                                << " (engine_config)");
+                                << " (engine_config"
+                                << (nixlUcx::configValue(config, key, known) ?
+                                        ")" :
+                                        "; not a UCP key, left to the transports)"));
     }
     for (const auto &[key, value] : ucx_presets) {
         const std::string env = std::string("UCX_") + key;
@@ -525,14 +565,20 @@ nixlUcxEngine::initUcx() {
         for (const auto &o : overrides) {
             overridden = overridden || o.first == key;
         }
-        if (overridden) {
+        std::string current;
+        if (overridden || !nixlUcx::configValue(config, key, current)) {
+            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value
+                                    << " not applied ("
+                                    << (overridden ? "set by the user" : "unknown to this UCX")
+                                    << ")");
             continue;
         }
         st = ucp_config_modify(config, key, value);
         NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value << ": "
                                 << ucs_status_string(st));
     }
-    const std::string tls = nixlUcx::configTls(config);
+    std::string tls = "all";
+    nixlUcx::configValue(config, "TLS", tls);
     cmaAllowed_ = nixlUcx::tlsAllowsCma(tls);
 
     ucp_params_t params{};
@@ -685,7 +731,7 @@ nixlUcxEngine::~nixlUcxEngine() {
     }
     for (auto &w : home_) {
         std::lock_guard<std::mutex> g(w->lock);
-        w->destroyLocked();
+        w->destroyLocked(NIXL_ERR_NOT_FOUND);
     }
     {
         std::lock_guard<std::mutex> g(workersLock_);
@@ -881,7 +927,7 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
             }
             lane->ep = nullptr;
             if (conn->privateWorkers) {
-                lane->worker->destroyLocked();
+                lane->worker->destroyLocked(NIXL_ERR_REMOTE_DISCONNECT);
             }
         }
         std::lock_guard<std::mutex> g(workersLock_);
@@ -1026,10 +1072,10 @@ nixlUcxEngine::connect(const std::string &remote_agent) {
             continue;
         }
         ucp_request_param_t p{};
-        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
-        p.cb.send = freeRequestCb;
         ucs_status_ptr_t sp = ucp_ep_flush_nbx(lane->ep, &p);
-        if (UCS_PTR_IS_ERR(sp)) {
+        if (UCS_PTR_IS_PTR(sp)) {
+            ucp_request_free(sp); // nobody waits for it; UCX frees it when done
+        } else if (UCS_PTR_IS_ERR(sp)) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX connect to " << remote_agent
                                     << ", lane " << lane->index << ": "
                                     << ucs_status_string(UCS_PTR_STATUS(sp)));
@@ -1063,27 +1109,24 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
         if (lane->ep != nullptr && w.worker != nullptr && !conn.privateWorkers) {
             ucp_request_param_t p{};
             p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            // A failed peer-mode endpoint cannot flush; a live one closes gracefully so that
-            // what was posted before completes.
+            // A failed peer-mode endpoint cannot flush. A live one closes gracefully, without
+            // waiting here: the peer may be an agent of this very thread, and the worker's
+            // later progress (or destruction) completes the close. UCX frees a released
+            // request when it completes, and insists on the release before the worker goes.
             p.flags = conn.peerMode && was_lost ? UCP_EP_CLOSE_FLAG_FORCE : 0;
             ucs_status_ptr_t sp = ucp_ep_close_nbx(lane->ep, &p);
             if (UCS_PTR_IS_PTR(sp)) {
-                auto deadline = std::chrono::steady_clock::now() + close_wait;
-                while (ucp_request_check_status(sp) == UCS_INPROGRESS &&
-                       std::chrono::steady_clock::now() < deadline) {
-                    w.progressLocked();
-                }
-                if (ucp_request_check_status(sp) == UCS_INPROGRESS) {
-                    NIXL_SDK_DEBUG("agent " << localAgent << ": UCX endpoint to " << conn.name
-                                            << " did not close within "
-                                            << close_wait.count() << " s; left to UCX");
-                }
                 ucp_request_free(sp);
+            } else if (UCS_PTR_IS_ERR(sp)) {
+                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX closing the endpoint to "
+                                        << conn.name << ": "
+                                        << ucs_status_string(UCS_PTR_STATUS(sp)));
             }
+            w.progressLocked();
         }
         lane->ep = nullptr;
         if (conn.privateWorkers) {
-            w.destroyLocked();
+            w.destroyLocked(was_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND);
         }
     }
     if (conn.privateWorkers) {
@@ -1148,8 +1191,8 @@ nixlUcxEngine::reapLost(nixlUcxConn &conn) const {
             }
         }
         lane->ep = nullptr;
-        // Completes everything stuck on it with UCS_ERR_CANCELED (callbacks run here).
-        w.destroyLocked();
+        // Completes everything stuck on it (callbacks run here, or destroyLocked finishes them).
+        w.destroyLocked(NIXL_ERR_REMOTE_DISCONNECT);
         any = true;
     }
     if (any) {
@@ -1580,6 +1623,7 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
     s->req = req;
     s->remote = remote;
     s->engine = this;
+    s->worker = lane.worker.get();
     ucp_request_param_t p{};
     p.op_attr_mask =
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
@@ -1605,7 +1649,9 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
     }
     if (req != nullptr) {
         req->notifSend = s.get();
+        track(*req);
     }
+    lane.worker->sends.insert(s.get());
     s.release();
     return NIXL_IN_PROG;
 }
@@ -1620,6 +1666,7 @@ nixlUcxEngine::postUcx(nixlUcxReq &req) const {
             finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
             return NIXL_ERR_REMOTE_DISCONNECT;
         }
+        track(req);
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         p.cb.send = ucxDataCb;
@@ -1811,6 +1858,9 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
         if (req->notifSend != nullptr) {
             req->notifSend->req = nullptr; // the message still goes; nobody waits for it
         }
+        if (req->tracked) {
+            w.inflight.erase(req);
+        }
         NIXL_SDK_WARN("agent " << localAgent << ": UCX released a running " << opName(req->op)
                                << " to " << req->remoteAgent << " after " << req->copied
                                << " of " << req->totalBytes
@@ -1835,6 +1885,9 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
                 req->notifSend = nullptr;
             }
             if (req->outstanding == 0) {
+                if (req->tracked) {
+                    w.inflight.erase(req);
+                }
                 NIXL_SDK_WARN("agent " << localAgent << ": UCX released a running "
                                        << opName(req->op) << " to " << req->remoteAgent
                                        << " once its UCX operations finished; no notification "

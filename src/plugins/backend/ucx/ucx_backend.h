@@ -54,6 +54,7 @@ class nixlUcxEngine;
 class nixlUcxConn;
 class nixlUcxReq;
 class nixlUcxRemoteMD;
+struct nixlUcxAmSend;
 
 /** @brief One UCP worker and the mutex that serialises every use of it. */
 class nixlUcxWorker {
@@ -82,13 +83,23 @@ public:
      * to be sent; sent right after the progress call returns, outside UCX's callback context.
      */
     std::vector<nixlUcxReq *> ready;
+    /**
+     * Requests with UCX operations on this worker, and active messages in flight. UCX 1.13
+     * does not call back every operation of a worker it destroys, so destroyLocked finishes
+     * what is left here itself.
+     */
+    std::unordered_set<nixlUcxReq *> inflight;
+    std::unordered_set<nixlUcxAmSend *> sends;
 
     /** Progresses until UCX reports no more work, then sends ready notifications. */
     unsigned
     progressLocked();
-    /** Destroys the UCP worker; outstanding operations complete with UCS_ERR_CANCELED. */
+    /**
+     * Destroys the UCP worker. Operations UCX cancels complete through their callbacks; the
+     * requests still in flight afterwards finish with pending_status.
+     */
     void
-    destroyLocked();
+    destroyLocked(nixl_status_t pending_status);
 };
 
 /** @brief One endpoint of a connection, on one worker. */
@@ -165,6 +176,7 @@ struct nixlUcxAmSend {
     nixlUcxReq *req = nullptr; ///< the transfer it completes, nullptr for genNotif
     std::string remote; ///< for log lines
     const nixlUcxEngine *engine = nullptr;
+    nixlUcxWorker *worker = nullptr;
 };
 
 /** @brief A prepared transfer. */
@@ -208,6 +220,7 @@ public:
     ucs_status_t ucxError = UCS_OK;
     size_t failedDesc = SIZE_MAX;
     bool dropNotif = false;
+    bool tracked = false; ///< in lane->worker->inflight
     nixlUcxAmSend *notifSend = nullptr;
 };
 

@@ -293,32 +293,31 @@ epTransports(ucp_ep_h ep) {
     return out.empty() ? std::string("(no lanes)") : out;
 }
 
-std::string
-configTls(const ucp_config_t *config) {
+bool
+configValue(const ucp_config_t *config, const std::string &key, std::string &value) {
     char *buf = nullptr;
     size_t size = 0;
     FILE *f = ::open_memstream(&buf, &size);
     if (f == nullptr) {
-        return "all";
+        return false;
     }
     ucp_config_print(config, f, nullptr, UCS_CONFIG_PRINT_CONFIG);
     std::fclose(f);
     std::string text(buf != nullptr ? buf : "", size);
     std::free(buf);
-    const std::string key = "UCX_TLS=";
+    const std::string prefix = "UCX_" + key + "=";
     size_t pos = 0;
-    while ((pos = text.find(key, pos)) != std::string::npos) {
+    while ((pos = text.find(prefix, pos)) != std::string::npos) {
         if (pos == 0 || text[pos - 1] == '\n') {
             size_t eol = text.find('\n', pos);
-            return std::string(
-                trim(std::string_view(text).substr(pos + key.size(),
-                                                   eol == std::string::npos ?
-                                                       std::string::npos :
-                                                       eol - pos - key.size())));
+            value = std::string(trim(std::string_view(text).substr(
+                pos + prefix.size(),
+                eol == std::string::npos ? std::string::npos : eol - pos - prefix.size())));
+            return true;
         }
-        pos += key.size();
+        pos += prefix.size();
     }
-    return "all";
+    return false;
 }
 
 } // namespace nixlUcx

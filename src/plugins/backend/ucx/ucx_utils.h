@@ -92,9 +92,12 @@ statusFromUcs(ucs_status_t st, bool peer_lost);
 std::string
 epTransports(ucp_ep_h ep);
 
-/** The value UCX_TLS has in a UCX configuration ("all" when it cannot be read). */
-std::string
-configTls(const ucp_config_t *config);
+/**
+ * The value of UCX_<key> in a UCP configuration; false when this UCX has no such UCP-level
+ * key (transport-level keys are not listed there).
+ */
+bool
+configValue(const ucp_config_t *config, const std::string &key, std::string &value);
 
 /**
  * @brief Appends fixed-size native-endian fields and length-prefixed byte strings. Connection

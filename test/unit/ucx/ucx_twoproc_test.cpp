@@ -1,0 +1,272 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Agents in two (or three) processes: this test process and peers re-executed from it, with
+// metadata handed over a socketpair. Data is checked byte for byte on the side that receives
+// it; the peer checks its buffer the moment a notification arrives, which proves the order.
+// A peer killed with SIGKILL in the middle of a transfer must surface as
+// NIXL_ERR_REMOTE_DISCONNECT well before the hang deadline, and other peers keep working.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "ucx_test_utils.h"
+
+using namespace nixl_ucx_test;
+
+namespace {
+
+struct procParam {
+    const char *name;
+    bool direct;
+    bool progThread;
+};
+
+class ucxTwoProcTest : public ::testing::TestWithParam<procParam> {
+protected:
+    ucxSetup
+    setup() const {
+        ucxSetup s;
+        s.params["ucx_direct_cma"] = GetParam().direct ? "yes" : "no";
+        s.progThread = GetParam().progThread;
+        return s;
+    }
+
+    /** Starts peer name and exchanges metadata with the local agent. */
+    std::unique_ptr<peerProcess>
+    startPeer(const std::string &name, size_t buf_size, bool poll_idle = true) {
+        peerConfig cfg;
+        cfg.name = name;
+        cfg.bufSize = buf_size;
+        cfg.setup = setup();
+        cfg.pollWhileIdle = poll_idle;
+        auto p = std::make_unique<peerProcess>();
+        std::string err;
+        if (!p->start(cfg, err)) {
+            ADD_FAILURE() << err;
+            return nullptr;
+        }
+        std::string got;
+        if (a_->agent->loadRemoteMD(p->md(), got) != NIXL_SUCCESS || got != name ||
+            !p->loadMD(a_->md())) {
+            ADD_FAILURE() << "metadata exchange with " << name << " failed";
+            return nullptr;
+        }
+        return p;
+    }
+
+    void
+    SetUp() override {
+        a_ = ucxAgent::make("A", setup());
+        ASSERT_TRUE(a_);
+        buf_ = std::make_unique<testMem>(64 << 20);
+        ASSERT_EQ(a_->registerDram(buf_->addr(), buf_->size()), NIXL_SUCCESS);
+    }
+
+    nixl_status_t
+    xfer(nixl_xfer_op_t op,
+         size_t loff,
+         const peerProcess &peer,
+         size_t roff,
+         size_t len,
+         const std::optional<std::string> &notif = std::nullopt) {
+        nixl_opt_args_t extra;
+        extra.notif = notif;
+        nixlXferReqH *req = nullptr;
+        nixl_status_t st = a_->agent->createXferReq(op,
+                                                    xferList({{buf_->addr() + loff, len}}),
+                                                    xferList({{peer.bufAddr() + roff, len}}),
+                                                    peer.name(),
+                                                    req,
+                                                    &extra);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+        st = runXfer(*a_->agent, req, [&] { box_.poll(*a_->agent); });
+        EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+        return st;
+    }
+
+    std::unique_ptr<testMem> buf_;
+    std::unique_ptr<ucxAgent> a_;
+    notifBox box_;
+};
+
+TEST_P(ucxTwoProcTest, WriteReadAndNotificationOrder) {
+    auto b = startPeer("B", 64 << 20);
+    ASSERT_TRUE(b);
+    for (uint32_t round = 0; round < 5; ++round) {
+        const size_t len = round == 4 ? (64 << 20) : (1 << 20) + round * 4099;
+        fillPattern(buf_->data(), len, 40 + round);
+        const std::string tag = "w" + std::to_string(round);
+        ASSERT_EQ(b->cmd("expect A " + tag + " " + std::to_string(40 + round) + " 0 " +
+                         std::to_string(len)),
+                  "ok");
+        ASSERT_EQ(xfer(NIXL_WRITE, 0, *b, 0, len, tag), NIXL_SUCCESS);
+        ASSERT_EQ(b->cmd("await " + tag), "ok") << "round " << round;
+    }
+    // READ: B fills, A reads and checks, B gets the notification.
+    ASSERT_EQ(b->cmd("fill 77 4096 3000000"), "ok");
+    ASSERT_EQ(b->cmd("expect A r1"), "ok");
+    std::memset(buf_->data(), 0, 3000000);
+    ASSERT_EQ(xfer(NIXL_READ, 0, *b, 4096, 3000000, "r1"), NIXL_SUCCESS);
+    EXPECT_EQ(firstMismatch(buf_->data(), 3000000, 77), -1);
+    EXPECT_EQ(b->cmd("await r1"), "ok");
+}
+
+TEST_P(ucxTwoProcTest, ThousandsOfDescriptorsAndLargeNotification) {
+    auto b = startPeer("B", 16 << 20);
+    ASSERT_TRUE(b);
+    // 8192 descriptors of 1 KiB in reverse order; the pattern depends on the offset, so a
+    // descriptor landing anywhere but its place shows up in B's check.
+    const size_t kib = 8192;
+    ASSERT_EQ(b->cmd("fill 1 0 " + std::to_string(kib * 1024)), "ok");
+    fillPattern(buf_->data(), kib * 1024, 55);
+    std::vector<std::pair<uintptr_t, size_t>> l;
+    std::vector<std::pair<uintptr_t, size_t>> r;
+    for (size_t j = 0; j < kib; ++j) {
+        const size_t k = kib - 1 - j;
+        l.emplace_back(buf_->addr() + k * 1024, 1024);
+        r.emplace_back(b->bufAddr() + k * 1024, 1024);
+    }
+    const std::string big = patternString(6 << 20, 99);
+    nixl_opt_args_t extra;
+    extra.notif = big;
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_WRITE, xferList(l), xferList(r), "B", req, &extra),
+              NIXL_SUCCESS);
+    ASSERT_EQ(runXfer(*a_->agent, req, [&] { box_.poll(*a_->agent); }), NIXL_SUCCESS);
+    a_->agent->releaseXferReq(req);
+    EXPECT_EQ(b->cmd("check 55 0 " + std::to_string(kib * 1024)), "ok");
+    EXPECT_EQ(b->cmd("awaitpattern A " + std::to_string(big.size()) + " 99"), "ok");
+    // And back: A reads them all into a cleared buffer.
+    std::memset(buf_->data(), 0, kib * 1024);
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_READ, xferList(l), xferList(r), "B", req),
+              NIXL_SUCCESS);
+    ASSERT_EQ(runXfer(*a_->agent, req, [&] { box_.poll(*a_->agent); }), NIXL_SUCCESS);
+    a_->agent->releaseXferReq(req);
+    EXPECT_EQ(firstMismatch(buf_->data(), kib * 1024, 55), -1);
+}
+
+TEST_P(ucxTwoProcTest, PeerAsInitiatorAndStandaloneNotifs) {
+    auto b = startPeer("B", 4 << 20);
+    ASSERT_TRUE(b);
+    ASSERT_EQ(b->cmd("fill 123 0 2000000"), "ok");
+    std::memset(buf_->data(), 0, 2000000);
+    // B writes into A; A must progress (it may be a UCX-path target), so B's command runs
+    // while this thread polls.
+    std::string reply;
+    std::thread t([&] {
+        reply = b->cmd("xfer WRITE A 0 " + std::to_string(buf_->addr()) + " 2000000 fromB");
+    });
+    EXPECT_TRUE(waitFor([&] {
+        box_.poll(*a_->agent);
+        return box_.count("B", "fromB") == 1;
+    }));
+    t.join();
+    EXPECT_EQ(reply, "ok");
+    EXPECT_EQ(firstMismatch(buf_->data(), 2000000, 123), -1);
+    ASSERT_EQ(b->cmd("gennotif A ping"), "ok");
+    EXPECT_TRUE(waitFor([&] {
+        box_.poll(*a_->agent);
+        return box_.count("B", "ping") == 1;
+    }));
+    ASSERT_EQ(b->cmd("expect A pong"), "ok");
+    ASSERT_EQ(a_->agent->genNotif("B", "pong"), NIXL_SUCCESS);
+    EXPECT_EQ(b->cmd("await pong"), "ok");
+}
+
+TEST_P(ucxTwoProcTest, PeerKilledMidTransfer) {
+    auto b = startPeer("B", 64 << 20);
+    auto c = startPeer("C", 4 << 20);
+    ASSERT_TRUE(b && c);
+    const size_t len = 64 << 20;
+    fillPattern(buf_->data(), len, 8);
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_WRITE, xferList({{buf_->addr(), len}}),
+                                       xferList({{b->bufAddr(), len}}), "B", req),
+              NIXL_SUCCESS);
+    // Post until a post is still running, then kill B under it.
+    nixl_status_t st = NIXL_SUCCESS;
+    for (int i = 0; i < 100 && st != NIXL_IN_PROG; ++i) {
+        st = a_->agent->postXferReq(req);
+        if (st == NIXL_SUCCESS) {
+            continue;
+        }
+        ASSERT_EQ(st, NIXL_IN_PROG);
+    }
+    ASSERT_EQ(st, NIXL_IN_PROG) << "never caught the transfer running";
+    b->kill();
+    // Not reaped yet: B is a zombie, which must count as dead.
+    st = waitXfer(*a_->agent, req, [&] { box_.poll(*a_->agent); });
+    EXPECT_TRUE(st == NIXL_ERR_REMOTE_DISCONNECT) << nixlEnumStrings::statusStr(st);
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+    b->wait();
+
+    // The agent dropped B; C is unaffected.
+    EXPECT_EQ(a_->agent->genNotif("B", "late"), NIXL_ERR_NOT_FOUND);
+    fillPattern(buf_->data(), 1 << 20, 9);
+    ASSERT_EQ(c->cmd("expect A afterB 9 0 1048576"), "ok");
+    ASSERT_EQ(xfer(NIXL_WRITE, 0, *c, 0, 1 << 20, "afterB"), NIXL_SUCCESS);
+    EXPECT_EQ(c->cmd("await afterB"), "ok");
+}
+
+TEST_P(ucxTwoProcTest, PeerKilledWhileIdle) {
+    auto b = startPeer("B", 1 << 20);
+    ASSERT_TRUE(b);
+    fillPattern(buf_->data(), 4096, 4);
+    ASSERT_EQ(xfer(NIXL_WRITE, 0, *b, 0, 4096), NIXL_SUCCESS);
+    b->kill();
+    b->wait();
+    // Either the post or the status poll reports it; never a hang.
+    nixl_status_t st = xfer(NIXL_WRITE, 0, *b, 0, 4096, "x");
+    EXPECT_EQ(st, NIXL_ERR_REMOTE_DISCONNECT) << nixlEnumStrings::statusStr(st);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths,
+                         ucxTwoProcTest,
+                         ::testing::Values(procParam{"direct", true, false},
+                                           procParam{"direct_pt", true, true},
+                                           procParam{"ucp", false, false},
+                                           procParam{"ucp_pt", false, true}),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+TEST(ucxTwoProc, TargetProgressThreadWithoutPolling) {
+    // UCX-path WRITE to a peer that blocks on its command socket: only its progress thread
+    // can complete the software RMA and queue the notification.
+    ucxSetup s;
+    s.params["ucx_direct_cma"] = "no";
+    auto a = ucxAgent::make("A", s);
+    ASSERT_TRUE(a);
+    testMem buf(4 << 20);
+    ASSERT_EQ(a->registerDram(buf.addr(), buf.size()), NIXL_SUCCESS);
+    peerConfig cfg;
+    cfg.name = "B";
+    cfg.bufSize = 4 << 20;
+    cfg.setup = s;
+    cfg.setup.progThread = true;
+    cfg.pollWhileIdle = false;
+    peerProcess b;
+    std::string err;
+    ASSERT_TRUE(b.start(cfg, err)) << err;
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(b.md(), name), NIXL_SUCCESS);
+    ASSERT_TRUE(b.loadMD(a->md()));
+    ASSERT_EQ(b.cmd("expect A quiet 17 0 4194304"), "ok");
+    fillPattern(buf.data(), buf.size(), 17);
+    nixl_opt_args_t extra;
+    extra.notif = "quiet";
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a->agent->createXferReq(NIXL_WRITE, xferList({{buf.addr(), buf.size()}}),
+                                      xferList({{b.bufAddr(), buf.size()}}), "B", req, &extra),
+              NIXL_SUCCESS);
+    ASSERT_EQ(runXfer(*a->agent, req), NIXL_SUCCESS);
+    a->agent->releaseXferReq(req);
+    EXPECT_EQ(b.cmd("await quiet"), "ok");
+}
+
+} // namespace
