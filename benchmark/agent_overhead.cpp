@@ -733,18 +733,32 @@ public:
     std::map<std::string, result_t> results;
 };
 
-bool
+enum class lookup_t { FOUND, MISSING, FAILED };
+
+lookup_t
 lookup(const collectingReporter &rep, const std::string &name, double &ns, double &allocs) {
     auto it = rep.results.find(name);
-    if (it == rep.results.end() || it->second.failed || it->second.runs == 0) {
-        return false;
+    if (it == rep.results.end()) {
+        return lookup_t::MISSING;
+    }
+    if (it->second.failed || it->second.runs == 0) {
+        return lookup_t::FAILED;
     }
     ns = it->second.nsSum / it->second.runs;
     allocs = it->second.allocsSum / it->second.runs;
-    return true;
+    return lookup_t::FOUND;
 }
 
-/** Prints the ratio table; returns false when --nixl_check finds a problem. */
+void
+printCell(bool found, double ns) {
+    if (found) {
+        std::printf("%14.1f ", ns);
+    } else {
+        std::printf("%14s ", "-");
+    }
+}
+
+/** Prints the ratio table; returns false when a benchmark failed or the prepped path allocated. */
 bool
 printRatios(const collectingReporter &rep) {
     bool good = true;
@@ -759,33 +773,45 @@ printRatios(const collectingReporter &rep) {
                 "direct_prepped",
                 "ratio",
                 "prepped allocs");
+    for (const auto &[name, r] : rep.results) {
+        if (r.failed) {
+            std::printf("%s failed\n", name.c_str());
+            good = false;
+        }
+    }
     for (int n : desc_counts) {
         const std::string arg = "/" + std::to_string(n);
-        double ac = 0, dc = 0, ap = 0, dp = 0;
-        double ac_allocs = 0, dc_allocs = 0, ap_allocs = 0, dp_allocs = 0;
-        bool have_create = lookup(rep, "agent_create" + arg, ac, ac_allocs) &&
-            lookup(rep, "direct_create" + arg, dc, dc_allocs);
-        bool have_prepped = lookup(rep, "agent_prepped" + arg, ap, ap_allocs) &&
-            lookup(rep, "direct_prepped" + arg, dp, dp_allocs);
-        if (!have_create || !have_prepped) {
-            std::printf("%-6d (a benchmark failed or was filtered out)\n", n);
-            good = false;
-            continue;
+        double ns[4] = {0, 0, 0, 0};
+        double allocs[4] = {0, 0, 0, 0};
+        const char *names[4] = {"agent_create", "direct_create", "agent_prepped", "direct_prepped"};
+        bool found[4];
+        for (int i = 0; i < 4; ++i) {
+            found[i] = lookup(rep, names[i] + arg, ns[i], allocs[i]) == lookup_t::FOUND;
         }
-        std::printf("%-6d %14.1f %14.1f %8.2f   %14.1f %14.1f %8.2f %14.3f\n",
-                    n,
-                    ac,
-                    dc,
-                    ac / dc,
-                    ap,
-                    dp,
-                    ap / dp,
-                    ap_allocs);
-        if (ap_allocs != 0.0) {
-            std::printf("       agent_prepped/%d allocates on the hot path (%.3f per transfer)\n",
-                        n,
-                        ap_allocs);
-            good = false;
+        std::printf("%-6d", n);
+        for (int pair = 0; pair < 2; ++pair) {
+            const int a = 2 * pair;
+            const int d = a + 1;
+            std::printf(pair == 0 ? " " : "   ");
+            printCell(found[a], ns[a]);
+            printCell(found[d], ns[d]);
+            if (found[a] && found[d] && ns[d] > 0) {
+                std::printf("%8.2f", ns[a] / ns[d]);
+            } else {
+                std::printf("%8s", "-");
+            }
+        }
+        if (found[2]) {
+            std::printf(" %14.3f\n", allocs[2]);
+            if (allocs[2] != 0.0) {
+                std::printf("       agent_prepped/%d allocates on the hot path (%.3f per "
+                            "transfer)\n",
+                            n,
+                            allocs[2]);
+                good = false;
+            }
+        } else {
+            std::printf(" %14s\n", "-");
         }
     }
     return good;

@@ -102,8 +102,6 @@ TEST_F(agentXferTest, CreateXferReqInvalidParam) {
     EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent A"}));
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->createXferReq(NIXL_WRITE, empty, empty, "B", req));
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->createXferReq(NIXL_WRITE, l1, r1_short, "B", req));
-    EXPECT_EQ(NIXL_ERR_INVALID_PARAM,
-              a_->createXferReq(static_cast<nixl_xfer_op_t>(7), l1, r1, "B", req));
     nixl_opt_args_t foreign;
     foreign.backends = {hb_};
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->createXferReq(NIXL_WRITE, l1, r1, "B", req, &foreign));
@@ -267,8 +265,6 @@ TEST_F(agentXferTest, MakeXferReqInvalidParam) {
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->makeXferReq(NIXL_WRITE, local, {0}, nullptr, {0}, req));
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM,
               a_->makeXferReq(NIXL_WRITE, b_local, {0}, b_remote, {0}, req));
-    EXPECT_EQ(NIXL_ERR_INVALID_PARAM,
-              a_->makeXferReq(static_cast<nixl_xfer_op_t>(9), local, {0}, remote, {0}, req));
     // A backend hint that is not in the lists.
     nixl_opt_args_t foreign;
     foreign.backends = {hb_};

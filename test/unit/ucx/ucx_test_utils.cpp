@@ -63,6 +63,22 @@ testMem::unmap() {
 }
 
 bool
+cmaInTls() {
+    const char *tls = std::getenv("UCX_TLS");
+    if (tls == nullptr || *tls == '\0') {
+        return true;
+    }
+    std::string t(tls);
+    const bool exclude = t[0] == '^';
+    bool named = false;
+    for (const char *item : {"all", "sm", "shm", "cma"}) {
+        std::string s = "," + t.substr(exclude ? 1 : 0) + ",";
+        named = named || s.find("," + std::string(item) + ",") != std::string::npos;
+    }
+    return exclude ? !named : named;
+}
+
+bool
 waitFor(const std::function<bool()> &pred, std::chrono::steady_clock::duration deadline) {
     const auto end = std::chrono::steady_clock::now() + deadline;
     while (!pred()) {

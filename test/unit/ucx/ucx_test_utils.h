@@ -90,6 +90,10 @@ private:
     size_t len_ = 0;
 };
 
+/** Whether UCX_TLS (as this process sees it) leaves cma, and so the direct path, enabled. */
+bool
+cmaInTls();
+
 /** Polls pred until it is true or the deadline passes; true if it became true. */
 bool
 waitFor(const std::function<bool()> &pred,

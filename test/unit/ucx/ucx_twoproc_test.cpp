@@ -56,6 +56,17 @@ protected:
             ADD_FAILURE() << "metadata exchange with " << name << " failed";
             return nullptr;
         }
+        // One notification each way, so that UCX's wireup is over before a test kills the
+        // peer (UCX 1.13 can abort on a tcp endpoint failing with a wireup message queued).
+        if (p->cmd("expect A hello") != "ok" || a_->agent->genNotif(name, "hello") != NIXL_SUCCESS ||
+            p->cmd("await hello") != "ok" || p->cmd("gennotif A hi") != "ok" ||
+            !waitFor([&] {
+                box_.poll(*a_->agent);
+                return box_.count(name, "hi") == 1;
+            })) {
+            ADD_FAILURE() << "handshake with " << name << " failed";
+            return nullptr;
+        }
         return p;
     }
 

@@ -580,6 +580,7 @@ nixlUcxEngine::initUcx() {
     std::string tls = "all";
     nixlUcx::configValue(config, "TLS", tls);
     cmaAllowed_ = nixlUcx::tlsAllowsCma(tls);
+    shmAllowed_ = nixlUcx::tlsAllowsShm(tls);
 
     ucp_params_t params{};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
@@ -908,7 +909,9 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
                                 << ", which has exited");
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
-    conn->peerMode = cfg_.peerErrMode && !conn->local;
+    // "none" only where it buys the shared-memory transports (UCX 1.13 drops them in peer
+    // mode); a same-host peer reached over tcp anyway keeps UCX's own failure handling.
+    conn->peerMode = cfg_.peerErrMode && !(conn->local && shmAllowed_);
     // Operations on a "none" endpoint to a process that died can only be completed by
     // destroying their worker, so same-host peers in other processes get workers of their own.
     conn->privateWorkers = conn->watched;

@@ -387,6 +387,7 @@ private:
     uint64_t pthrDelayUs_ = 0;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
+    bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
     bool cmaWorks_ = false; ///< process_vm_readv is permitted in this process
 
     ucp_context_h ctx_ = nullptr;

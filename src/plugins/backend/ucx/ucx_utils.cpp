@@ -144,33 +144,54 @@ trim(std::string_view s) {
     return s;
 }
 
+namespace {
+
+    /** Whether tls (UCX_TLS syntax, "^" excludes) enables one of the given names. */
+    bool
+    tlsEnables(std::string_view tls, std::initializer_list<std::string_view> names) {
+        tls = trim(tls);
+        if (tls.empty()) {
+            return true; // unset means all
+        }
+        bool exclude = false;
+        if (tls.front() == '^') {
+            exclude = true;
+            tls.remove_prefix(1);
+        }
+        bool named = false;
+        size_t pos = 0;
+        while (pos <= tls.size()) {
+            size_t comma = tls.find(',', pos);
+            std::string_view item = trim(tls.substr(
+                pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+            for (std::string_view n : names) {
+                named = named || item == n;
+            }
+            if (comma == std::string_view::npos) {
+                break;
+            }
+            pos = comma + 1;
+        }
+        return exclude ? !named : named;
+    }
+
+} // namespace
+
 bool
 tlsAllowsCma(std::string_view tls) {
-    tls = trim(tls);
-    bool exclude = false;
-    if (!tls.empty() && tls.front() == '^') {
-        exclude = true;
-        tls.remove_prefix(1);
+    return tlsEnables(tls, {"all", "sm", "shm", "cma"});
+}
+
+bool
+tlsAllowsShm(std::string_view tls) {
+    std::string_view t = trim(tls);
+    if (!t.empty() && t.front() == '^') {
+        // Excluding some shared-memory transports leaves the others unless all are named.
+        return !tlsEnables(t.substr(1), {"all", "sm", "shm"}) &&
+            !(tlsEnables(t.substr(1), {"sysv"}) && tlsEnables(t.substr(1), {"posix"}) &&
+              tlsEnables(t.substr(1), {"cma"}));
     }
-    bool named = false;
-    size_t pos = 0;
-    while (pos <= tls.size()) {
-        size_t comma = tls.find(',', pos);
-        std::string_view item =
-            trim(tls.substr(pos, comma == std::string_view::npos ? std::string_view::npos :
-                                                                    comma - pos));
-        if (item == "all" || item == "sm" || item == "shm" || item == "cma") {
-            named = true;
-        }
-        if (comma == std::string_view::npos) {
-            break;
-        }
-        pos = comma + 1;
-    }
-    if (tls.empty()) {
-        return true; // unset means all
-    }
-    return exclude ? !named : named;
+    return tlsEnables(t, {"all", "sm", "shm", "sysv", "posix", "cma"});
 }
 
 bool

@@ -68,6 +68,10 @@ probeProcess(int32_t pid, uint64_t start_time);
 bool
 tlsAllowsCma(std::string_view tls);
 
+/** True when a UCX_TLS value leaves a shared-memory transport (sysv, posix, cma) enabled. */
+bool
+tlsAllowsShm(std::string_view tls);
+
 /** Parses "yes/no/true/false/1/0/on/off"; false on anything else. */
 bool
 parseBool(std::string_view s, bool &out);
