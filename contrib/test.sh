@@ -7,12 +7,14 @@
 #   2. meson test -C build: every suite except 'fuzz';
 #   3. fuzzing pass (when clang++-14 is installed): configures `build-fuzz` with clang,
 #      libFuzzer and ASan+UBSan, builds the fuzz targets and runs the 'fuzz' suite;
+#   3b. ThreadSanitizer build of the agent and TEST backend tests (concurrency);
 #   4. the install check (test/install/check_install.sh), counted as one test.
 # The last line is the summary, e.g. "tests: 57 passed, 0 failed", counted from meson's
 # testlog.json files (OK and EXPECTEDFAIL pass, SKIP is not counted, anything else fails) plus
 # the install check. Exit status is non-zero when anything failed.
 #
 # Environment: NIXL_TEST_JOBS (default 2) parallel tests; NIXL_SKIP_FUZZ=1 skips step 3;
+# NIXL_SKIP_TSAN=1 skips step 3b;
 # NIXL_MESON_TEST_ARGS adds arguments to every meson test call (e.g. --timeout-multiplier 2).
 # Does not install packages: run contrib/install-deps.sh first on a fresh machine.
 set -uo pipefail
@@ -168,6 +170,32 @@ PY
         run_meson_test "fuzz" build-fuzz --suite fuzz --no-rebuild
     else
         record "build-fuzz" "FAILED" "$start"
+        extra_failed=$((extra_failed + 1))
+    fi
+fi
+
+# 3b. ThreadSanitizer pass over the tests that run the agent from several threads.
+if [ "${NIXL_SKIP_TSAN:-0}" = "1" ]; then
+    phase_lines+=("  tsan                         skipped (NIXL_SKIP_TSAN=1)")
+else
+    banner "configure and build: build-tsan (ThreadSanitizer)"
+    start=$(now)
+    tsan_ok=1
+    if ! configure build-tsan -Db_sanitize=thread -Db_lundef=false \
+        -Dbuild_benchmarks=false -Dbuild_examples=false; then
+        tsan_ok=0
+    elif ! ninja -C build-tsan src/plugins/libplugin_TEST.so test/unit/agent/agent_test \
+        test/unit/test_backend/test_backend_test $(cd build-tsan && ninja -t targets all \
+        | sed -n 's|^\(test/plugins/[^:]*\.so\):.*|\1|p'); then
+        tsan_ok=0
+    fi
+    if [ "$tsan_ok" -eq 1 ]; then
+        record "build-tsan" "ok" "$start"
+        banner "meson test -C build-tsan agent test_backend"
+        UCX_MEM_EVENTS=no TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+            run_meson_test "tsan" build-tsan --no-rebuild agent test_backend
+    else
+        record "build-tsan" "FAILED" "$start"
         extra_failed=$((extra_failed + 1))
     fi
 fi

@@ -809,7 +809,8 @@ namespace detail {
             ip.enableTelemetry_ = p->enable_telemetry != 0;
             auto engine = std::make_unique<Engine>(&ip);
             if (engine->getInitErr()) {
-                NIXL_SDK_ERROR("backend " << ip.type << " of agent " << ip.localAgent
+                // The engine logged the cause when it set initErr; one ERROR line per event.
+                NIXL_SDK_DEBUG("backend " << ip.type << " of agent " << ip.localAgent
                                           << " failed to initialise");
                 return NIXL_ERR_BACKEND;
             }

@@ -9,6 +9,8 @@
 // remote record: no allocation, no string building, no lookup.
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
 
 #include "agent/agent_data.h"
 #include "agent/agent_internal.h"
@@ -135,6 +137,18 @@ registerRequest(nixlAgentData &data, nixlXferReqH *req) {
     data.requests.insert(req);
 }
 
+/**
+ * True for NIXL_READ and NIXL_WRITE. Reads the raw bits: a caller may pass any integer cast to
+ * the enum, and loading an out-of-range enum value directly is undefined behaviour.
+ */
+bool
+validOp(const nixl_xfer_op_t &op) noexcept {
+    std::underlying_type_t<nixl_xfer_op_t> raw;
+    static_assert(sizeof(raw) == sizeof(op));
+    std::memcpy(&raw, &op, sizeof(raw));
+    return raw == NIXL_READ || raw == NIXL_WRITE;
+}
+
 } // namespace
 
 nixl_status_t
@@ -211,9 +225,9 @@ nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
                        nixlXferReqH *&req_hndl,
                        const nixl_opt_args_t *extra_params) const {
     nixlReadGuard guard(data->lock);
-    if (operation != NIXL_READ && operation != NIXL_WRITE) {
-        NIXL_ERROR << "agent " << data->name << ": makeXferReq: bad operation "
-                   << static_cast<int>(operation);
+    if (!validOp(operation)) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: operation is neither "
+                   << "NIXL_READ nor NIXL_WRITE";
         return NIXL_ERR_INVALID_PARAM;
     }
     {
@@ -358,9 +372,9 @@ nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
                          nixlXferReqH *&req_hndl,
                          const nixl_opt_args_t *extra_params) const {
     nixlReadGuard guard(data->lock);
-    if (operation != NIXL_READ && operation != NIXL_WRITE) {
-        NIXL_ERROR << "agent " << data->name << ": createXferReq: bad operation "
-                   << static_cast<int>(operation);
+    if (!validOp(operation)) {
+        NIXL_ERROR << "agent " << data->name << ": createXferReq: operation is neither "
+                   << "NIXL_READ nor NIXL_WRITE";
         return NIXL_ERR_INVALID_PARAM;
     }
     if (nixlHasForeignHint(*data, extra_params)) {
