@@ -230,6 +230,39 @@ TEST_F(agentMetadataTest, MetadataOfDestroyedAgentDisconnects) {
     EXPECT_EQ(NIXL_SUCCESS, a_->releaseXferReq(req));
 }
 
+TEST_F(agentMetadataTest, FailedLoadRollsBack) {
+    // A well-formed blob whose second descriptor carries public data the backend refuses.
+    nixl_blob_t good;
+    ASSERT_EQ(NIXL_SUCCESS, b_->getLocalMD(good));
+    nixlMdBlob decoded;
+    std::string error;
+    ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(good, decoded, error)) << error;
+    ASSERT_EQ(1u, decoded.sections.size());
+    ASSERT_EQ(3u, decoded.sections[0].descs.size());
+    decoded.sections[0].descs[1].publicData = "not a TEST record";
+    const nixl_blob_t bad = nixlMdEncode(decoded);
+
+    // Unknown agent: nothing of it is kept.
+    std::string name;
+    EXPECT_NE(NIXL_SUCCESS, a_->loadRemoteMD(bad, name));
+    EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
+
+    // Known agent (connection info loaded): the descriptors this call loaded are unloaded
+    // again, the earlier state stays.
+    nixl_blob_t conn;
+    ASSERT_EQ(NIXL_SUCCESS, b_->getLocalPartialMD(nixl_reg_dlist_t(DRAM_SEG), conn));
+    ASSERT_EQ(NIXL_SUCCESS, a_->loadRemoteMD(conn, name));
+    EXPECT_NE(NIXL_SUCCESS, a_->loadRemoteMD(bad, name));
+    EXPECT_EQ(NIXL_SUCCESS, a_->checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
+    for (const testBuffer *buf : {&b0_, &b1_, &b2_}) {
+        EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->checkRemoteMD("B", xferList({buf->desc()})));
+    }
+    // The good blob still loads completely afterwards.
+    ASSERT_EQ(NIXL_SUCCESS, a_->loadRemoteMD(good, name));
+    EXPECT_EQ(NIXL_SUCCESS, writeToB(b1_, 512));
+    EXPECT_TRUE(holdsPattern(b1_, 1));
+}
+
 // ---- corrupted blobs ----
 
 class agentBlobCorruptionTest : public agentMetadataTest {

@@ -15,6 +15,24 @@ constexpr size_t chunk = 64;
 constexpr size_t chunks = 16;
 constexpr size_t buf_len = chunk * chunks;
 
+/**
+ * An operation object holding 7, neither NIXL_READ nor NIXL_WRITE. Made by copying bytes: a
+ * static_cast of an out-of-range value to this enum (no fixed underlying type) would itself be
+ * undefined; the agent is expected to inspect the bytes the same way.
+ */
+const nixl_xfer_op_t &
+badOp() {
+    static nixl_xfer_op_t op = NIXL_READ;
+    static const bool filled = [] {
+        const uint32_t raw = 7;
+        static_assert(sizeof(op) == sizeof(raw));
+        std::memcpy(&op, &raw, sizeof(raw));
+        return true;
+    }();
+    (void)filled;
+    return op; // a reference: the invalid value is never loaded here
+}
+
 /** Two agents A and B with the TEST backend, each with two registered buffers, MD exchanged. */
 class agentXferTest : public agentTest {
 protected:
@@ -102,6 +120,7 @@ TEST_F(agentXferTest, CreateXferReqInvalidParam) {
     EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent A"}));
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->createXferReq(NIXL_WRITE, empty, empty, "B", req));
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->createXferReq(NIXL_WRITE, l1, r1_short, "B", req));
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->createXferReq(badOp(), l1, r1, "B", req));
     nixl_opt_args_t foreign;
     foreign.backends = {hb_};
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->createXferReq(NIXL_WRITE, l1, r1, "B", req, &foreign));
@@ -265,6 +284,7 @@ TEST_F(agentXferTest, MakeXferReqInvalidParam) {
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->makeXferReq(NIXL_WRITE, local, {0}, nullptr, {0}, req));
     EXPECT_EQ(NIXL_ERR_INVALID_PARAM,
               a_->makeXferReq(NIXL_WRITE, b_local, {0}, b_remote, {0}, req));
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->makeXferReq(badOp(), local, {0}, remote, {0}, req));
     // A backend hint that is not in the lists.
     nixl_opt_args_t foreign;
     foreign.backends = {hb_};

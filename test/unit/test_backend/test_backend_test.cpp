@@ -1088,6 +1088,50 @@ TEST_F(testBackend, PrepRejectsInconsistentListsNamingTheDescriptor) {
     EXPECT_EQ(s.a.release(req), NIXL_PLUGIN_SUCCESS);
 }
 
+TEST_F(testBackend, UnknownOperationsAndMemoryKindsAreRefused) {
+    pairSetup s;
+    ASSERT_TRUE(s.ok());
+    nixl_be_req_t *req = nullptr;
+
+    // Values outside the enums, as a buggy or newer caller could pass them through the ABI.
+    xferLists w = slice(s, 0, 64);
+    size_t mark = logRecorder::instance().mark();
+    EXPECT_EQ(s.a.prep(7, w, "B", &req), NIXL_PLUGIN_ERR_INVALID_PARAM);
+    expectOneError(mark, {"agent 'A'", "remote 'B'", "operation 7"});
+    EXPECT_EQ(req, nullptr);
+
+    std::vector<unsigned char> buf(64);
+    nixl_be_desc_t d{reinterpret_cast<uintptr_t>(buf.data()), buf.size(), 0, {nullptr, 0}};
+    for (uint32_t mem : {static_cast<uint32_t>(VRAM_SEG), static_cast<uint32_t>(FILE_SEG), 9u}) {
+        nixl_be_md_t *md = nullptr;
+        mark = logRecorder::instance().mark();
+        EXPECT_EQ(ops().register_mem(s.a.get(), &d, mem, &md), NIXL_PLUGIN_ERR_NOT_SUPPORTED);
+        expectOneError(mark, {"agent 'A'", "memory type " + std::to_string(mem)});
+        EXPECT_EQ(md, nullptr);
+    }
+
+    const std::string pub = s.b.publicData(s.mdB);
+    nixl_be_desc_t rd{reinterpret_cast<uintptr_t>(s.bufB.data()), s.bufB.size(), 0, str(pub)};
+    nixl_be_md_t *rmd = nullptr;
+    mark = logRecorder::instance().mark();
+    EXPECT_EQ(ops().load_remote_md(s.a.get(), &rd, VRAM_SEG, str(std::string("B")), &rmd),
+              NIXL_PLUGIN_ERR_NOT_SUPPORTED);
+    expectOneError(mark, {"agent 'A'", "remote 'B'", "memory type 1"});
+
+    // Lists of another kind.
+    std::vector<nixl_be_xfer_desc_t> local = {
+        {reinterpret_cast<uintptr_t>(s.bufA.data()), 64, 0, s.mdA}};
+    std::vector<nixl_be_xfer_desc_t> remote = {
+        {reinterpret_cast<uintptr_t>(s.bufB.data()), 64, 0, s.remoteB}};
+    const nixl_be_xfer_list_t vram_local = {VRAM_SEG, 0, local.data(), local.size()};
+    const nixl_be_xfer_list_t dram_remote = {DRAM_SEG, 0, remote.data(), remote.size()};
+    mark = logRecorder::instance().mark();
+    EXPECT_EQ(ops().prep_xfer(s.a.get(), NIXL_WRITE, &vram_local, &dram_remote,
+                              str(std::string("B")), nullptr, &req),
+              NIXL_PLUGIN_ERR_NOT_SUPPORTED);
+    expectOneError(mark, {"agent 'A'", "remote 'B'", "DRAM_SEG"});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Peers that go away
 

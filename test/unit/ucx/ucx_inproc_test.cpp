@@ -335,10 +335,12 @@ TEST_P(ucxPairTest, ReleaseWhileRunning) {
     notifBox box;
     nixl_status_t rel = a->agent->releaseXferReq(req);
     if (rel == NIXL_ERR_REPOST_ACTIVE) {
+        // Still allocated and still valid: let the target progress, then release again.
         ASSERT_TRUE(waitFor([&] {
             box.poll(*b->agent);
-            return a->agent->releaseXferReq(req) == NIXL_SUCCESS;
+            return a->agent->getXferStatus(req) != NIXL_IN_PROG;
         }));
+        ASSERT_EQ(a->agent->releaseXferReq(req), NIXL_SUCCESS);
     } else {
         ASSERT_EQ(rel, NIXL_SUCCESS);
     }

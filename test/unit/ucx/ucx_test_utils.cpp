@@ -4,6 +4,7 @@
  */
 #include "ucx_test_utils.h"
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -372,6 +373,22 @@ peerProcess::cmd(const std::string &line, const std::string *blob) {
     if (!recvFrame(fd_, reply)) {
         return "";
     }
+    return reply;
+}
+
+std::string
+peerProcess::cmdWhile(const std::string &line, const std::function<void()> &poll) {
+    std::atomic<bool> done{false};
+    std::string reply;
+    std::thread t([&] {
+        reply = cmd(line);
+        done.store(true);
+    });
+    waitFor([&] {
+        poll();
+        return done.load();
+    });
+    t.join();
     return reply;
 }
 

@@ -195,6 +195,13 @@ public:
     std::string
     cmd(const std::string &line, const std::string *blob = nullptr);
 
+    /**
+     * cmd() while this thread keeps calling poll: a sender without a progress thread moves its
+     * queued messages only when its engine is called.
+     */
+    std::string
+    cmdWhile(const std::string &line, const std::function<void()> &poll);
+
     /** Loads the parent agent's metadata into the child; true if it answered "ok". */
     bool
     loadMD(const std::string &md);

@@ -58,8 +58,10 @@ protected:
         }
         // One notification each way, so that UCX's wireup is over before a test kills the
         // peer (UCX 1.13 can abort on a tcp endpoint failing with a wireup message queued).
-        if (p->cmd("expect A hello") != "ok" || a_->agent->genNotif(name, "hello") != NIXL_SUCCESS ||
-            p->cmd("await hello") != "ok" || p->cmd("gennotif A hi") != "ok" ||
+        if (p->cmd("expect A hello") != "ok" ||
+            a_->agent->genNotif(name, "hello") != NIXL_SUCCESS ||
+            p->cmdWhile("await hello", pollA()) != "ok" ||
+            p->cmd("gennotif A hi") != "ok" ||
             !waitFor([&] {
                 box_.poll(*a_->agent);
                 return box_.count(name, "hi") == 1;
@@ -76,6 +78,12 @@ protected:
         ASSERT_TRUE(a_);
         buf_ = std::make_unique<testMem>(64 << 20);
         ASSERT_EQ(a_->registerDram(buf_->addr(), buf_->size()), NIXL_SUCCESS);
+    }
+
+    /** The local agent's side of waiting for a peer: progress (and collect notifications). */
+    std::function<void()>
+    pollA() {
+        return [this] { box_.poll(*a_->agent); };
     }
 
     nixl_status_t
@@ -118,7 +126,7 @@ TEST_P(ucxTwoProcTest, WriteReadAndNotificationOrder) {
                          std::to_string(len)),
                   "ok");
         ASSERT_EQ(xfer(NIXL_WRITE, 0, *b, 0, len, tag), NIXL_SUCCESS);
-        ASSERT_EQ(b->cmd("await " + tag), "ok") << "round " << round;
+        ASSERT_EQ(b->cmdWhile("await " + tag, pollA()), "ok") << "round " << round;
     }
     // READ: B fills, A reads and checks, B gets the notification.
     ASSERT_EQ(b->cmd("fill 77 4096 3000000"), "ok");
@@ -126,7 +134,7 @@ TEST_P(ucxTwoProcTest, WriteReadAndNotificationOrder) {
     std::memset(buf_->data(), 0, 3000000);
     ASSERT_EQ(xfer(NIXL_READ, 0, *b, 4096, 3000000, "r1"), NIXL_SUCCESS);
     EXPECT_EQ(firstMismatch(buf_->data(), 3000000, 77), -1);
-    EXPECT_EQ(b->cmd("await r1"), "ok");
+    EXPECT_EQ(b->cmdWhile("await r1", pollA()), "ok");
 }
 
 TEST_P(ucxTwoProcTest, ThousandsOfDescriptorsAndLargeNotification) {
@@ -153,7 +161,7 @@ TEST_P(ucxTwoProcTest, ThousandsOfDescriptorsAndLargeNotification) {
     ASSERT_EQ(runXfer(*a_->agent, req, [&] { box_.poll(*a_->agent); }), NIXL_SUCCESS);
     a_->agent->releaseXferReq(req);
     EXPECT_EQ(b->cmd("check 55 0 " + std::to_string(kib * 1024)), "ok");
-    EXPECT_EQ(b->cmd("awaitpattern A " + std::to_string(big.size()) + " 99"), "ok");
+    EXPECT_EQ(b->cmdWhile("awaitpattern A " + std::to_string(big.size()) + " 99", pollA()), "ok");
     // And back: A reads them all into a cleared buffer.
     std::memset(buf_->data(), 0, kib * 1024);
     ASSERT_EQ(a_->agent->createXferReq(NIXL_READ, xferList(l), xferList(r), "B", req),
@@ -188,7 +196,7 @@ TEST_P(ucxTwoProcTest, PeerAsInitiatorAndStandaloneNotifs) {
     }));
     ASSERT_EQ(b->cmd("expect A pong"), "ok");
     ASSERT_EQ(a_->agent->genNotif("B", "pong"), NIXL_SUCCESS);
-    EXPECT_EQ(b->cmd("await pong"), "ok");
+    EXPECT_EQ(b->cmdWhile("await pong", pollA()), "ok");
 }
 
 TEST_P(ucxTwoProcTest, PeerKilledMidTransfer) {
@@ -223,7 +231,7 @@ TEST_P(ucxTwoProcTest, PeerKilledMidTransfer) {
     fillPattern(buf_->data(), 1 << 20, 9);
     ASSERT_EQ(c->cmd("expect A afterB 9 0 1048576"), "ok");
     ASSERT_EQ(xfer(NIXL_WRITE, 0, *c, 0, 1 << 20, "afterB"), NIXL_SUCCESS);
-    EXPECT_EQ(c->cmd("await afterB"), "ok");
+    EXPECT_EQ(c->cmdWhile("await afterB", pollA()), "ok");
 }
 
 TEST_P(ucxTwoProcTest, PeerKilledWhileIdle) {
@@ -267,6 +275,13 @@ TEST(ucxTwoProc, TargetProgressThreadWithoutPolling) {
     std::string name;
     ASSERT_EQ(a->agent->loadRemoteMD(b.md(), name), NIXL_SUCCESS);
     ASSERT_TRUE(b.loadMD(a->md()));
+    notifBox box;
+    // Finish UCX's wireup both ways first (see ucxTwoProcTest::startPeer).
+    ASSERT_EQ(b.cmd("gennotif A hi"), "ok");
+    ASSERT_TRUE(waitFor([&] {
+        box.poll(*a->agent);
+        return box.count("B", "hi") == 1;
+    }));
     ASSERT_EQ(b.cmd("expect A quiet 17 0 4194304"), "ok");
     fillPattern(buf.data(), buf.size(), 17);
     nixl_opt_args_t extra;
@@ -277,7 +292,7 @@ TEST(ucxTwoProc, TargetProgressThreadWithoutPolling) {
               NIXL_SUCCESS);
     ASSERT_EQ(runXfer(*a->agent, req), NIXL_SUCCESS);
     a->agent->releaseXferReq(req);
-    EXPECT_EQ(b.cmd("await quiet"), "ok");
+    EXPECT_EQ(b.cmdWhile("await quiet", [&] { box.poll(*a->agent); }), "ok");
 }
 
 } // namespace

@@ -87,6 +87,21 @@ range(uintptr_t addr, size_t len) {
     return range_t{addr, len};
 }
 
+/*
+ * The SDK casts the ABI's uint32_t operation and memory kind straight to the enums, so a value
+ * outside the enumerators (a buggy or newer caller) reaches us as an enum object holding it.
+ * Loading such an object is undefined (UBSan's -fsanitize=enum flags it); copying its bytes is
+ * not, which lets us reject the value cleanly.
+ */
+template<typename E>
+uint32_t
+rawValue(const E &value) noexcept {
+    static_assert(sizeof(E) == sizeof(uint32_t), "ABI enums travel as uint32_t");
+    uint32_t raw;
+    std::memcpy(&raw, &value, sizeof(raw));
+    return raw;
+}
+
 bool
 parseFlag(const std::string &value, bool &out) {
     if (value == "true") {
@@ -294,10 +309,10 @@ nixlTestEngine::registerMem(const nixlBlobDesc &mem,
                        << ") fails on request (fail_register_at=" << cfg_.failRegisterAt << ")");
         return NIXL_ERR_BACKEND;
     }
-    if (nixl_mem != DRAM_SEG) {
+    if (rawValue(nixl_mem) != DRAM_SEG) {
         NIXL_SDK_ERROR(at(localAgent, "")
                        << "registerMem of " << range(mem.addr, mem.len) << ": memory type "
-                       << static_cast<int>(nixl_mem) << " is not supported, only DRAM_SEG");
+                       << rawValue(nixl_mem) << " is not supported, only DRAM_SEG");
         return NIXL_ERR_NOT_SUPPORTED;
     }
     auto md = std::make_unique<nixlTestLocalMD>(self_->addRegion(mem.addr, mem.len, mem.devId));
@@ -460,10 +475,10 @@ nixlTestEngine::loadRemoteMD(const nixlBlobDesc &input,
                              const std::string &remote_agent,
                              nixlBackendMD *&output) {
     const range_t span = range(input.addr, input.len);
-    if (nixl_mem != DRAM_SEG) {
+    if (rawValue(nixl_mem) != DRAM_SEG) {
         NIXL_SDK_ERROR(at(localAgent, remote_agent)
-                       << "loadRemoteMD of " << span << ": memory type "
-                       << static_cast<int>(nixl_mem) << " is not supported, only DRAM_SEG");
+                       << "loadRemoteMD of " << span << ": memory type " << rawValue(nixl_mem)
+                       << " is not supported, only DRAM_SEG");
         return NIXL_ERR_NOT_SUPPORTED;
     }
     public_record_t rec;
@@ -548,9 +563,9 @@ nixlTestEngine::prepXfer(const nixl_xfer_op_t &operation,
                          nixlBackendReqH *&handle,
                          const nixl_opt_b_args_t *opt_args) const {
     (void)opt_args; // notifications are taken per post
-    if (operation != NIXL_READ && operation != NIXL_WRITE) {
-        NIXL_SDK_ERROR(at(localAgent, remote_agent)
-                       << "prepXfer: unknown operation " << static_cast<int>(operation));
+    const uint32_t op = rawValue(operation);
+    if (op != NIXL_READ && op != NIXL_WRITE) {
+        NIXL_SDK_ERROR(at(localAgent, remote_agent) << "prepXfer: unknown operation " << op);
         return NIXL_ERR_INVALID_PARAM;
     }
     if (local.getType() != DRAM_SEG || remote.getType() != DRAM_SEG) {
@@ -694,7 +709,7 @@ nixlTestEngine::postXfer(const nixl_xfer_op_t &operation,
         return NIXL_ERR_INVALID_PARAM;
     }
     std::lock_guard<std::mutex> guard(req->lock);
-    if (operation != req->op || local.size() != req->descCount ||
+    if (rawValue(operation) != static_cast<uint32_t>(req->op) || local.size() != req->descCount ||
         remote.size() != req->descCount) {
         NIXL_SDK_ERROR(at(localAgent, remote_agent)
                        << "postXfer: operation or descriptor counts differ from prepXfer's");

@@ -754,7 +754,9 @@ nixlUcxEngine::~nixlUcxEngine() {
 // Registration and metadata
 
 nixl_status_t
-nixlUcxEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlBackendMD *&out) {
+nixlUcxEngine::registerMem(const nixlBlobDesc &mem,
+                           const nixl_mem_t &nixl_mem,
+                           nixlBackendMD *&out) {
     if (nixl_mem != DRAM_SEG && !(nixl_mem == VRAM_SEG && vram_)) {
         NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot register "
                                 << memName(nixl_mem) << " memory");
@@ -1797,19 +1799,6 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     return req->status.load(std::memory_order_acquire);
 }
 
-void
-nixlUcxEngine::progressWorker(nixlUcxWorker &w, bool try_only) const {
-    std::unique_lock<std::mutex> g(w.lock, std::defer_lock);
-    if (try_only) {
-        if (!g.try_lock()) {
-            return;
-        }
-    } else {
-        g.lock();
-    }
-    w.progressLocked();
-}
-
 nixl_status_t
 nixlUcxEngine::checkXfer(nixlBackendReqH *handle) const {
     auto *req = static_cast<nixlUcxReq *>(handle);
@@ -1824,7 +1813,10 @@ nixlUcxEngine::checkXfer(nixlBackendReqH *handle) const {
         }
     }
     if (req->status.load(std::memory_order_acquire) == NIXL_IN_PROG) {
-        progressWorker(*req->lane->worker, progThread_);
+        // All workers, not only the request's: UCX's wireup replies to peers that connect to
+        // this engine wait on the home workers, and a peer leaving while one waits there can
+        // trip an assertion inside UCX 1.13's tcp transport.
+        progressAll(progThread_);
         checkPeers();
         if (!req->conn->usable()) {
             reapLost(*req->conn);
@@ -1846,7 +1838,11 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
             req->listed = false;
         }
     }
-    nixlUcxWorker &w = *req->lane->worker;
+    // req owns the last references to its connection and worker when the peer was
+    // disconnected meanwhile; keep them until the locks below are released.
+    const std::shared_ptr<nixlUcxConn> keep_conn = req->conn;
+    const std::shared_ptr<nixlUcxWorker> keep_worker = req->lane->worker;
+    nixlUcxWorker &w = *keep_worker;
     if (req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
         // A callback may still be on its way out of the worker; its lock orders the delete.
         std::lock_guard<std::mutex> g(w.lock);
@@ -1901,8 +1897,8 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
             w.progressLocked();
         }
         checkPeers();
-        if (!req->conn->usable()) {
-            reapLost(*req->conn);
+        if (!keep_conn->usable()) {
+            reapLost(*keep_conn);
         }
         if (std::chrono::steady_clock::now() >= deadline) {
             break;

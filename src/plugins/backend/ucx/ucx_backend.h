@@ -204,8 +204,8 @@ public:
     std::string notif;
 
     std::atomic<nixl_status_t> status{NIXL_ERR_NOT_POSTED};
-    /** Guarded by stepLock (direct path) or lane->worker->lock (UCX path). */
-    phase_t phase = phase_t::IDLE;
+    /** Written under stepLock or the lane worker lock, read under either: atomic. */
+    std::atomic<phase_t> phase{phase_t::IDLE};
 
     /** Direct path: the copy cursor. */
     std::mutex stepLock;
@@ -361,8 +361,6 @@ private:
     postUcx(nixlUcxReq &req) const;
     bool
     staleCheck(nixlUcxReq &req) const;
-    void
-    progressWorker(nixlUcxWorker &w, bool try_only) const;
     /** Progresses every worker (home and private); returns the events handled. */
     unsigned
     progressAll(bool try_only) const;
