@@ -112,15 +112,28 @@ track(nixlUcxReq &req) {
     }
 }
 
+/** What a request to a connection that is no longer usable reports. */
+nixl_status_t
+goneStatus(const nixlUcxConn &conn) {
+    return conn.state.load(std::memory_order_acquire) == nixlUcxConn::LOST ?
+        NIXL_ERR_REMOTE_DISCONNECT :
+        NIXL_ERR_NOT_FOUND; // disconnected: the agent invalidated the peer's metadata
+}
+
 /** All UCX operations of req completed (or none was posted); lane worker lock held. */
 void
 ucxDataDoneLocked(nixlUcxReq &req) {
     const bool lost = !req.conn->usable();
     if (req.ucxError != UCS_OK || lost) {
-        nixl_status_t st = lost ? NIXL_ERR_REMOTE_DISCONNECT :
+        nixl_status_t st = lost ? goneStatus(*req.conn) :
                                   nixlUcx::statusFromUcs(req.ucxError, false);
         if (!lost) {
-            if (req.failedDesc != SIZE_MAX) {
+            if (req.failedDesc != SIZE_MAX && req.ucxError == UCS_ERR_NO_ELEM) {
+                NIXL_SDK_ERROR("agent " << req.engine->agentName() << ": UCX "
+                                        << opName(req.op) << " to " << req.remoteAgent
+                                        << ", descriptor " << req.failedDesc
+                                        << ": the remote key is gone (metadata unloaded)");
+            } else if (req.failedDesc != SIZE_MAX) {
                 NIXL_SDK_ERROR("agent " << req.engine->agentName() << ": UCX "
                                         << opName(req.op) << " to " << req.remoteAgent
                                         << ", descriptor " << req.failedDesc << " of "
@@ -1484,9 +1497,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
         return;
     }
     if (!req.conn->usable()) {
-        finishReq(req,
-                  req.conn->state.load() == nixlUcxConn::LOST ? NIXL_ERR_REMOTE_DISCONNECT :
-                                                                NIXL_ERR_NOT_FOUND);
+        finishReq(req, goneStatus(*req.conn));
         return;
     }
     struct iovec liov[iov_batch];
@@ -1602,7 +1613,7 @@ nixlUcxEngine::sendXferNotifLocked(nixlUcxReq &req) const {
         return;
     }
     if (!req.conn->usable()) {
-        finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
+        finishReq(req, goneStatus(*req.conn));
         return;
     }
     req.phase = nixlUcxReq::phase_t::NOTIF;
@@ -1668,8 +1679,12 @@ nixlUcxEngine::postUcx(nixlUcxReq &req) const {
     {
         std::lock_guard<std::mutex> g(w.lock);
         if (w.worker == nullptr || lane.ep == nullptr || !req.conn->usable()) {
-            finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
-            return NIXL_ERR_REMOTE_DISCONNECT;
+            const nixl_status_t st = goneStatus(*req.conn);
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                                    << req.remoteAgent << ": the connection is "
+                                    << (st == NIXL_ERR_REMOTE_DISCONNECT ? "lost" : "closed"));
+            finishReq(req, st);
+            return st;
         }
         track(req);
         ucp_request_param_t p{};

@@ -1,0 +1,388 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// ucx_bench: two-process WRITE/READ bandwidth and latency through nixlAgent and the UCX backend.
+//
+// The initiator (this process) re-executes itself as the target, hands metadata over a
+// socketpair, and for every operation, block size and batch size posts one request of `batch`
+// descriptors of `block` bytes again and again, for at least --min-ms per point. Reported:
+// GB/s (10^9 bytes per second of data moved) and the latency of one post-to-completion.
+//
+//   NIXL_PLUGIN_DIR=build/src/plugins ucx_bench [--ops WRITE,READ] [--blocks 4K,...,64M]
+//       [--batches 1,4,16,64,256] [--max-total 256M] [--min-ms 300] [--direct yes|no]
+//       [--progress-thread 0|1] [--csv]
+//
+// benchmark/ucx_bench.sh runs it next to ucx_perftest and prints the ratios.
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <poll.h>
+#include <sstream>
+#include <string>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "nixl.h"
+
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+bool
+sendFrame(int fd, const std::string &s) {
+    uint64_t len = s.size();
+    std::string buf(reinterpret_cast<const char *>(&len), sizeof(len));
+    buf += s;
+    size_t off = 0;
+    while (off < buf.size()) {
+        ssize_t n = ::send(fd, buf.data() + off, buf.size() - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        off += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+bool
+readFull(int fd, char *p, size_t len) {
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = ::read(fd, p + off, len - off);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        off += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+bool
+recvFrame(int fd, std::string &out) {
+    uint64_t len = 0;
+    if (!readFull(fd, reinterpret_cast<char *>(&len), sizeof(len))) {
+        return false;
+    }
+    out.assign(len, '\0');
+    return readFull(fd, out.data(), len);
+}
+
+size_t
+parseSize(const std::string &s) {
+    char *end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    switch (end != nullptr ? *end : '\0') {
+    case 'k':
+    case 'K':
+        v *= 1024;
+        break;
+    case 'm':
+    case 'M':
+        v *= 1024 * 1024;
+        break;
+    case 'g':
+    case 'G':
+        v *= 1024.0 * 1024 * 1024;
+        break;
+    default:
+        break;
+    }
+    return static_cast<size_t>(v);
+}
+
+std::vector<std::string>
+split(const std::string &s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+    }
+    return out;
+}
+
+std::string
+sizeName(size_t n) {
+    if (n >= (1u << 20) && n % (1u << 20) == 0) {
+        return std::to_string(n >> 20) + "M";
+    }
+    if (n >= 1024 && n % 1024 == 0) {
+        return std::to_string(n >> 10) + "K";
+    }
+    return std::to_string(n);
+}
+
+struct options {
+    std::vector<std::string> ops{"WRITE", "READ"};
+    std::vector<size_t> blocks{4096, 65536, 1 << 20, 16 << 20, 64 << 20};
+    std::vector<size_t> batches{1, 4, 16, 64, 256};
+    size_t maxTotal = 256 << 20;
+    int minMs = 300;
+    std::string direct = "yes";
+    bool progThread = false;
+    bool csv = false;
+};
+
+nixl_b_params_t
+backendParams(const options &o) {
+    return {{"ucx_direct_cma", o.direct}};
+}
+
+void *
+mapBuffer(size_t len) {
+    void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        std::perror("mmap");
+        std::exit(1);
+    }
+    std::memset(p, 0x5a, len); // fault the pages in before timing
+    return p;
+}
+
+/** The target: registers its buffer, answers with metadata, serves until told to stop. */
+int
+targetMain(int fd, const options &o) {
+    nixlAgent agent("target", nixlAgentConfig(o.progThread));
+    nixlBackendH *be = nullptr;
+    if (agent.createBackend("UCX", backendParams(o), be) != NIXL_SUCCESS) {
+        sendFrame(fd, "err");
+        return 1;
+    }
+    void *buf = mapBuffer(o.maxTotal);
+    nixl_reg_dlist_t reg(DRAM_SEG);
+    reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf), o.maxTotal, 0, ""));
+    if (agent.registerMem(reg) != NIXL_SUCCESS) {
+        sendFrame(fd, "err");
+        return 1;
+    }
+    std::string md;
+    agent.getLocalMD(md);
+    sendFrame(fd, std::to_string(reinterpret_cast<uintptr_t>(buf)));
+    sendFrame(fd, md);
+    std::string peer_md;
+    std::string name;
+    if (!recvFrame(fd, peer_md) || agent.loadRemoteMD(peer_md, name) != NIXL_SUCCESS) {
+        return 1;
+    }
+    sendFrame(fd, "ready");
+    // Serve: UCX's software RMA (the UCX path) needs the target to progress.
+    nixl_notifs_t notifs;
+    for (;;) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (::poll(&pfd, 1, 0) > 0) {
+            break;
+        }
+        agent.getNotifs(notifs);
+        notifs.clear();
+    }
+    agent.deregisterMem(reg);
+    return 0;
+}
+
+/** One measured point of the sweep. */
+struct point {
+    std::string op;
+    size_t block;
+    size_t batch;
+    size_t iters;
+    double gbps;
+    double avgUs;
+    double p99Us;
+};
+
+int
+initiatorMain(const options &o, const char *self) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        std::perror("socketpair");
+        return 1;
+    }
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::fcntl(sv[1], F_SETFD, 0);
+        std::vector<std::string> args = {self, "--target", std::to_string(sv[1]), "--max-total",
+                                         std::to_string(o.maxTotal), "--direct", o.direct,
+                                         "--progress-thread", o.progThread ? "1" : "0"};
+        std::vector<char *> argv;
+        for (auto &a : args) {
+            argv.push_back(a.data());
+        }
+        argv.push_back(nullptr);
+        ::execv("/proc/self/exe", argv.data());
+        ::_exit(127);
+    }
+    ::close(sv[1]);
+    const int fd = sv[0];
+
+    nixlAgent agent("initiator", nixlAgentConfig(o.progThread));
+    nixlBackendH *be = nullptr;
+    if (agent.createBackend("UCX", backendParams(o), be) != NIXL_SUCCESS) {
+        std::fprintf(stderr, "cannot create the UCX backend\n");
+        return 1;
+    }
+    void *buf = mapBuffer(o.maxTotal);
+    nixl_reg_dlist_t reg(DRAM_SEG);
+    reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf), o.maxTotal, 0, ""));
+    if (agent.registerMem(reg) != NIXL_SUCCESS) {
+        std::fprintf(stderr, "registerMem failed\n");
+        return 1;
+    }
+    std::string addr_str;
+    std::string target_md;
+    std::string name;
+    std::string md;
+    std::string ready;
+    agent.getLocalMD(md);
+    if (!recvFrame(fd, addr_str) || addr_str == "err" || !recvFrame(fd, target_md) ||
+        agent.loadRemoteMD(target_md, name) != NIXL_SUCCESS || !sendFrame(fd, md) ||
+        !recvFrame(fd, ready) || ready != "ready") {
+        std::fprintf(stderr, "target did not start\n");
+        return 1;
+    }
+    const uintptr_t raddr = std::strtoull(addr_str.c_str(), nullptr, 10);
+    const uintptr_t laddr = reinterpret_cast<uintptr_t>(buf);
+
+    if (o.csv) {
+        std::printf("op,block,batch,iters,GBps,avg_us,p99_us\n");
+    } else {
+        std::printf("# ucx_bench: two processes, UCX backend, direct cma %s, progress thread %s\n",
+                    o.direct.c_str(), o.progThread ? "on" : "off");
+        std::printf("%-6s %8s %6s %8s %10s %12s %12s\n", "op", "block", "batch", "iters",
+                    "GB/s", "avg lat us", "p99 lat us");
+    }
+    for (const std::string &op : o.ops) {
+        for (size_t block : o.blocks) {
+            for (size_t batch : o.batches) {
+                const size_t total = block * batch;
+                if (total > o.maxTotal) {
+                    continue;
+                }
+                nixl_xfer_dlist_t l(DRAM_SEG);
+                nixl_xfer_dlist_t r(DRAM_SEG);
+                for (size_t i = 0; i < batch; ++i) {
+                    l.addDesc(nixlBasicDesc(laddr + i * block, block, 0));
+                    r.addDesc(nixlBasicDesc(raddr + i * block, block, 0));
+                }
+                nixlXferReqH *req = nullptr;
+                if (agent.createXferReq(op == "READ" ? NIXL_READ : NIXL_WRITE, l, r, "target",
+                                        req) != NIXL_SUCCESS) {
+                    std::fprintf(stderr, "createXferReq failed\n");
+                    return 1;
+                }
+                auto run_once = [&]() {
+                    nixl_status_t st = agent.postXferReq(req);
+                    while (st == NIXL_IN_PROG) {
+                        st = agent.getXferStatus(req);
+                    }
+                    return st;
+                };
+                for (int w = 0; w < 3; ++w) {
+                    if (run_once() != NIXL_SUCCESS) {
+                        std::fprintf(stderr, "transfer failed\n");
+                        return 1;
+                    }
+                }
+                std::vector<double> lat;
+                const auto start = steady::now();
+                const auto min_end = start + std::chrono::milliseconds(o.minMs);
+                while ((lat.size() < 5 || steady::now() < min_end) && lat.size() < 200000) {
+                    const auto t0 = steady::now();
+                    if (run_once() != NIXL_SUCCESS) {
+                        std::fprintf(stderr, "transfer failed\n");
+                        return 1;
+                    }
+                    lat.push_back(std::chrono::duration<double, std::micro>(steady::now() - t0)
+                                      .count());
+                }
+                const double secs =
+                    std::chrono::duration<double>(steady::now() - start).count();
+                agent.releaseXferReq(req);
+                point p{op, block, batch, lat.size(), 0, 0, 0};
+                p.gbps = static_cast<double>(total) * lat.size() / secs / 1e9;
+                double sum = 0;
+                for (double v : lat) {
+                    sum += v;
+                }
+                p.avgUs = sum / lat.size();
+                std::sort(lat.begin(), lat.end());
+                p.p99Us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+                if (o.csv) {
+                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f\n", op.c_str(), block, batch,
+                                p.iters, p.gbps, p.avgUs, p.p99Us);
+                } else {
+                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f\n", op.c_str(),
+                                sizeName(block).c_str(), batch, p.iters, p.gbps, p.avgUs,
+                                p.p99Us);
+                }
+                std::fflush(stdout);
+            }
+        }
+    }
+    sendFrame(fd, "exit");
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    agent.deregisterMem(reg);
+    return 0;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv) {
+    options o;
+    int target_fd = -1;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+        if (a == "--target") {
+            target_fd = std::atoi(next().c_str());
+        } else if (a == "--ops") {
+            o.ops = split(next());
+        } else if (a == "--blocks") {
+            o.blocks.clear();
+            for (auto &s : split(next())) {
+                o.blocks.push_back(parseSize(s));
+            }
+        } else if (a == "--batches") {
+            o.batches.clear();
+            for (auto &s : split(next())) {
+                o.batches.push_back(parseSize(s));
+            }
+        } else if (a == "--max-total") {
+            o.maxTotal = parseSize(next());
+        } else if (a == "--min-ms") {
+            o.minMs = std::atoi(next().c_str());
+        } else if (a == "--direct") {
+            o.direct = next();
+        } else if (a == "--progress-thread") {
+            o.progThread = next() == "1";
+        } else if (a == "--csv") {
+            o.csv = true;
+        } else {
+            std::fprintf(stderr, "unknown option %s (see the header of ucx_bench.cpp)\n", a.c_str());
+            return 2;
+        }
+    }
+    if (target_fd >= 0) {
+        return targetMain(target_fd, o);
+    }
+    return initiatorMain(o, argv[0]);
+}
