@@ -62,10 +62,7 @@ operator<<(std::ostream &os, const where_t &w) {
     return os << ": ";
 }
 
-/*
- * Builders for the two structs above. NIXL_SDK_ERROR is a one-parameter macro, so a braced
- * initialiser (whose commas are not inside parentheses) cannot appear in its argument.
- */
+/** Short builders for the two structs above, to keep log statements on few lines. */
 where_t
 at(std::string_view agent, std::string_view remote, long long index = no_desc) {
     return where_t{agent, remote, index};
