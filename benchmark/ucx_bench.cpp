@@ -377,7 +377,8 @@ main(int argc, char **argv) {
         } else if (a == "--csv") {
             o.csv = true;
         } else {
-            std::fprintf(stderr, "unknown option %s (see the header of ucx_bench.cpp)\n", a.c_str());
+            std::fprintf(stderr, "unknown option %s (see the header of ucx_bench.cpp)\n",
+                         a.c_str());
             return 2;
         }
     }

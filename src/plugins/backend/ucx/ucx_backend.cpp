@@ -1775,17 +1775,22 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
                                 << (lost ? " was lost" : " was disconnected"));
         return lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND;
     }
-    req->phase = nixlUcxReq::phase_t::DATA;
-    req->curDesc = 0;
-    req->curOff = 0;
-    req->copied = 0;
-    req->cancelled = false;
-    req->outstanding = 0;
-    req->ucxError = UCS_OK;
-    req->failedDesc = SIZE_MAX;
-    req->dropNotif = false;
-    req->notifSend = nullptr;
-    req->status.store(NIXL_IN_PROG, std::memory_order_release);
+    {
+        // The progress thread may still hold the request in its active list from the last
+        // post and look at it under stepLock.
+        std::lock_guard<std::mutex> g(req->stepLock);
+        req->phase = nixlUcxReq::phase_t::DATA;
+        req->curDesc = 0;
+        req->curOff = 0;
+        req->copied = 0;
+        req->cancelled = false;
+        req->outstanding = 0;
+        req->ucxError = UCS_OK;
+        req->failedDesc = SIZE_MAX;
+        req->dropNotif = false;
+        req->notifSend = nullptr;
+        req->status.store(NIXL_IN_PROG, std::memory_order_release);
+    }
 
     if (req->path == nixlUcxReq::path_t::UCX) {
         return postUcx(*req);
@@ -1865,15 +1870,18 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
         return NIXL_SUCCESS;
     }
     if (req->path == nixlUcxReq::path_t::DIRECT) {
-        std::lock_guard<std::mutex> s(req->stepLock);
-        req->cancelled = true;
-        std::lock_guard<std::mutex> g(w.lock);
-        w.ready.erase(std::remove(w.ready.begin(), w.ready.end(), req), w.ready.end());
-        if (req->notifSend != nullptr) {
-            req->notifSend->req = nullptr; // the message still goes; nobody waits for it
-        }
-        if (req->tracked) {
-            w.inflight.erase(req);
+        {
+            std::lock_guard<std::mutex> s(req->stepLock);
+            req->cancelled = true;
+            std::lock_guard<std::mutex> g(w.lock);
+            w.ready.erase(std::remove(w.ready.begin(), w.ready.end(), req), w.ready.end());
+            if (req->notifSend != nullptr) {
+                req->notifSend->req = nullptr; // the message still goes; nobody waits for it
+            }
+            if (req->tracked) {
+                w.inflight.erase(req);
+                req->tracked = false;
+            }
         }
         NIXL_SDK_WARN("agent " << localAgent << ": UCX released a running " << opName(req->op)
                                << " to " << req->remoteAgent << " after " << req->copied
