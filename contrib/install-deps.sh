@@ -38,6 +38,7 @@ packages=(
     libboost-dev
     # servers the end-to-end tests start on loopback
     prometheus
+    python3-prometheus-client
     etcd-server
 )
 

@@ -1,0 +1,169 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file prom_schema.h
+ * @brief Metric names, help texts and histogram bounds shared by the prometheus and
+ *        prometheus_mp exporter plugins, so both expose exactly the same series.
+ *
+ * Names follow Prometheus conventions (base units, `_total` on counters, no abbreviated units),
+ * so `promtool check metrics` passes; the `agent_` family prefix of NIXL 1.4 stays. They are
+ * derived from the event table core passes at create time (name + category), never from event
+ * numbers, so a newer core with more event types still gets sensible names:
+ *
+ *   category      NIXL 1.4 base name          series here
+ *   BYTES         agent_tx_bytes              agent_tx_bytes_total (counter),
+ *                                             agent_tx_last_bytes (gauge)
+ *   BYTES         agent_memory_registered     agent_memory_registered_bytes_total,
+ *                                             agent_memory_registered_last_bytes
+ *   COUNT         agent_tx_requests_num       agent_tx_requests_total
+ *   DURATION_US   agent_xfer_time             agent_xfer_time_seconds (histogram; its _sum and
+ *                                             _count replace NIXL's agent_xfer_time_total),
+ *                                             agent_xfer_time_last_seconds (gauge)
+ *   ERROR         agent_err_<status>          agent_errors_total{status="<status>"}
+ *   DROPPED       agent_telemetry_events_dropped  agent_telemetry_events_dropped_total
+ *
+ * Not thread-affine: pure functions.
+ */
+#ifndef NIXL_PLUGINS_TELEMETRY_COMMON_PROM_SCHEMA_H
+#define NIXL_PLUGINS_TELEMETRY_COMMON_PROM_SCHEMA_H
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nixl_telemetry_exporter_plugin.h"
+
+namespace nixlProm {
+
+/** Names of the series one event type feeds; empty strings mean "no such series". */
+struct metricNames {
+    std::string counter; ///< counter name including _total
+    std::string gauge; ///< last-value gauge
+    std::string histogram; ///< histogram base name (without _bucket/_sum/_count)
+    std::string help; ///< HELP text
+    bool seconds = false; ///< values arrive in microseconds and are exported in seconds
+};
+
+/** The family every error event feeds, with label status=<status_label>. */
+inline constexpr std::string_view kErrorsTotal = "agent_errors_total";
+inline constexpr std::string_view kErrorsHelp = "Errors returned by the agent, by status";
+
+inline std::string
+stripSuffix(std::string_view s, std::string_view suffix) {
+    if (s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix) {
+        s.remove_suffix(suffix.size());
+    }
+    return std::string(s);
+}
+
+/**
+ * Series names for one row of the event table. ERROR rows map to kErrorsTotal (use
+ * info.status_label as the label); rows of a category this code does not know get all-empty
+ * names and are skipped by exporters.
+ */
+inline metricNames
+namesFor(const nixl_telemetry_event_info_t &info) {
+    metricNames n;
+    const std::string base = info.name == nullptr ? std::string() : std::string(info.name);
+    n.help = info.help == nullptr ? base : std::string(info.help);
+    if (base.empty()) {
+        return n;
+    }
+    switch (info.category) {
+    case NIXL_TELEMETRY_CAT_BYTES: {
+        const std::string stem = stripSuffix(base, "_bytes");
+        n.counter = stem + "_bytes_total";
+        n.gauge = stem + "_last_bytes";
+        break;
+    }
+    case NIXL_TELEMETRY_CAT_COUNT:
+        n.counter = stripSuffix(base, "_num") + "_total";
+        break;
+    case NIXL_TELEMETRY_CAT_DURATION_US:
+        n.histogram = base + "_seconds";
+        n.gauge = base + "_last_seconds";
+        n.seconds = true;
+        break;
+    case NIXL_TELEMETRY_CAT_ERROR:
+        n.counter = std::string(kErrorsTotal);
+        n.help = std::string(kErrorsHelp);
+        break;
+    case NIXL_TELEMETRY_CAT_DROPPED:
+        n.counter = stripSuffix(base, "_total") + "_total";
+        break;
+    default:
+        break;
+    }
+    return n;
+}
+
+/** NIXL 1.4's default duration bounds, in microseconds. */
+inline const std::vector<double> &
+defaultBucketBoundsUs() {
+    static const std::vector<double> bounds = {10,     25,     50,      100,     250,    500,
+                                               1000,   2500,   5000,    10000,   25000,  50000,
+                                               100000, 250000, 500000,  1000000, 5000000, 10000000};
+    return bounds;
+}
+
+inline constexpr const char *kBucketsVar = "NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US";
+
+/**
+ * Parses NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US: comma-separated, strictly increasing, finite,
+ * positive microsecond bounds. nullopt => malformed, with *why set to a message naming the
+ * variable, the value and the offending token. Unset or empty => the defaults.
+ */
+inline std::optional<std::vector<double>>
+parseBucketBoundsUs(const char *value, std::string *why) {
+    if (value == nullptr || *value == '\0') {
+        return defaultBucketBoundsUs();
+    }
+    std::vector<double> out;
+    std::string_view rest(value);
+    auto fail = [&](std::string_view token, const char *reason) {
+        if (why != nullptr) {
+            *why = std::string(kBucketsVar) + "='" + value + "': token '" + std::string(token) +
+                "' " + reason;
+        }
+        return std::nullopt;
+    };
+    while (true) {
+        const size_t comma = rest.find(',');
+        std::string_view tok = rest.substr(0, comma);
+        while (!tok.empty() && (tok.front() == ' ' || tok.front() == '\t')) {
+            tok.remove_prefix(1);
+        }
+        while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t')) {
+            tok.remove_suffix(1);
+        }
+        const std::string t(tok);
+        char *end = nullptr;
+        errno = 0;
+        const double v = t.empty() ? 0.0 : std::strtod(t.c_str(), &end);
+        if (t.empty() || end == nullptr || *end != '\0' || errno != 0) {
+            return fail(tok, "is not a number");
+        }
+        if (!std::isfinite(v) || v <= 0) {
+            return fail(tok, "is not a finite positive number");
+        }
+        if (!out.empty() && v <= out.back()) {
+            return fail(tok, "is not greater than the bound before it");
+        }
+        out.push_back(v);
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        rest.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+} // namespace nixlProm
+
+#endif // NIXL_PLUGINS_TELEMETRY_COMMON_PROM_SCHEMA_H
