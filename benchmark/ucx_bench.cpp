@@ -205,6 +205,7 @@ struct point {
     size_t iters;
     double gbps;
     double avgUs;
+    double p50Us;
     double p99Us;
 };
 
@@ -261,12 +262,12 @@ initiatorMain(const options &o, const char *self) {
     const uintptr_t laddr = reinterpret_cast<uintptr_t>(buf);
 
     if (o.csv) {
-        std::printf("op,block,batch,iters,GBps,avg_us,p99_us\n");
+        std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us\n");
     } else {
         std::printf("# ucx_bench: two processes, UCX backend, direct cma %s, progress thread %s\n",
                     o.direct.c_str(), o.progThread ? "on" : "off");
-        std::printf("%-6s %8s %6s %8s %10s %12s %12s\n", "op", "block", "batch", "iters",
-                    "GB/s", "avg lat us", "p99 lat us");
+        std::printf("%-6s %8s %6s %8s %10s %12s %12s %12s\n", "op", "block", "batch", "iters",
+                    "GB/s", "avg lat us", "p50 lat us", "p99 lat us");
     }
     for (const std::string &op : o.ops) {
         for (size_t block : o.blocks) {
@@ -315,7 +316,7 @@ initiatorMain(const options &o, const char *self) {
                 const double secs =
                     std::chrono::duration<double>(steady::now() - start).count();
                 agent.releaseXferReq(req);
-                point p{op, block, batch, lat.size(), 0, 0, 0};
+                point p{op, block, batch, lat.size(), 0, 0, 0, 0};
                 p.gbps = static_cast<double>(total) * lat.size() / secs / 1e9;
                 double sum = 0;
                 for (double v : lat) {
@@ -324,13 +325,14 @@ initiatorMain(const options &o, const char *self) {
                 p.avgUs = sum / lat.size();
                 std::sort(lat.begin(), lat.end());
                 p.p99Us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+                p.p50Us = lat[lat.size() / 2];
                 if (o.csv) {
-                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f\n", op.c_str(), block, batch,
-                                p.iters, p.gbps, p.avgUs, p.p99Us);
+                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f\n", op.c_str(), block,
+                                batch, p.iters, p.gbps, p.avgUs, p.p99Us, p.p50Us);
                 } else {
-                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f\n", op.c_str(),
-                                sizeName(block).c_str(), batch, p.iters, p.gbps, p.avgUs,
-                                p.p99Us);
+                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f\n",
+                                op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
+                                p.avgUs, p.p50Us, p.p99Us);
                 }
                 std::fflush(stdout);
             }

@@ -42,7 +42,7 @@ perftest() {
     server=$!
     # The client retries until the server listens.
     i=0
-    while ! ucx_perftest localhost -p "$p" "$@" > "$tmp/client.log" 2>&1; do
+    while ! ucx_perftest 127.0.0.1 -p "$p" "$@" > "$tmp/client.log" 2>&1; do
         i=$((i + 1))
         [ $i -lt 50 ] || { kill "$server" 2>/dev/null; echo "perftest failed" >&2; return 1; }
         sleep 0.2
@@ -70,7 +70,9 @@ done
 line=$(perftest $port -t ucp_put_lat -s 4096 -n 20000 -w 1000)
 ucp_lat=$(echo "$line" | awk '{print $4}')
 ours_lat=$(awk -F, '$2 == 4096 && $3 == 1 {print $6}' "$tmp/ours.csv")
+ours_p50=$(awk -F, '$2 == 4096 && $3 == 1 {print $8}' "$tmp/ours.csv")
 echo
 printf '%-28s %10s us\n' "ucp_put_lat 4 KiB (avg)" "$ucp_lat"
 printf '%-28s %10s us\n' "ucx_bench WRITE 4 KiB (avg)" "$ours_lat"
+printf '%-28s %10s us\n' "ucx_bench WRITE 4 KiB (p50)" "$ours_p50"
 awk -v a="$ours_lat" -v c="$ucp_lat" 'BEGIN {if (c > 0) printf "latency ratio ucx_bench / ucp_put_lat: %.2f\n", a / c}'

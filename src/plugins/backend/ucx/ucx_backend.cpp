@@ -344,7 +344,16 @@ nixlUcxWorker::progressLocked() {
 void
 nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
     if (worker != nullptr) {
-        ucp_worker_destroy(worker);
+        if (inflight.empty()) {
+            ucp_worker_destroy(worker);
+        } else {
+            NIXL_SDK_WARN("agent " << (engine != nullptr ? engine->agentName() : std::string())
+                                   << ": UCX worker torn down with " << inflight.size()
+                                   << " transfer(s) still running in UCX; leaving the worker "
+                                      "allocated because UCX 1.13 aborts when it is destroyed "
+                                      "with RMA in flight");
+            abandoned = true;
+        }
         worker = nullptr;
     }
     ready.clear();
@@ -746,13 +755,15 @@ nixlUcxEngine::~nixlUcxEngine() {
     for (auto &w : home_) {
         std::lock_guard<std::mutex> g(w->lock);
         w->destroyLocked(NIXL_ERR_NOT_FOUND);
+        abandonedWorkers_ = abandonedWorkers_ || w->abandoned;
     }
     {
         std::lock_guard<std::mutex> g(workersLock_);
         workers_.clear();
     }
     home_.clear();
-    if (ctx_ != nullptr) {
+    // A context with an abandoned worker cannot be cleaned up either (see destroyLocked).
+    if (ctx_ != nullptr && !abandonedWorkers_) {
         ucp_cleanup(ctx_);
     }
     if (regTable_ != nullptr) {
@@ -1145,6 +1156,7 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
         lane->ep = nullptr;
         if (conn.privateWorkers) {
             w.destroyLocked(was_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND);
+            abandonedWorkers_ = abandonedWorkers_ || w.abandoned;
         }
     }
     if (conn.privateWorkers) {

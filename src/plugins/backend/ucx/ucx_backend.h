@@ -97,9 +97,16 @@ public:
     /**
      * Destroys the UCP worker. Operations UCX cancels complete through their callbacks; the
      * requests still in flight afterwards finish with pending_status.
+     *
+     * UCX 1.13 aborts the process (an assertion in ucp_ep_destroy_base) when a worker is
+     * destroyed while an RMA operation of an endpoint without peer error handling is still
+     * running, e.g. a READ over tcp whose target never progressed. Such a worker is therefore
+     * abandoned instead (never progressed or destroyed again; `abandoned` is set) and the
+     * requests finish with pending_status all the same: a leak at teardown beats an abort.
      */
     void
     destroyLocked(nixl_status_t pending_status);
+    bool abandoned = false; ///< destroyLocked left the UCP worker alive (see there)
 };
 
 /** @brief One endpoint of a connection, on one worker. */
@@ -421,6 +428,8 @@ private:
 
     int wakeFd_ = -1;
     std::atomic<bool> stop_{false};
+    /** Set under reapLock_ or in the destructor: some worker was abandoned (keep ctx_). */
+    bool abandonedWorkers_ = false;
     std::thread thread_;
 };
 
