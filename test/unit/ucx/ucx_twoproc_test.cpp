@@ -296,3 +296,82 @@ TEST(ucxTwoProc, TargetProgressThreadWithoutPolling) {
 }
 
 } // namespace
+
+namespace {
+
+/** Sets an environment variable for one scope and restores the previous value. */
+class scopedEnv {
+public:
+    scopedEnv(const char *name, const char *value) : name_(name) {
+        if (const char *old = std::getenv(name)) {
+            old_ = old;
+        }
+        ::setenv(name, value, 1);
+    }
+    ~scopedEnv() {
+        if (old_) {
+            ::setenv(name_.c_str(), old_->c_str(), 1);
+        } else {
+            ::unsetenv(name_.c_str());
+        }
+    }
+    scopedEnv(const scopedEnv &) = delete;
+    scopedEnv &
+    operator=(const scopedEnv &) = delete;
+
+private:
+    std::string name_;
+    std::optional<std::string> old_;
+};
+
+TEST(ucxTwoProc, AgentDestroyedWithReadStuckOnSilentTarget) {
+    // Over tcp UCX emulates a READ with messages the target must progress. A target without a
+    // progress thread that blocks on its command socket never does, so the READ stays in UCX.
+    // Releasing it fails (UCX cannot recall it), and destroying the agent then must not abort
+    // the process: UCX 1.13 asserts when such a worker is destroyed, so the backend abandons it.
+    scopedEnv tls("UCX_TLS", "tcp");
+    ucxSetup s;
+    s.params["ucx_direct_cma"] = "no";
+    s.params["ucx_release_timeout_ms"] = "50";
+    auto a = ucxAgent::make("A", s);
+    ASSERT_TRUE(a);
+    testMem buf(4 << 20);
+    ASSERT_EQ(a->registerDram(buf.addr(), buf.size()), NIXL_SUCCESS);
+    peerConfig cfg;
+    cfg.name = "B";
+    cfg.bufSize = 4 << 20;
+    cfg.setup = s;
+    cfg.pollWhileIdle = false;
+    cfg.env["UCX_TLS"] = "tcp";
+    peerProcess b;
+    std::string err;
+    ASSERT_TRUE(b.start(cfg, err)) << err;
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(b.md(), name), NIXL_SUCCESS);
+    ASSERT_TRUE(b.loadMD(a->md()));
+    // Wire up while B still calls into its engine (it polls inside "await"); afterwards it
+    // blocks on the socket and progresses nothing.
+    notifBox box;
+    ASSERT_EQ(b.cmd("expect A hello"), "ok");
+    ASSERT_EQ(a->agent->genNotif("B", "hello"), NIXL_SUCCESS);
+    ASSERT_EQ(b.cmdWhile("await hello", [&] { box.poll(*a->agent); }), "ok");
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a->agent->createXferReq(NIXL_READ, xferList({{buf.addr(), buf.size()}}),
+                                      xferList({{b.bufAddr(), buf.size()}}), "B", req),
+              NIXL_SUCCESS);
+    nixl_status_t st = a->agent->postXferReq(req);
+    ASSERT_EQ(st, NIXL_IN_PROG) << nixlEnumStrings::statusStr(st);
+    for (int i = 0; i < 100 && st == NIXL_IN_PROG; ++i) {
+        st = a->agent->getXferStatus(req);
+    }
+    ASSERT_EQ(st, NIXL_IN_PROG) << "the target progressed the READ; the test needs it stuck";
+    EXPECT_EQ(a->agent->releaseXferReq(req), NIXL_ERR_REPOST_ACTIVE);
+    a.reset(); // must return, with a warning, instead of aborting in UCX
+    b.kill();
+    b.wait();
+    // The process is still healthy: a new agent works.
+    auto c = ucxAgent::make("C", s);
+    ASSERT_TRUE(c);
+}
+
+} // namespace
