@@ -54,6 +54,14 @@ pcdir="$stage_libdir/pkgconfig"
 [ -f "$stage_libdir/plugins/libplugin_TEST.so" ] ||
     fail "libplugin_TEST.so not installed in $libdir/plugins"
 
+# Every installed plugin exports its entry point and nothing else (src/plugins/plugin.map).
+for so in "$stage_libdir"/plugins/*.so; do
+    extra=$(nm -D --defined-only "$so" | awk '{print $NF}' |
+        grep -v -E '^nixl_(backend|telemetry_exporter|trace_backend)_plugin_get$' || true)
+    [ -z "$extra" ] || fail "$(basename "$so") exports more than its entry point: $(echo $extra | head -c 300)"
+done
+echo "install check: installed plugins export only their entry points"
+
 # pkg-config --define-prefix derives the prefix from the .pc location by going two levels up,
 # which is right for <prefix>/lib/pkgconfig but not for a multiarch libdir such as
 # <prefix>/lib/x86_64-linux-gnu/pkgconfig; then the prefix is given explicitly.
