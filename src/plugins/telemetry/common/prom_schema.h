@@ -29,9 +29,9 @@
 #ifndef NIXL_PLUGINS_TELEMETRY_COMMON_PROM_SCHEMA_H
 #define NIXL_PLUGINS_TELEMETRY_COMMON_PROM_SCHEMA_H
 
-#include <cerrno>
+#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <system_error>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -142,11 +142,10 @@ parseBucketBoundsUs(const char *value, std::string *why) {
         while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t')) {
             tok.remove_suffix(1);
         }
-        const std::string t(tok);
-        char *end = nullptr;
-        errno = 0;
-        const double v = t.empty() ? 0.0 : std::strtod(t.c_str(), &end);
-        if (t.empty() || end == nullptr || *end != '\0' || errno != 0) {
+        // from_chars, not strtod: the decimal point must not depend on LC_NUMERIC.
+        double v = 0;
+        const auto [end, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (tok.empty() || ec != std::errc() || end != tok.data() + tok.size()) {
             return fail(tok, "is not a number");
         }
         if (!std::isfinite(v) || v <= 0) {
