@@ -11,6 +11,9 @@
  *   agent_create/n   createXferReq + postXferReq + getXferStatus + releaseXferReq
  *   agent_prepped/n  postXferReq + getXferStatus of a request made once by
  *                    prepXferDlist + makeXferReq
+ *   agent_prepped_telemetry/n  the same with the initiator's telemetry on
+ *                    (captureTelemetry, NIXL_TELEMETRY_EXPORTER=nop): what the staging queue
+ *                    adds to the hot path; it must not allocate either
  * The same work driven directly through the TEST plugin's C ABI (dlopen of
  * $NIXL_PLUGIN_DIR/libplugin_TEST.so, nixl_backend_plugin_get), with two engines of its own:
  *   direct_create/n  prep_xfer + post_xfer + check_xfer + release_req
@@ -21,7 +24,8 @@
  * At the end the ratios agent/direct are printed.
  *
  * Extra flag (removed before Google Benchmark sees the arguments):
- *   --nixl_check  exit non-zero if a benchmark failed or agent_prepped allocated on the hot path.
+ *   --nixl_check  exit non-zero if a benchmark failed or agent_prepped (with or without
+ *                 telemetry) allocated on the hot path.
  */
 #include <benchmark/benchmark.h>
 
@@ -211,6 +215,8 @@ const int desc_counts[] = {1, 16, 256};
 
 const std::string initiator_name = "bench_initiator";
 const std::string target_name = "bench_target";
+const std::string telemetry_initiator_name = "bench_telemetry_initiator";
+const std::string telemetry_target_name = "bench_telemetry_target";
 const std::string direct_initiator_name = "direct_initiator";
 const std::string direct_target_name = "direct_target";
 
@@ -254,9 +260,12 @@ descList(std::vector<uint8_t> &buf, size_t n) {
 /** Two agents with TEST backends, registered buffers and each other's metadata. */
 class agentPair {
 public:
-    agentPair()
-        : initiator(initiator_name, nixlAgentConfig(false)),
-          target(target_name, nixlAgentConfig(false)),
+    agentPair(const std::string &initiator_agent = initiator_name,
+              const std::string &target_agent = target_name,
+              const nixlAgentConfig &initiator_cfg = nixlAgentConfig(false))
+        : targetName(target_agent),
+          initiator(initiator_agent, initiator_cfg),
+          target(target_agent, nixlAgentConfig(false)),
           src(buffer_size),
           dst(buffer_size, 0),
           srcReg(DRAM_SEG),
@@ -289,7 +298,7 @@ public:
     }
 
     ~agentPair() {
-        initiator.invalidateRemoteMD(target_name);
+        initiator.invalidateRemoteMD(targetName);
         if (targetRegistered_) {
             target.deregisterMem(dstReg);
         }
@@ -308,6 +317,7 @@ public:
         return true;
     }
 
+    const std::string targetName;
     nixlAgent initiator;
     nixlAgent target;
     std::vector<uint8_t> src;
@@ -321,6 +331,7 @@ private:
 };
 
 agentPair *agents = nullptr;
+agentPair *telemetryAgents = nullptr; ///< initiator with telemetry on (NOP exporter)
 
 void
 agentCreate(benchmark::State &state) {
@@ -357,7 +368,7 @@ agentCreate(benchmark::State &state) {
 }
 
 void
-agentPrepped(benchmark::State &state) {
+preppedOn(benchmark::State &state, agentPair *agents) {
     const size_t n = static_cast<size_t>(state.range(0));
     nixl_xfer_dlist_t local = descList(agents->src, n);
     nixl_xfer_dlist_t remote = descList(agents->dst, n);
@@ -372,7 +383,7 @@ agentPrepped(benchmark::State &state) {
         indices.push_back(static_cast<int>(i));
     }
     if (a.prepXferDlist(NIXL_INIT_AGENT, local, local_h) != NIXL_SUCCESS ||
-        a.prepXferDlist(target_name, remote, remote_h) != NIXL_SUCCESS ||
+        a.prepXferDlist(agents->targetName, remote, remote_h) != NIXL_SUCCESS ||
         a.makeXferReq(NIXL_WRITE, local_h, indices, remote_h, indices, req) != NIXL_SUCCESS) {
         state.SkipWithError("prepXferDlist or makeXferReq failed");
     } else {
@@ -403,6 +414,16 @@ agentPrepped(benchmark::State &state) {
     if (remote_h != nullptr) {
         a.releasedDlistH(remote_h);
     }
+}
+
+void
+agentPrepped(benchmark::State &state) {
+    preppedOn(state, agents);
+}
+
+void
+agentPreppedTelemetry(benchmark::State &state) {
+    preppedOn(state, telemetryAgents);
 }
 
 // ---- the direct side: the plugin's C ABI --------------------------------------------------------
@@ -814,6 +835,25 @@ printRatios(const collectingReporter &rep) {
             std::printf(" %14s\n", "-");
         }
     }
+    // Telemetry on: the staging queue must keep the prepped path free of allocations too.
+    for (int n : desc_counts) {
+        const std::string name = "agent_prepped_telemetry/" + std::to_string(n);
+        double ns = 0;
+        double allocs = 0;
+        double base_ns = 0;
+        double base_allocs = 0;
+        if (lookup(rep, name, ns, allocs) != lookup_t::FOUND) {
+            continue;
+        }
+        const bool base = lookup(rep, "agent_prepped/" + std::to_string(n), base_ns,
+                                 base_allocs) == lookup_t::FOUND;
+        std::printf("%s: %.1f ns per transfer (%.3f x agent_prepped), %.3f allocs\n",
+                    name.c_str(), ns, base && base_ns > 0 ? ns / base_ns : 0.0, allocs);
+        if (allocs != 0.0) {
+            std::printf("       %s allocates on the hot path\n", name.c_str());
+            good = false;
+        }
+    }
     return good;
 }
 
@@ -841,11 +881,28 @@ main(int argc, char **argv) {
     if (!agent_pair->setup()) {
         return 1;
     }
+    // Telemetry is configured when an agent is constructed; the variables are put back after.
+    const char *old_exporter = std::getenv("NIXL_TELEMETRY_EXPORTER");
+    const std::string saved_exporter = old_exporter != nullptr ? old_exporter : "";
+    ::setenv("NIXL_TELEMETRY_EXPORTER", "nop", 1);
+    nixlAgentConfig telemetry_cfg(false);
+    telemetry_cfg.captureTelemetry = true;
+    auto telemetry_pair =
+        std::make_unique<agentPair>(telemetry_initiator_name, telemetry_target_name, telemetry_cfg);
+    if (old_exporter != nullptr) {
+        ::setenv("NIXL_TELEMETRY_EXPORTER", saved_exporter.c_str(), 1);
+    } else {
+        ::unsetenv("NIXL_TELEMETRY_EXPORTER");
+    }
+    if (!telemetry_pair->setup()) {
+        return 1;
+    }
     auto direct_pair = std::make_unique<directPair>();
     if (!direct_pair->setup()) {
         return 1;
     }
     agents = agent_pair.get();
+    telemetryAgents = telemetry_pair.get();
     direct = direct_pair.get();
 
     struct entry_t {
@@ -857,6 +914,7 @@ main(int argc, char **argv) {
         {"direct_create", directCreate},
         {"agent_prepped", agentPrepped},
         {"direct_prepped", directPrepped},
+        {"agent_prepped_telemetry", agentPreppedTelemetry},
     };
     for (const entry_t &e : entries) {
         benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(e.name, e.fn);
@@ -874,8 +932,10 @@ main(int argc, char **argv) {
     benchmark::Shutdown();
 
     agents = nullptr;
+    telemetryAgents = nullptr;
     direct = nullptr;
     direct_pair.reset();
+    telemetry_pair.reset();
     agent_pair.reset();
     if (check && !good) {
         std::printf("agent_overhead: --nixl_check failed\n");

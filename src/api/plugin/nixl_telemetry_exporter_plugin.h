@@ -73,7 +73,7 @@ typedef struct nixl_telemetry_exporter nixl_telemetry_exporter_t; /* opaque, plu
 
 typedef struct nixl_telemetry_exporter_init_params {
     size_t size; /* sizeof(nixl_telemetry_exporter_init_params_t) as core built it */
-    const nixl_plugin_core_services_t *core; /* logging; valid until destroy */
+    const nixl_plugin_core_services_t *core; /* logging; valid for the life of the process */
     nixl_plugin_str_t agent_name; /* the agent's name, any bytes */
     size_t max_events_buffered; /* NIXL_TELEMETRY_BUFFER_SIZE */
     const nixl_telemetry_event_info_t *event_types; /* valid until destroy */

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <stdexcept>
+#include <tuple>
 
 #include "agent/agent_data.h"
 #include "agent/agent_internal.h"
@@ -28,14 +29,16 @@ isUnboundedKind(nixl_mem_t mem) noexcept {
 // NIXL_TELEMETRY_ENABLE wins over captureTelemetry in both directions.
 bool
 telemetryWanted(const std::string &agent, const nixlAgentConfig &cfg) {
-    const char *env = std::getenv("NIXL_TELEMETRY_ENABLE");
+    const char *env = std::getenv(TELEMETRY_ENABLE_VAR);
     if (env == nullptr || *env == '\0') {
         return cfg.captureTelemetry;
     }
     bool value = false;
     if (!nixlParseBool(env, value)) {
-        throw std::invalid_argument("NIXL_TELEMETRY_ENABLE=" + std::string(env) +
-                                    " is not a boolean (use true/false, yes/no, on/off, 1/0)");
+        const std::string msg = "agent " + agent + ": " + TELEMETRY_ENABLE_VAR + "=" + env +
+            " is not a boolean (use true/false, yes/no, on/off, 1/0)";
+        NIXL_ERROR << msg;
+        throw std::invalid_argument(msg);
     }
     if (!value && cfg.captureTelemetry) {
         NIXL_WARN << "agent " << agent
@@ -117,6 +120,10 @@ nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
         throw std::invalid_argument("nixlAgent: empty agent name");
     }
     data->telemetryEnabled = telemetryWanted(name, cfg);
+    if (data->telemetryEnabled) {
+        // Throws on a bad NIXL_TELEMETRY_* value or exporter; null if the exporter declined.
+        data->telemetry = nixlTelemetry::create(name);
+    }
     NIXL_DEBUG << "agent " << name << ": created, sync mode "
                << static_cast<int>(cfg.syncMode) << ", telemetry "
                << (data->telemetryEnabled ? "on" : "off");
@@ -178,6 +185,8 @@ nixlAgent::~nixlAgent() {
     while (!data->engines.empty()) {
         data->engines.pop_back();
     }
+    // Final flush: events of the last interval reach the exporter before it is destroyed.
+    data->telemetry.reset();
 }
 
 nixl_status_t
@@ -394,6 +403,9 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
     if (!any) {
         return NIXL_ERR_BACKEND;
     }
+    if (data->telemetry != nullptr) {
+        data->telemetry->record(nixl_telemetry_event_type_t::AGENT_MEMORY_REGISTERED, bytes);
+    }
     NIXL_DEBUG << "agent " << data->name << ": registered " << descs.descCount() << " "
                << memTypeStr(mem) << " descriptors, " << bytes << " bytes";
     return NIXL_SUCCESS;
@@ -475,6 +487,21 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
                 dl->stale = dl->stale || isGone(e, md);
             }
         }
+    }
+    if (result == NIXL_SUCCESS && data->telemetry != nullptr) {
+        // Each distinct range once, however many backends held it or how often it is listed.
+        std::vector<std::tuple<uint64_t, uintptr_t, size_t>> ranges;
+        ranges.reserve(descs.descCount());
+        for (const auto &d : descs) {
+            ranges.emplace_back(d.devId, d.addr, d.len);
+        }
+        std::sort(ranges.begin(), ranges.end());
+        ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+        uint64_t bytes = 0;
+        for (const auto &r : ranges) {
+            bytes += std::get<2>(r);
+        }
+        data->telemetry->record(nixl_telemetry_event_type_t::AGENT_MEMORY_DEREGISTERED, bytes);
     }
     return result;
 }

@@ -28,6 +28,7 @@
 
 #include "backend/backend_engine.h"
 #include "nixl.h"
+#include "telemetry/telemetry.h"
 
 /** Lock whose behaviour follows nixl_thread_sync_t. */
 class nixlAgentLock {
@@ -252,6 +253,8 @@ public:
     size_t totalBytes = 0;
 
     bool telemetry = false;
+    /** The current terminal status already went to the telemetry pipeline (cleared by post). */
+    bool statusReported = false;
     chrono_point_t startTime{};
     chrono_period_us_t postDuration{0};
     chrono_period_us_t xferDuration{0};
@@ -263,7 +266,11 @@ public:
 
     const std::string name;
     const nixlAgentConfig config;
+    /** Per-request timing (getXferTelemetry) is kept: NIXL_TELEMETRY_ENABLE/captureTelemetry. */
     bool telemetryEnabled = false;
+    /** The event pipeline; null when telemetry is off or its exporter declined to run. Set at
+     *  construction, reset at destruction (final flush); read by any thread in between. */
+    std::unique_ptr<nixlTelemetry> telemetry;
     nixlAgentLock lock;
 
     /** Engines in creation order, and their handles. */

@@ -28,6 +28,16 @@ nixlCandidateEngines(const nixlAgentData &d, const nixl_opt_args_t *extra);
 bool
 nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra);
 
+/** Records the error event of a negative status when the agent exports telemetry; returns st.
+ *  Any lock mode; no allocation. */
+inline nixl_status_t
+nixlNoteStatus(const nixlAgentData &d, nixl_status_t st) noexcept {
+    if (st < 0 && d.telemetry != nullptr) {
+        d.telemetry->recordStatus(st);
+    }
+    return st;
+}
+
 /** Disconnects from, unloads and forgets a remote agent. Writer lock. */
 void
 nixlDropRemote(nixlAgentData &d, const std::string &name);

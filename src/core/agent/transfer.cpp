@@ -6,7 +6,8 @@
 //
 // createXferReq and makeXferReq do every check and resolve every descriptor to backend metadata
 // once; postXferReq and getXferStatus then touch only the request and one atomic flag of the
-// remote record: no allocation, no string building, no lookup.
+// remote record: no allocation, no string building, no lookup. With telemetry on they also
+// append fixed-size events to the agent's staging queue (telemetry/telemetry.h).
 
 #include <algorithm>
 #include <cstring>
@@ -149,13 +150,40 @@ validOp(const nixl_xfer_op_t &op) noexcept {
     return raw == NIXL_READ || raw == NIXL_WRITE;
 }
 
+/**
+ * Sends the outcome of a request to the telemetry pipeline, once: a completed transfer as one
+ * batch (post time, transfer time, bytes, request), a failure as its error event. Called when
+ * req.status stopped being NIXL_IN_PROG. Hot path: no allocation.
+ */
+void
+finishXfer(const nixlAgentData &data, nixlXferReqH &req) noexcept {
+    if (req.statusReported || data.telemetry == nullptr) {
+        return;
+    }
+    req.statusReported = true;
+    if (req.status == NIXL_SUCCESS) {
+        data.telemetry->recordTransfer(req.op,
+                                       req.totalBytes,
+                                       static_cast<uint64_t>(req.postDuration.count()),
+                                       static_cast<uint64_t>(req.xferDuration.count()));
+    } else {
+        data.telemetry->recordStatus(req.status);
+    }
+}
+
 } // namespace
 
-nixl_status_t
-nixlAgent::prepXferDlist(const std::string &agent_name,
-                         const nixl_xfer_dlist_t &descs,
-                         nixlDlistH *&dlist_hndl,
-                         const nixl_opt_args_t *extra_params) const {
+// prepXferDlist, makeXferReq, createXferReq and estimateXferCost are split into an *Impl
+// doing the work and a public wrapper that sends every failing status, however it returned,
+// to the telemetry pipeline (nixlNoteStatus). The bodies take the agent data as `data` so
+// they read as the methods did.
+
+static nixl_status_t
+prepXferDlistImpl(nixlAgentData *data,
+                  const std::string &agent_name,
+                  const nixl_xfer_dlist_t &descs,
+                  nixlDlistH *&dlist_hndl,
+                  const nixl_opt_args_t *extra_params) {
     nixlReadGuard guard(data->lock);
     if (nixlHasForeignHint(*data, extra_params)) {
         NIXL_ERROR << "agent " << data->name
@@ -210,20 +238,30 @@ nixlAgent::prepXferDlist(const std::string &agent_name,
 }
 
 nixl_status_t
+nixlAgent::prepXferDlist(const std::string &agent_name,
+                         const nixl_xfer_dlist_t &descs,
+                         nixlDlistH *&dlist_hndl,
+                         const nixl_opt_args_t *extra_params) const {
+    return nixlNoteStatus(
+        *data, prepXferDlistImpl(data.get(), agent_name, descs, dlist_hndl, extra_params));
+}
+
+nixl_status_t
 nixlAgent::prepXferDlist(const nixl_xfer_dlist_t &descs,
                          nixlDlistH *&dlist_hndl,
                          const nixl_opt_args_t *extra_params) const {
     return prepXferDlist(NIXL_INIT_AGENT, descs, dlist_hndl, extra_params);
 }
 
-nixl_status_t
-nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
-                       const nixlDlistH *local_side,
-                       const std::vector<int> &local_indices,
-                       const nixlDlistH *remote_side,
-                       const std::vector<int> &remote_indices,
-                       nixlXferReqH *&req_hndl,
-                       const nixl_opt_args_t *extra_params) const {
+static nixl_status_t
+makeXferReqImpl(nixlAgentData *data,
+                const nixl_xfer_op_t &operation,
+                const nixlDlistH *local_side,
+                const std::vector<int> &local_indices,
+                const nixlDlistH *remote_side,
+                const std::vector<int> &remote_indices,
+                nixlXferReqH *&req_hndl,
+                const nixl_opt_args_t *extra_params) {
     nixlReadGuard guard(data->lock);
     if (!validOp(operation)) {
         NIXL_ERROR << "agent " << data->name << ": makeXferReq: operation is neither "
@@ -365,12 +403,26 @@ nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
 }
 
 nixl_status_t
-nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
-                         const nixl_xfer_dlist_t &local_descs,
-                         const nixl_xfer_dlist_t &remote_descs,
-                         const std::string &remote_agent,
-                         nixlXferReqH *&req_hndl,
-                         const nixl_opt_args_t *extra_params) const {
+nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
+                       const nixlDlistH *local_side,
+                       const std::vector<int> &local_indices,
+                       const nixlDlistH *remote_side,
+                       const std::vector<int> &remote_indices,
+                       nixlXferReqH *&req_hndl,
+                       const nixl_opt_args_t *extra_params) const {
+    return nixlNoteStatus(*data,
+                          makeXferReqImpl(data.get(), operation, local_side, local_indices,
+                                          remote_side, remote_indices, req_hndl, extra_params));
+}
+
+static nixl_status_t
+createXferReqImpl(nixlAgentData *data,
+                  const nixl_xfer_op_t &operation,
+                  const nixl_xfer_dlist_t &local_descs,
+                  const nixl_xfer_dlist_t &remote_descs,
+                  const std::string &remote_agent,
+                  nixlXferReqH *&req_hndl,
+                  const nixl_opt_args_t *extra_params) {
     nixlReadGuard guard(data->lock);
     if (!validOp(operation)) {
         NIXL_ERROR << "agent " << data->name << ": createXferReq: operation is neither "
@@ -494,11 +546,24 @@ nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
 }
 
 nixl_status_t
-nixlAgent::estimateXferCost(const nixlXferReqH *req_hndl,
-                            std::chrono::microseconds &duration,
-                            std::chrono::microseconds &err_margin,
-                            nixl_cost_t &method,
-                            const nixl_opt_args_t *extra_params) const {
+nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
+                         const nixl_xfer_dlist_t &local_descs,
+                         const nixl_xfer_dlist_t &remote_descs,
+                         const std::string &remote_agent,
+                         nixlXferReqH *&req_hndl,
+                         const nixl_opt_args_t *extra_params) const {
+    return nixlNoteStatus(*data,
+                          createXferReqImpl(data.get(), operation, local_descs, remote_descs,
+                                            remote_agent, req_hndl, extra_params));
+}
+
+static nixl_status_t
+estimateXferCostImpl(nixlAgentData *data,
+                     const nixlXferReqH *req_hndl,
+                     std::chrono::microseconds &duration,
+                     std::chrono::microseconds &err_margin,
+                     nixl_cost_t &method,
+                     const nixl_opt_args_t *extra_params) {
     (void)extra_params;
     nixlReadGuard guard(data->lock);
     if (req_hndl == nullptr) {
@@ -521,31 +586,48 @@ nixlAgent::estimateXferCost(const nixlXferReqH *req_hndl,
 }
 
 nixl_status_t
+nixlAgent::estimateXferCost(const nixlXferReqH *req_hndl,
+                            std::chrono::microseconds &duration,
+                            std::chrono::microseconds &err_margin,
+                            nixl_cost_t &method,
+                            const nixl_opt_args_t *extra_params) const {
+    return nixlNoteStatus(*data,
+                          estimateXferCostImpl(data.get(), req_hndl, duration, err_margin, method,
+                                               extra_params));
+}
+
+nixl_status_t
 nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_params) const {
     if (req_hndl == nullptr) {
         NIXL_ERROR << "agent " << data->name << ": postXferReq: request handle is null";
-        return NIXL_ERR_INVALID_PARAM;
+        return nixlNoteStatus(*data, NIXL_ERR_INVALID_PARAM);
     }
     nixlReadGuard guard(data->lock);
     nixlXferReqH &req = *req_hndl;
     if (req.remote != nullptr && !req.remote->valid.load(std::memory_order_acquire)) {
         NIXL_ERROR << "agent " << data->name << ": postXferReq: metadata of agent "
                    << req.remoteAgent << " was invalidated or the peer disconnected";
-        return NIXL_ERR_NOT_FOUND;
+        return nixlNoteStatus(*data, NIXL_ERR_NOT_FOUND);
     }
     if (req.localStale) {
         NIXL_ERROR << "agent " << data->name << ": postXferReq: memory of this request to "
                    << req.remoteAgent << " was deregistered";
-        return NIXL_ERR_NOT_FOUND;
+        return nixlNoteStatus(*data, NIXL_ERR_NOT_FOUND);
     }
     if (req.status == NIXL_IN_PROG) {
         nixl_status_t st = req.engine->checkXfer(req.beReq);
         if (st == NIXL_IN_PROG) {
             NIXL_ERROR << "agent " << data->name << ": postXferReq: the request to "
                        << req.remoteAgent << " is still running";
-            return NIXL_ERR_REPOST_ACTIVE;
+            return nixlNoteStatus(*data, NIXL_ERR_REPOST_ACTIVE);
         }
+        // The previous transfer ended unobserved; it still counts before the repost.
         req.status = st;
+        if (st == NIXL_SUCCESS && req.telemetry) {
+            req.xferDuration = std::chrono::duration_cast<chrono_period_us_t>(
+                std::chrono::steady_clock::now() - req.startTime);
+        }
+        finishXfer(*data, req);
     }
     if (extra_params != nullptr) {
         setNotif(req, extra_params);
@@ -554,7 +636,7 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
     if (req.hasNotif && !req.engine->supportsNotif()) {
         NIXL_ERROR << "agent " << data->name << ": postXferReq: backend " << req.engine->type()
                    << " cannot send notifications";
-        return NIXL_ERR_BACKEND;
+        return nixlNoteStatus(*data, NIXL_ERR_BACKEND);
     }
     chrono_point_t start{};
     if (req.telemetry) {
@@ -571,11 +653,10 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
         auto now = std::chrono::steady_clock::now();
         req.startTime = start;
         req.postDuration = std::chrono::duration_cast<chrono_period_us_t>(now - start);
-        if (st == NIXL_SUCCESS) {
-            req.xferDuration = req.postDuration;
-        }
+        req.xferDuration = req.postDuration;
     }
     req.status = st;
+    req.statusReported = false;
     if (st < 0) {
         if (st == NIXL_ERR_REMOTE_DISCONNECT) {
             markDisconnected(*data, req);
@@ -586,6 +667,9 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
                        << statusStr(st);
         }
     }
+    if (st != NIXL_IN_PROG) {
+        finishXfer(*data, req);
+    }
     return st;
 }
 
@@ -593,17 +677,19 @@ nixl_status_t
 nixlAgent::getXferStatus(nixlXferReqH *req_hndl) const {
     if (req_hndl == nullptr) {
         NIXL_ERROR << "agent " << data->name << ": getXferStatus: request handle is null";
-        return NIXL_ERR_INVALID_PARAM;
+        return nixlNoteStatus(*data, NIXL_ERR_INVALID_PARAM);
     }
     nixlReadGuard guard(data->lock);
     nixlXferReqH &req = *req_hndl;
     if (req.status != NIXL_IN_PROG) {
+        // Reported once per outcome (e.g. a never-posted request's NOT_POSTED), not per poll.
+        finishXfer(*data, req);
         return req.status;
     }
     if (req.remote != nullptr && !req.remote->valid.load(std::memory_order_acquire)) {
         NIXL_ERROR << "agent " << data->name << ": getXferStatus: metadata of agent "
                    << req.remoteAgent << " was invalidated or the peer disconnected";
-        return NIXL_ERR_NOT_FOUND;
+        return nixlNoteStatus(*data, NIXL_ERR_NOT_FOUND);
     }
     nixl_status_t st = req.engine->checkXfer(req.beReq);
     if (st == NIXL_IN_PROG) {
@@ -622,6 +708,7 @@ nixlAgent::getXferStatus(nixlXferReqH *req_hndl) const {
                    << xferOpStr(req.op) << " of " << req.localDescs.size()
                    << " descriptors to " << req.remoteAgent << " failed: " << statusStr(st);
     }
+    finishXfer(*data, req);
     return st;
 }
 

@@ -1,0 +1,602 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Cross-process SPSC ring benchmark: 16-byte events from a producer process to a consumer
+// process through files in /dev/shm, each process pinned to its own core.
+//
+//   (a) ours:  nixlSharedRing (src/utils/common/shared_ring.h): padded positions, cached
+//              opposing position and mask;
+//   (b) naive: the same algorithm without padding or caching (both positions on one line, the
+//              opposing position loaded on every call), i.e. NIXL's layout version 4;
+//   (c) boost: boost::lockfree::spsc_queue with a compile-time capacity, placement-new'ed into
+//              the shared mapping;
+//   and, for information, ours-b: ours with the consumer draining up to 256 events per
+//   popBatch (one read_pos store per batch). The ratios compare (a) with (b) and (c).
+//
+// Throughput: N events one push/pop at a time, M events/s from the producer's first timed push to
+// the consumer's last pop, after an untimed warm-up of two passes over the ring. Latency: two rings, ping-pong, mean round trip. Every run checks that all
+// events arrived in order with the right checksum; --quick does only that on small counts (a
+// meson test). Usage: ring_bench [--quick] [--events N] [--round_trips N] [--runs R]
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/lockfree/spsc_queue.hpp>
+
+#include "common/shared_ring.h"
+
+namespace {
+
+struct benchEvent {
+    uint32_t type;
+    uint32_t pad;
+    uint64_t value;
+};
+static_assert(sizeof(benchEvent) == 16);
+
+constexpr uint64_t kCapacity = 65536;
+
+uint64_t
+nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Maps a /dev/shm file of the given size; create sizes and zeroes it.
+void *
+mapFile(const std::string &path, size_t bytes, bool create) {
+    const int fd = ::open(path.c_str(), create ? (O_CREAT | O_RDWR | O_TRUNC) : O_RDWR, 0600);
+    if (fd < 0) {
+        std::perror(path.c_str());
+        std::exit(3);
+    }
+    if (create && ::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        std::perror("ftruncate");
+        std::exit(3);
+    }
+    void *p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) {
+        std::perror("mmap");
+        std::exit(3);
+    }
+    return p;
+}
+
+// (a) ours.
+class oursRing {
+public:
+    oursRing(const std::string &path, bool create) {
+        std::string error;
+        ring_ = create ? nixlSharedRing<benchEvent>::create(path, kCapacity, error, 0600) :
+                         nixlSharedRing<benchEvent>::attach(path, error);
+        if (!ring_) {
+            std::fprintf(stderr, "ring_bench: %s\n", error.c_str());
+            std::exit(3);
+        }
+    }
+
+    bool
+    push(const benchEvent &e) {
+        return ring_->push(e);
+    }
+
+    bool
+    pop(benchEvent &e) {
+        return ring_->pop(e);
+    }
+
+    size_t
+    popBatch(benchEvent *out, size_t n) {
+        return ring_->popBatch(out, n);
+    }
+
+    static constexpr const char *kName = "ours";
+
+private:
+    std::unique_ptr<nixlSharedRing<benchEvent>> ring_;
+};
+
+// (a') ours, consumer draining with popBatch (one read_pos store per batch); informational.
+class oursBatchRing : public oursRing {
+public:
+    using oursRing::oursRing;
+
+    bool
+    pop(benchEvent &e) {
+        if (next_ == count_) {
+            count_ = popBatch(buf_, kBatch);
+            next_ = 0;
+            if (count_ == 0) {
+                return false;
+            }
+        }
+        e = buf_[next_++];
+        return true;
+    }
+
+    static constexpr const char *kName = "ours-b";
+
+private:
+    static constexpr size_t kBatch = 256;
+    benchEvent buf_[kBatch];
+    size_t next_ = 0;
+    size_t count_ = 0;
+};
+
+// (b) naive: correct SPSC, but write and read share a cache line and every call loads the other
+// side's position.
+class naiveRing {
+    struct layout {
+        std::atomic<uint64_t> write;
+        std::atomic<uint64_t> read;
+        uint64_t mask;
+        benchEvent slots[kCapacity];
+    };
+
+public:
+    naiveRing(const std::string &path, bool create) {
+        void *p = mapFile(path, sizeof(layout), create);
+        if (create) {
+            l_ = new (p) layout;
+            l_->write.store(0, std::memory_order_relaxed);
+            l_->read.store(0, std::memory_order_relaxed);
+            l_->mask = kCapacity - 1;
+        } else {
+            l_ = static_cast<layout *>(p);
+        }
+    }
+
+    ~naiveRing() {
+        ::munmap(l_, sizeof(layout));
+    }
+
+    bool
+    push(const benchEvent &e) {
+        const uint64_t w = l_->write.load(std::memory_order_relaxed);
+        const uint64_t next = (w + 1) & l_->mask;
+        if (next == l_->read.load(std::memory_order_acquire)) {
+            return false;
+        }
+        l_->slots[w] = e;
+        l_->write.store(next, std::memory_order_release);
+        return true;
+    }
+
+    bool
+    pop(benchEvent &e) {
+        const uint64_t r = l_->read.load(std::memory_order_relaxed);
+        if (r == l_->write.load(std::memory_order_acquire)) {
+            return false;
+        }
+        e = l_->slots[r];
+        l_->read.store((r + 1) & l_->mask, std::memory_order_release);
+        return true;
+    }
+
+    static constexpr const char *kName = "naive";
+
+private:
+    layout *l_ = nullptr;
+};
+
+// (c) boost: the compile-time-capacity queue keeps its storage inline (no pointers), so it can
+// live in a mapping that sits at different addresses in the two processes.
+class boostRing {
+    using queue = boost::lockfree::spsc_queue<benchEvent, boost::lockfree::capacity<kCapacity>>;
+
+public:
+    boostRing(const std::string &path, bool create) {
+        void *p = mapFile(path, sizeof(queue), create);
+        q_ = create ? new (p) queue : static_cast<queue *>(p);
+    }
+
+    ~boostRing() {
+        ::munmap(q_, sizeof(queue));
+    }
+
+    bool
+    push(const benchEvent &e) {
+        return q_->push(e);
+    }
+
+    bool
+    pop(benchEvent &e) {
+        return q_->pop(e);
+    }
+
+    static constexpr const char *kName = "boost";
+
+private:
+    queue *q_ = nullptr;
+};
+
+// Shared control block (anonymous shared mapping created before fork).
+struct control {
+    std::atomic<int> consumerReady;
+    std::atomic<int> consumerWarm;
+    std::atomic<uint64_t> consumerEndNs;
+    std::atomic<uint64_t> consumerSum;
+    std::atomic<uint64_t> consumerCount;
+    std::atomic<int> consumerOrdered;
+};
+
+struct cpuPlan {
+    int producer = -1;
+    int consumer = -1;
+};
+
+void
+pinTo(int cpu) {
+    if (cpu < 0) {
+        return;
+    }
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (::sched_setaffinity(0, sizeof(set), &set) != 0) {
+        std::perror("sched_setaffinity");
+    }
+}
+
+// Set when producer and consumer must share one core: waiting then yields the core instead of
+// spinning out a whole time slice.
+bool sharedCore = false;
+
+// With a core each, waiting is a pure spin (as in the published SPSC benchmarks): a yield would
+// hand the core to any other runnable task and measure the scheduler instead of the ring.
+inline void
+backoff(unsigned &spins) {
+    ++spins;
+    if (sharedCore) {
+        ::sched_yield();
+    }
+}
+
+uint64_t
+checksumOf(const benchEvent &e) {
+    return e.value * 0x9E3779B97F4A7C15ull + e.type;
+}
+
+control *
+newControl() {
+    void *p = ::mmap(nullptr, sizeof(control), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        std::perror("mmap control");
+        std::exit(3);
+    }
+    return new (p) control{};
+}
+
+struct throughputResult {
+    double meps = 0; // million events per second
+    bool intact = false;
+};
+
+// Untimed events first: two passes over the ring fault in every page of both mappings.
+constexpr uint64_t kWarmup = 2 * kCapacity;
+
+template<typename Ring>
+throughputResult
+runThroughput(const std::string &dir, uint64_t events, const cpuPlan &cpus) {
+    const uint64_t total = kWarmup + events;
+    const std::string path = dir + "/nixl_ring_bench." + std::to_string(::getpid()) + "." +
+        Ring::kName + ".tp";
+    control *ctl = newControl();
+    auto producer = std::make_unique<Ring>(path, true);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        std::perror("fork");
+        std::exit(3);
+    }
+    if (pid == 0) {
+        pinTo(cpus.consumer);
+        Ring consumer(path, false);
+        ctl->consumerReady.store(1, std::memory_order_release);
+        uint64_t sum = 0;
+        uint64_t n = 0;
+        int ordered = 1;
+        benchEvent e{};
+        unsigned spins = 0;
+        while (n < total) {
+            if (!consumer.pop(e)) {
+                backoff(spins);
+                continue;
+            }
+            ordered &= e.value == n ? 1 : 0;
+            sum += checksumOf(e);
+            if (++n == kWarmup) {
+                ctl->consumerWarm.store(1, std::memory_order_release);
+            }
+        }
+        ctl->consumerEndNs.store(nowNs(), std::memory_order_relaxed);
+        ctl->consumerSum.store(sum, std::memory_order_relaxed);
+        ctl->consumerCount.store(n, std::memory_order_relaxed);
+        ctl->consumerOrdered.store(ordered, std::memory_order_release);
+        ::_exit(0);
+    }
+    pinTo(cpus.producer);
+    while (ctl->consumerReady.load(std::memory_order_acquire) == 0) {
+        ::sched_yield();
+    }
+    uint64_t sum = 0;
+    unsigned spins = 0;
+    uint64_t start = 0;
+    for (uint64_t i = 0; i < total;) {
+        if (i == kWarmup && start == 0) {
+            // Warm-up done (every page of both mappings touched, ring drained): start the clock.
+            while (ctl->consumerWarm.load(std::memory_order_acquire) == 0) {
+                backoff(spins);
+            }
+            start = nowNs();
+        }
+        const benchEvent e{uint32_t(i % 21), 0, i};
+        if (producer->push(e)) {
+            sum += checksumOf(e);
+            ++i;
+        } else {
+            backoff(spins);
+        }
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    throughputResult r;
+    r.intact = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+        ctl->consumerOrdered.load(std::memory_order_acquire) == 1 &&
+        ctl->consumerCount.load() == total && ctl->consumerSum.load() == sum;
+    const uint64_t end = ctl->consumerEndNs.load();
+    r.meps = end > start ? double(events) * 1e3 / double(end - start) : 0;
+    producer.reset();
+    ::unlink(path.c_str());
+    ::munmap(ctl, sizeof(control));
+    return r;
+}
+
+struct rttResult {
+    double ns = 0;
+    bool intact = false;
+};
+
+template<typename Ring>
+rttResult
+runRoundTrip(const std::string &dir, uint64_t rounds, const cpuPlan &cpus) {
+    const std::string base =
+        dir + "/nixl_ring_bench." + std::to_string(::getpid()) + "." + Ring::kName;
+    const std::string ping = base + ".ping";
+    const std::string pong = base + ".pong";
+    control *ctl = newControl();
+    auto out = std::make_unique<Ring>(ping, true);
+    auto in = std::make_unique<Ring>(pong, true);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        std::perror("fork");
+        std::exit(3);
+    }
+    if (pid == 0) {
+        pinTo(cpus.consumer);
+        Ring rx(ping, false);
+        Ring tx(pong, false);
+        ctl->consumerReady.store(1, std::memory_order_release);
+        benchEvent e{};
+        unsigned spins = 0;
+        for (uint64_t n = 0; n < rounds; ++n) {
+            while (!rx.pop(e)) {
+                backoff(spins);
+            }
+            while (!tx.push(e)) {
+                backoff(spins);
+            }
+        }
+        ::_exit(0);
+    }
+    pinTo(cpus.producer);
+    while (ctl->consumerReady.load(std::memory_order_acquire) == 0) {
+        ::sched_yield();
+    }
+    bool intact = true;
+    unsigned spins = 0;
+    const uint64_t start = nowNs();
+    for (uint64_t i = 0; i < rounds; ++i) {
+        const benchEvent e{7, 0, i};
+        while (!out->push(e)) {
+            backoff(spins);
+        }
+        benchEvent back{};
+        while (!in->pop(back)) {
+            backoff(spins);
+        }
+        intact &= back.value == i && back.type == 7;
+    }
+    const uint64_t end = nowNs();
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    rttResult r;
+    r.intact = intact && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    r.ns = rounds > 0 ? double(end - start) / double(rounds) : 0;
+    out.reset();
+    in.reset();
+    ::unlink(ping.c_str());
+    ::unlink(pong.c_str());
+    ::munmap(ctl, sizeof(control));
+    return r;
+}
+
+double
+median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct variantResult {
+    const char *name;
+    double meps; // median over runs
+    double rttNs; // median over runs
+    double bestMeps;
+    double bestRttNs;
+    bool intact;
+};
+
+struct variant {
+    const char *name;
+    throughputResult (*throughput)(const std::string &, uint64_t, const cpuPlan &);
+    rttResult (*roundTrip)(const std::string &, uint64_t, const cpuPlan &);
+};
+
+template<typename Ring>
+variant
+makeVariant() {
+    return variant{Ring::kName, &runThroughput<Ring>, &runRoundTrip<Ring>};
+}
+
+// Runs are interleaved (ours, naive, boost, ours-b, then again), so a change in machine load
+// hits every variant alike instead of whichever happened to run at that moment.
+std::vector<variantResult>
+runAll(const std::vector<variant> &variants,
+       const std::string &dir,
+       uint64_t events,
+       uint64_t rounds,
+       int runs,
+       const cpuPlan &cpus) {
+    std::vector<std::vector<double>> tp(variants.size());
+    std::vector<std::vector<double>> rtt(variants.size());
+    std::vector<bool> intact(variants.size(), true);
+    for (int run = 0; run < runs; ++run) {
+        for (size_t v = 0; v < variants.size(); ++v) {
+            const auto t = variants[v].throughput(dir, events, cpus);
+            const auto l = variants[v].roundTrip(dir, rounds, cpus);
+            intact[v] = intact[v] && t.intact && l.intact;
+            tp[v].push_back(t.meps);
+            rtt[v].push_back(l.ns);
+            std::printf("  run %d %-6s: %8.2f M events/s  %8.0f ns RTT  %s\n", run + 1,
+                        variants[v].name, t.meps, l.ns, t.intact && l.intact ? "intact" : "CORRUPT");
+            std::fflush(stdout);
+        }
+    }
+    std::vector<variantResult> res;
+    for (size_t v = 0; v < variants.size(); ++v) {
+        res.push_back(variantResult{variants[v].name,
+                                    median(tp[v]),
+                                    median(rtt[v]),
+                                    *std::max_element(tp[v].begin(), tp[v].end()),
+                                    *std::min_element(rtt[v].begin(), rtt[v].end()),
+                                    intact[v]});
+    }
+    return res;
+}
+
+cpuPlan
+planCpus() {
+    cpuPlan plan;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof(set), &set) != 0) {
+        std::printf("cpus: sched_getaffinity failed; processes are not pinned\n");
+        return plan;
+    }
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &set)) {
+            cpus.push_back(c);
+        }
+    }
+    if (cpus.size() < 2) {
+        std::printf("cpus: only one core available (cpu %d): producer and consumer share it, "
+                    "numbers are not meaningful\n",
+                    cpus.empty() ? -1 : cpus[0]);
+        plan.producer = plan.consumer = cpus.empty() ? -1 : cpus[0];
+        sharedCore = true;
+        return plan;
+    }
+    plan.producer = cpus[0];
+    plan.consumer = cpus[1];
+    std::printf("cpus: producer pinned to cpu %d, consumer to cpu %d (%zu available)\n",
+                plan.producer, plan.consumer, cpus.size());
+    return plan;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv) {
+    bool quick = false;
+    uint64_t events = 50'000'000;
+    uint64_t rounds = 1'000'000;
+    int runs = 5;
+    std::string dir = "/dev/shm";
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") {
+            quick = true;
+        } else if (a == "--events" && i + 1 < argc) {
+            events = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--round_trips" && i + 1 < argc) {
+            rounds = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--runs" && i + 1 < argc) {
+            runs = std::atoi(argv[++i]);
+        } else if (a == "--dir" && i + 1 < argc) {
+            dir = argv[++i];
+        } else {
+            std::fprintf(stderr,
+                         "usage: %s [--quick] [--events N] [--round_trips N] [--runs R] "
+                         "[--dir /dev/shm]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    if (quick) {
+        // Enough to wrap a 65536-slot ring a few times; checks integrity, not speed.
+        events = 300'000;
+        rounds = 2'000;
+        runs = 1;
+    }
+    std::printf("ring_bench: 16-byte events, capacity %" PRIu64 ", %" PRIu64
+                " events, %" PRIu64 " round trips, %d run(s), files in %s%s\n",
+                kCapacity, events, rounds, runs, dir.c_str(), quick ? " (quick)" : "");
+    const cpuPlan cpus = planCpus();
+
+    const std::vector<variant> variants = {makeVariant<oursRing>(), makeVariant<naiveRing>(),
+                                           makeVariant<boostRing>(),
+                                           makeVariant<oursBatchRing>()};
+    const std::vector<variantResult> res = runAll(variants, dir, events, rounds, runs, cpus);
+
+    bool intact = true;
+    std::printf("\n%-8s %18s %18s %14s %14s  %s\n", "variant", "M events/s median",
+                "M events/s best", "RTT ns median", "RTT ns best", "data");
+    for (const auto &r : res) {
+        std::printf("%-8s %18.2f %18.2f %14.0f %14.0f  %s\n", r.name, r.meps, r.bestMeps, r.rttNs,
+                    r.bestRttNs, r.intact ? "intact" : "CORRUPT");
+        intact &= r.intact;
+    }
+    const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    for (int other : {1, 2}) {
+        std::printf("ours/%s: throughput %.2fx (best %.2fx), RTT %.2fx faster (best %.2fx)\n",
+                    res[other].name, ratio(res[0].meps, res[other].meps),
+                    ratio(res[0].bestMeps, res[other].bestMeps),
+                    ratio(res[other].rttNs, res[0].rttNs),
+                    ratio(res[other].bestRttNs, res[0].bestRttNs));
+    }
+    if (!intact) {
+        std::printf("FAILED: a variant lost, reordered or corrupted events\n");
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,277 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * telemetry_cost: what agent telemetry costs on the transfer path.
+ *
+ * Two UCX agents in this process; the initiator repeatedly posts one prepared 4 KiB NIXL_WRITE
+ * to the target and polls it to completion. The same loop runs with the initiator's telemetry
+ * off, on with the NOP exporter, and on with the BUFFER exporter (shared-memory ring in a
+ * temporary NIXL_TELEMETRY_DIR; skipped with a note when this build's BUFFER exporter cannot
+ * start). Variants take turns in short rounds so that drift in machine load hits all of them
+ * alike. Reported per variant: the median, min and max of the rounds' ops/s, and the median
+ * of the per-cycle ratios (a round's ops/s over the "off" round of the same cycle), which
+ * cancels most of the drift of a shared machine.
+ *
+ *   telemetry_cost [--rounds N] [--round-ms MS] [--size BYTES] [--quick]
+ *
+ * Exit status is non-zero when a transfer fails or the data did not arrive.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nixl.h"
+
+namespace {
+
+struct options {
+    int rounds = 20;
+    int roundMs = 250;
+    size_t size = 4096;
+};
+
+/** Sets or unsets an environment variable. */
+void
+setVar(const char *name, const char *value) {
+    if (value != nullptr) {
+        ::setenv(name, value, 1);
+    } else {
+        ::unsetenv(name);
+    }
+}
+
+/** One initiator/target pair with a prepared WRITE between them. */
+struct pairRun {
+    std::string variant;
+    std::unique_ptr<nixlAgent> initiator;
+    std::unique_ptr<nixlAgent> target;
+    std::vector<uint8_t> src;
+    std::vector<uint8_t> dst;
+    nixlXferReqH *req = nullptr;
+    std::vector<double> opsPerSec;
+    std::vector<double> ratios; ///< per cycle: this round / the "off" round of the cycle
+    uint64_t ops = 0;
+    bool failed = false;
+
+    ~pairRun() {
+        if (req != nullptr) {
+            initiator->releaseXferReq(req);
+        }
+    }
+};
+
+/** Builds a pair; telemetry is configured through the environment the initiator sees. */
+std::unique_ptr<pairRun>
+makePair(const std::string &variant, size_t size, bool telemetry, std::string &why) {
+    auto p = std::make_unique<pairRun>();
+    p->variant = variant;
+    p->src.resize(size);
+    p->dst.resize(size);
+    for (size_t i = 0; i < size; ++i) {
+        p->src[i] = static_cast<uint8_t>(i * 131 + variant.size());
+    }
+    nixlAgentConfig icfg(false, false);
+    icfg.captureTelemetry = telemetry;
+    try {
+        p->initiator = std::make_unique<nixlAgent>("init-" + variant, icfg);
+    }
+    catch (const std::exception &e) {
+        why = e.what();
+        return nullptr;
+    }
+    // The target never has telemetry: only the initiator's path is measured.
+    setVar("NIXL_TELEMETRY_ENABLE", "false");
+    nixlAgentConfig tcfg(false, false);
+    p->target = std::make_unique<nixlAgent>("target-" + variant, tcfg);
+    setVar("NIXL_TELEMETRY_ENABLE", nullptr);
+
+    nixlBackendH *bi = nullptr;
+    nixlBackendH *bt = nullptr;
+    if (p->initiator->createBackend("UCX", {}, bi) != NIXL_SUCCESS ||
+        p->target->createBackend("UCX", {}, bt) != NIXL_SUCCESS) {
+        why = "cannot create the UCX backend (is libplugin_UCX.so in NIXL_PLUGIN_DIR?)";
+        return nullptr;
+    }
+    nixl_reg_dlist_t ri(DRAM_SEG);
+    ri.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(p->src.data()), size, 0, ""));
+    nixl_reg_dlist_t rt(DRAM_SEG);
+    rt.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(p->dst.data()), size, 0, ""));
+    if (p->initiator->registerMem(ri) != NIXL_SUCCESS ||
+        p->target->registerMem(rt) != NIXL_SUCCESS) {
+        why = "registerMem failed";
+        return nullptr;
+    }
+    std::string md;
+    std::string name;
+    if (p->target->getLocalMD(md) != NIXL_SUCCESS ||
+        p->initiator->loadRemoteMD(md, name) != NIXL_SUCCESS) {
+        why = "metadata exchange failed";
+        return nullptr;
+    }
+    nixl_xfer_dlist_t l(DRAM_SEG);
+    l.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(p->src.data()), size, 0));
+    nixl_xfer_dlist_t r(DRAM_SEG);
+    r.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(p->dst.data()), size, 0));
+    if (p->initiator->createXferReq(NIXL_WRITE, l, r, name, p->req) != NIXL_SUCCESS) {
+        why = "createXferReq failed";
+        return nullptr;
+    }
+    return p;
+}
+
+/** Runs transfers for ms milliseconds; returns ops/s, or a negative value on failure. */
+double
+runRound(pairRun &p, int ms) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    const auto end = start + std::chrono::milliseconds(ms);
+    uint64_t n = 0;
+    auto now = start;
+    while (now < end) {
+        // Check the clock every 64 transfers; its cost stays out of the comparison.
+        for (int k = 0; k < 64; ++k) {
+            nixl_status_t st = p.initiator->postXferReq(p.req);
+            while (st == NIXL_IN_PROG) {
+                st = p.initiator->getXferStatus(p.req);
+            }
+            if (st != NIXL_SUCCESS) {
+                std::fprintf(stderr, "%s: transfer failed: %s\n", p.variant.c_str(),
+                             nixlEnumStrings::statusStr(st).c_str());
+                p.failed = true;
+                return -1;
+            }
+        }
+        n += 64;
+        now = clock::now();
+    }
+    p.ops += n;
+    return static_cast<double>(n) / std::chrono::duration<double>(now - start).count();
+}
+
+double
+median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    if (v.empty()) {
+        return 0;
+    }
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv) {
+    options opt;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") {
+            opt.rounds = 2;
+            opt.roundMs = 30;
+        } else if (a == "--rounds" && i + 1 < argc) {
+            opt.rounds = std::max(1, std::atoi(argv[++i]));
+        } else if (a == "--round-ms" && i + 1 < argc) {
+            opt.roundMs = std::max(1, std::atoi(argv[++i]));
+        } else if (a == "--size" && i + 1 < argc) {
+            opt.size = static_cast<size_t>(std::max(1L, std::atol(argv[++i])));
+        } else {
+            std::fprintf(stderr,
+                         "usage: %s [--rounds N] [--round-ms MS] [--size BYTES] [--quick]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    for (const char *v : {"NIXL_TELEMETRY_ENABLE", "NIXL_TELEMETRY_EXPORTER", "NIXL_TELEMETRY_DIR",
+                          "NIXL_TELEMETRY_ENABLED_METRICS"}) {
+        setVar(v, nullptr);
+    }
+
+    std::vector<std::unique_ptr<pairRun>> pairs;
+    std::string why;
+    auto off = makePair("off", opt.size, false, why);
+    if (!off) {
+        std::fprintf(stderr, "telemetry off: %s\n", why.c_str());
+        return 1;
+    }
+    pairs.push_back(std::move(off));
+
+    setVar("NIXL_TELEMETRY_EXPORTER", "nop");
+    auto nop = makePair("nop", opt.size, true, why);
+    if (!nop) {
+        std::fprintf(stderr, "telemetry nop: %s\n", why.c_str());
+        return 1;
+    }
+    pairs.push_back(std::move(nop));
+
+    char dir_tmpl[] = "/tmp/nixl-telemetry-cost-XXXXXX";
+    const char *dir = ::mkdtemp(dir_tmpl);
+    if (dir != nullptr) {
+        setVar("NIXL_TELEMETRY_EXPORTER", "BUFFER");
+        setVar("NIXL_TELEMETRY_DIR", dir);
+        auto buffer = makePair("buffer", opt.size, true, why);
+        if (buffer) {
+            pairs.push_back(std::move(buffer));
+        } else {
+            std::printf("note: BUFFER variant skipped: %s\n", why.c_str());
+        }
+    }
+    setVar("NIXL_TELEMETRY_EXPORTER", nullptr);
+    setVar("NIXL_TELEMETRY_DIR", nullptr);
+
+    // Warm-up round for each (connection setup, caches), not counted.
+    for (auto &p : pairs) {
+        if (runRound(*p, std::max(10, opt.roundMs / 5)) < 0) {
+            return 1;
+        }
+        p->ops = 0;
+    }
+    for (int r = 0; r < opt.rounds; ++r) {
+        // Alternate the order so neither variant always runs right after the other.
+        for (size_t k = 0; k < pairs.size(); ++k) {
+            auto &p = pairs[(r % 2 == 0) ? k : pairs.size() - 1 - k];
+            const double ops = runRound(*p, opt.roundMs);
+            if (ops < 0) {
+                return 1;
+            }
+            p->opsPerSec.push_back(ops);
+        }
+        const double base_round = pairs[0]->opsPerSec.back();
+        for (auto &p : pairs) {
+            p->ratios.push_back(p->opsPerSec.back() / base_round);
+        }
+    }
+
+    int rc = 0;
+    const double base = median(pairs[0]->opsPerSec);
+    std::printf("%zu-byte UCX WRITE, %d rounds x %d ms per variant\n", opt.size, opt.rounds,
+                opt.roundMs);
+    std::printf("%-8s %14s %14s %14s %12s %12s\n", "variant", "median ops/s", "min ops/s",
+                "max ops/s", "median/off", "cycle ratio");
+    for (auto &p : pairs) {
+        const auto [mn, mx] = std::minmax_element(p->opsPerSec.begin(), p->opsPerSec.end());
+        const double med = median(p->opsPerSec);
+        std::printf("%-8s %14.0f %14.0f %14.0f %12.3f %12.3f\n", p->variant.c_str(), med, *mn,
+                    *mx, base > 0 ? med / base : 0.0, median(p->ratios));
+        if (std::memcmp(p->src.data(), p->dst.data(), opt.size) != 0) {
+            std::fprintf(stderr, "%s: the target does not hold the source bytes\n",
+                         p->variant.c_str());
+            rc = 1;
+        }
+    }
+    pairs.clear(); // agents go (final flushes) before the ring directory
+    if (dir != nullptr) {
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+    }
+    return rc;
+}

@@ -1,0 +1,149 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Prints the telemetry events a libnixl agent writes to its BUFFER ring
+// ($NIXL_TELEMETRY_DIR/<agent name>, format docs/telemetry-ring.md) as "<type> <name> <value>".
+//
+//   telemetry_reader [--telemetry_path] PATH [--count N] [--timeout S] [--poll_interval S]
+//
+// It is the ring's consumer: it stores its read position in the file, so a reader started later
+// resumes where this one stopped. One reader per ring at a time. Exit status: 0 done, 1 the file
+// is not a version-5 ring (the message says why), 2 --timeout expired before --count events.
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "common/shared_ring.h"
+
+namespace {
+
+// Same bytes as nixl_telemetry_event_abi_t and NIXL's nixlTelemetryEvent.
+struct ringEvent {
+    uint32_t type;
+    uint32_t reserved;
+    uint64_t value;
+};
+static_assert(sizeof(ringEvent) == 16);
+
+// NIXL 1.4 names by type; the ring does not carry the table. Types core adds later (before the
+// "events dropped" one) print as type_<n>.
+constexpr const char *kNames[] = {
+    "agent_tx_bytes",          "agent_rx_bytes",
+    "agent_tx_requests_num",   "agent_rx_requests_num",
+    "agent_memory_registered", "agent_memory_deregistered",
+    "agent_xfer_time",         "agent_xfer_post_time",
+    "agent_err_not_posted",    "agent_err_invalid_param",
+    "agent_err_backend",       "agent_err_not_found",
+    "agent_err_mismatch",      "agent_err_not_allowed",
+    "agent_err_repost_active", "agent_err_unknown",
+    "agent_err_not_supported", "agent_err_remote_disconnect",
+    "agent_err_canceled",      "agent_err_no_telemetry",
+    "agent_telemetry_events_dropped",
+};
+
+volatile std::sig_atomic_t stopRequested = 0;
+
+void
+onSignal(int) {
+    stopRequested = 1;
+}
+
+int
+usage(const char *argv0) {
+    std::fprintf(stderr,
+                 "usage: %s [--telemetry_path] PATH [--count N] [--timeout SECONDS] "
+                 "[--poll_interval SECONDS]\n",
+                 argv0);
+    return 1;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv) {
+    std::string path;
+    uint64_t count = 0;
+    double timeout = 0;
+    double poll = 0.01;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if ((a == "--telemetry_path" || a == "--count" || a == "--timeout" ||
+             a == "--poll_interval") &&
+            i + 1 < argc) {
+            const char *v = argv[++i];
+            if (a == "--telemetry_path") {
+                path = v;
+            } else if (a == "--count") {
+                count = std::strtoull(v, nullptr, 10);
+            } else if (a == "--timeout") {
+                timeout = std::strtod(v, nullptr);
+            } else {
+                poll = std::strtod(v, nullptr);
+            }
+        } else if (!a.empty() && a[0] != '-' && path.empty()) {
+            path = a;
+        } else {
+            return usage(argv[0]);
+        }
+    }
+    if (path.empty()) {
+        return usage(argv[0]);
+    }
+
+    std::string error;
+    auto ring = nixlSharedRing<ringEvent>::attach(path, error);
+    if (!ring) {
+        std::fprintf(stderr, "telemetry_reader: %s\n", error.c_str());
+        return 1;
+    }
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    std::printf("# ring %s version %d capacity %llu lost_events %llu\n", path.c_str(),
+                ring->version(), static_cast<unsigned long long>(ring->capacity()),
+                static_cast<unsigned long long>(ring->lost()));
+    std::fflush(stdout);
+
+    const auto deadline = std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(timeout));
+    uint64_t seen = 0;
+    int status = 0;
+    ringEvent batch[256];
+    while (!stopRequested && (count == 0 || seen < count)) {
+        size_t want = sizeof(batch) / sizeof(batch[0]);
+        if (count > 0 && count - seen < want) {
+            want = static_cast<size_t>(count - seen);
+        }
+        const size_t n = ring->popBatch(batch, want);
+        for (size_t i = 0; i < n; ++i) {
+            const uint32_t t = batch[i].type;
+            if (t < sizeof(kNames) / sizeof(kNames[0])) {
+                std::printf("%u %s %llu\n", t, kNames[t],
+                            static_cast<unsigned long long>(batch[i].value));
+            } else {
+                std::printf("%u type_%u %llu\n", t, t,
+                            static_cast<unsigned long long>(batch[i].value));
+            }
+        }
+        seen += n;
+        if (n > 0) {
+            std::fflush(stdout);
+            continue;
+        }
+        if (timeout > 0 && std::chrono::steady_clock::now() >= deadline) {
+            status = count > 0 ? 2 : 0;
+            break;
+        }
+        // The producer flushes every NIXL_TELEMETRY_RUN_INTERVAL (100 ms by default).
+        std::this_thread::sleep_for(std::chrono::duration<double>(poll));
+    }
+    std::printf("# read %llu events, lost_events %llu\n", static_cast<unsigned long long>(seen),
+                static_cast<unsigned long long>(ring->lost()));
+    return status;
+}

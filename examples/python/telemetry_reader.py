@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Print the telemetry events a libnixl agent writes to its BUFFER ring.
+
+With NIXL_TELEMETRY_DIR set, each agent writes its events to the shared-memory ring
+$NIXL_TELEMETRY_DIR/<agent name> (format: docs/telemetry-ring.md, layout version 5). This reader
+is its consumer: it maps the file, takes events as they arrive and stores its read position in
+the file, so a reader started later (or this one restarted) resumes where the last one stopped.
+Only one reader may consume a ring at a time.
+
+Standard library only (mmap, ctypes, struct). The header layout below mirrors the C++
+static_asserts in src/utils/common/shared_ring.h and is checked at import.
+
+Usage:
+    telemetry_reader.py --telemetry_path /tmp/telemetry/agent0 [--count N] [--timeout S]
+
+Output: one line per event, "<type> <name> <value>", after a "# ..." line describing the ring.
+Exit status: 0 done, 1 the file is not a ring this reader understands, 2 --timeout expired
+before --count events arrived.
+
+Memory ordering: the producer publishes slots with a release store of write_pos. On x86 plain
+loads are not reordered with each other, so reading write_pos before the slots is enough; on
+weakly ordered CPUs (ARM) this pure-Python reader may in rare cases read a slot early and is
+meant as an example, not a production consumer.
+"""
+
+import argparse
+import ctypes
+import mmap
+import os
+import struct
+import sys
+import time
+
+TELEMETRY_VERSION = 5
+HEADER_SIZE = 512
+EVENT_SIZE = 16
+_VERSION_OFFSET = 16  # the same in every layout version
+_EVENT = struct.Struct("<I4xQ")  # type u32, 4 bytes padding, value u64
+
+# NIXL 1.4 event names by type (the BUFFER file does not carry the table). Unknown types print
+# as type_<n>: core may add types before the "events dropped" one.
+EVENT_NAMES = (
+    "agent_tx_bytes",
+    "agent_rx_bytes",
+    "agent_tx_requests_num",
+    "agent_rx_requests_num",
+    "agent_memory_registered",
+    "agent_memory_deregistered",
+    "agent_xfer_time",
+    "agent_xfer_post_time",
+    "agent_err_not_posted",
+    "agent_err_invalid_param",
+    "agent_err_backend",
+    "agent_err_not_found",
+    "agent_err_mismatch",
+    "agent_err_not_allowed",
+    "agent_err_repost_active",
+    "agent_err_unknown",
+    "agent_err_not_supported",
+    "agent_err_remote_disconnect",
+    "agent_err_canceled",
+    "agent_err_no_telemetry",
+    "agent_telemetry_events_dropped",
+)
+
+
+class RingHeader(ctypes.Structure):
+    """The 512-byte ring header; one 256-byte line per side."""
+
+    _fields_ = [
+        ("write_pos", ctypes.c_uint64),
+        ("capacity", ctypes.c_uint64),
+        ("version", ctypes.c_int32),
+        ("expected_version", ctypes.c_int32),
+        ("mask", ctypes.c_uint64),
+        ("lost_events", ctypes.c_uint64),
+        ("_pad_write", ctypes.c_uint8 * 216),
+        ("read_pos", ctypes.c_uint64),
+        ("_pad_read", ctypes.c_uint8 * 248),
+    ]
+
+
+# Byte offsets pinned by static_asserts in shared_ring.h.
+EXPECTED_OFFSETS = {
+    "write_pos": 0,
+    "capacity": 8,
+    "version": 16,
+    "expected_version": 20,
+    "mask": 24,
+    "lost_events": 32,
+    "_pad_write": 40,
+    "read_pos": 256,
+    "_pad_read": 264,
+}
+
+
+class RingLayoutError(RuntimeError):
+    """This script's header mirror drifted from the C++ layout."""
+
+
+class RingFileError(RuntimeError):
+    """The file is not a version-5 ring (wrong version, size or capacity)."""
+
+
+def check_layout(header_cls=RingHeader):
+    """Raise RingLayoutError unless header_cls matches the C++ header byte for byte."""
+    if ctypes.sizeof(header_cls) != HEADER_SIZE:
+        raise RingLayoutError(
+            f"{header_cls.__name__} is {ctypes.sizeof(header_cls)} bytes, expected {HEADER_SIZE}"
+        )
+    names = [f[0] for f in header_cls._fields_]
+    if sorted(names) != sorted(EXPECTED_OFFSETS):
+        raise RingLayoutError(f"{header_cls.__name__} fields {names} differ from the C++ header")
+    for name, offset in EXPECTED_OFFSETS.items():
+        actual = getattr(header_cls, name).offset
+        if actual != offset:
+            raise RingLayoutError(
+                f"{header_cls.__name__}.{name} is at byte {actual}, expected {offset}"
+            )
+
+
+check_layout()
+
+
+class RingReader:
+    """Consumer side of one ring file. Not thread-safe; one reader per ring at a time."""
+
+    def __init__(self, path):
+        self.path = path
+        self._mm = None
+        self._hdr = None
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        try:
+            self._open(fd)
+        finally:
+            os.close(fd)  # the mapping keeps the file alive
+
+    def _fail(self, why):
+        raise RingFileError(f"ring file {self.path}: {why}")
+
+    def _open(self, fd):
+        size = os.fstat(fd).st_size
+        if size < _VERSION_OFFSET + 4:
+            self._fail(f"too small ({size} bytes) to hold a ring header")
+        # Read the header with pread before mapping: a short file cannot fault us.
+        head = os.pread(fd, min(size, HEADER_SIZE), 0)
+        (version,) = struct.unpack_from("<i", head, _VERSION_OFFSET)
+        if version != TELEMETRY_VERSION:
+            self._fail(f"version mismatch: expected {TELEMETRY_VERSION}, got {version}")
+        if size < HEADER_SIZE:
+            self._fail(f"too small ({size} bytes) to hold the {HEADER_SIZE}-byte header")
+        hdr = RingHeader.from_buffer_copy(head)
+        cap, mask = hdr.capacity, hdr.mask
+        if cap < 2 or cap & (cap - 1) or mask != cap - 1:
+            self._fail(f"bad capacity {cap} (mask {mask})")
+        need = HEADER_SIZE + EVENT_SIZE * cap
+        if need != size:
+            self._fail(f"capacity {cap} needs {need} bytes but the file has {size}")
+        self._mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        self._hdr = RingHeader.from_buffer(self._mm)
+        if self._hdr.capacity != cap or self._hdr.mask != mask:
+            self.close()
+            self._fail("header changed while attaching")
+        # Seed every cached value from the header, so a re-attached reader resumes exactly
+        # where the previous one stopped.
+        self._mask = mask
+        self._read = self._hdr.read_pos & mask
+        self._cached_write = self._hdr.write_pos & mask
+
+    @property
+    def capacity(self):
+        return self._mask + 1
+
+    @property
+    def lost_events(self):
+        return self._hdr.lost_events
+
+    def pop_batch(self, max_events):
+        """Return up to max_events (type, value) pairs, oldest first; [] when empty."""
+        r = self._read
+        mask = self._mask
+        if r == self._cached_write:
+            # Looks empty: only now read the producer's line.
+            self._cached_write = self._hdr.write_pos & mask
+            if r == self._cached_write:
+                return []
+        n = min((self._cached_write - r) & mask, max_events)
+        out = [_EVENT.unpack_from(self._mm, HEADER_SIZE + ((r + i) & mask) * EVENT_SIZE)
+               for i in range(n)]
+        # One aligned 8-byte store (ctypes) frees the slots for the producer.
+        self._read = (r + n) & mask
+        self._hdr.read_pos = self._read
+        return out
+
+    def close(self):
+        # The ctypes view pins the mapping; drop it first.
+        self._hdr = None
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def event_name(event_type):
+    if 0 <= event_type < len(EVENT_NAMES):
+        return EVENT_NAMES[event_type]
+    return f"type_{event_type}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--telemetry_path", required=True, help="ring file, $NIXL_TELEMETRY_DIR/<agent>")
+    ap.add_argument("--count", type=int, default=0, help="stop after N events (0: run until ^C)")
+    ap.add_argument("--timeout", type=float, default=0.0,
+                    help="give up after S seconds (0: no limit); exit 2 if --count not reached")
+    ap.add_argument("--poll_interval", type=float, default=0.1,
+                    help="seconds to sleep when the ring is empty")
+    args = ap.parse_args(argv)
+
+    try:
+        reader = RingReader(args.telemetry_path)
+    except (OSError, RingFileError) as e:
+        print(f"telemetry_reader: {e}", file=sys.stderr)
+        return 1
+
+    deadline = time.monotonic() + args.timeout if args.timeout > 0 else None
+    seen = 0
+    status = 0
+    with reader:
+        print(f"# ring {args.telemetry_path} version {TELEMETRY_VERSION} "
+              f"capacity {reader.capacity} lost_events {reader.lost_events}", flush=True)
+        try:
+            while args.count <= 0 or seen < args.count:
+                want = args.count - seen if args.count > 0 else 4096
+                batch = reader.pop_batch(min(want, 4096))
+                for event_type, value in batch:
+                    print(f"{event_type} {event_name(event_type)} {value}")
+                seen += len(batch)
+                if batch:
+                    sys.stdout.flush()
+                    continue
+                if deadline is not None and time.monotonic() >= deadline:
+                    status = 2 if args.count > 0 else 0
+                    break
+                time.sleep(args.poll_interval)
+        except KeyboardInterrupt:
+            pass
+        print(f"# read {seen} events, lost_events {reader.lost_events}", flush=True)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

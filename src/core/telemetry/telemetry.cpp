@@ -1,0 +1,351 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "telemetry/telemetry.h"
+
+#include <pthread.h>
+
+#include <exception>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "common/nixl_log.h"
+#include "plugin/plugin_loader.h"
+#include "telemetry/buffer_exporter.h"
+#include "telemetry/nop_exporter.h"
+
+using nixlEnumStrings::statusStr;
+
+namespace {
+
+std::string
+statusText(nixl_plugin_status_t st) {
+    return statusStr(static_cast<nixl_status_t>(st));
+}
+
+/** Empty when ops is usable, else why not. */
+std::string
+checkOps(const nixl_telemetry_exporter_ops_t *ops) {
+    if (ops == nullptr) {
+        return "it has no operations table";
+    }
+    if (ops->size < sizeof(nixl_telemetry_exporter_ops_t)) {
+        return "its operations table is " + std::to_string(ops->size) + " bytes, expected " +
+            std::to_string(sizeof(nixl_telemetry_exporter_ops_t));
+    }
+    if (ops->create == nullptr || ops->destroy == nullptr || ops->export_events == nullptr) {
+        return "its operations table lacks create, destroy or export_events";
+    }
+    return {};
+}
+
+/** What an exporter's log lines are attributed to. */
+struct exporterLogCtx {
+    std::string name;
+    std::string origin;
+    nixl_plugin_core_services_t services{};
+};
+
+void
+exporterLog(void *ctx, int32_t level, const char *msg, size_t len) noexcept {
+    if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
+        level = static_cast<int32_t>(nixl::log::level::ERROR);
+    }
+    const auto lvl = static_cast<nixl::log::level>(level);
+    if (!nixl::log::enabled(lvl)) {
+        return;
+    }
+    const auto *self = static_cast<const exporterLogCtx *>(ctx);
+    try {
+        std::string line = "telemetry exporter " + self->name + ": ";
+        line.append(msg != nullptr ? msg : "", msg != nullptr ? len : 0);
+        nixl::log::write(lvl, self->origin.c_str(), 0, line);
+    }
+    catch (...) {
+    }
+}
+
+int32_t
+exporterLogEnabled(void *ctx, int32_t level) noexcept {
+    (void)ctx;
+    if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
+        return 1;
+    }
+    return nixl::log::enabled(static_cast<nixl::log::level>(level)) ? 1 : 0;
+}
+
+/**
+ * Core services of one exporter implementation. They live as long as the process, like the
+ * loaded plugin: the SDK keeps the pointer of the latest create in plugin-global state, so
+ * per-instance storage would dangle once that instance's agent is gone.
+ */
+const nixl_plugin_core_services_t *
+exporterServices(const nixlTelemetryExporterRef &ref) {
+    static std::mutex mutex;
+    static std::map<std::pair<std::string, std::string>, std::unique_ptr<exporterLogCtx>> all;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &slot = all[{ref.name, ref.origin}];
+    if (!slot) {
+        slot = std::make_unique<exporterLogCtx>();
+        slot->name = ref.name;
+        slot->origin = ref.origin;
+        slot->services.size = sizeof(nixl_plugin_core_services_t);
+        slot->services.ctx = slot.get();
+        slot->services.log = exporterLog;
+        slot->services.log_enabled = exporterLogEnabled;
+    }
+    return &slot->services;
+}
+
+} // namespace
+
+nixlTelemetryExporterRef
+nixlFindTelemetryExporter(const std::string &agent, const nixlTelemetryConfig &cfg) {
+    nixlTelemetryExporterRef ref;
+    ref.name = cfg.exporter;
+    if (cfg.exporter == nixl_telemetry_buffer_exporter) {
+        ref.origin = "built-in";
+        ref.ops = nixlBufferExporterOps();
+    } else if (cfg.exporter == nixl_telemetry_nop_exporter) {
+        ref.origin = "built-in";
+        ref.ops = nixlNopExporterOps();
+    } else {
+        std::shared_ptr<const nixlLoadedPlugin> plugin;
+        auto &loader = nixlPluginLoader::instance();
+        nixl_status_t st =
+            loader.load(nixl_plugin_kind_t::TELEMETRY_EXPORTER, cfg.exporter, plugin);
+        if (st != NIXL_SUCCESS) {
+            // The loader logged the file and the cause.
+            throw std::runtime_error("agent " + agent + ": " + cfg.exporterOrigin +
+                                     ": cannot load telemetry exporter " +
+                                     NIXL_TELEMETRY_EXPORTER_PLUGIN_PREFIX + cfg.exporter +
+                                     ".so from " + loader.defaultDirectory() + " (" +
+                                     statusStr(st) + ")");
+        }
+        ref.origin = plugin->path();
+        ref.ops = plugin->as<nixl_telemetry_exporter_plugin_t>()->ops;
+    }
+    const std::string bad = checkOps(ref.ops);
+    if (!bad.empty()) {
+        const std::string msg = "agent " + agent + ": " + cfg.exporterOrigin +
+            ": telemetry exporter " + ref.name + " (" + ref.origin + ") is unusable: " + bad;
+        NIXL_ERROR << msg;
+        throw std::runtime_error(msg);
+    }
+    return ref;
+}
+
+std::unique_ptr<nixlTelemetry>
+nixlTelemetry::create(const std::string &agent) {
+    const nixlTelemetryConfig cfg = nixlTelemetryConfig::fromEnvironment(agent);
+    return create(agent, cfg, nixlFindTelemetryExporter(agent, cfg));
+}
+
+std::unique_ptr<nixlTelemetry>
+nixlTelemetry::create(const std::string &agent,
+                      const nixlTelemetryConfig &cfg,
+                      const nixlTelemetryExporterRef &exporter) {
+    std::unique_ptr<nixlTelemetry> t(new nixlTelemetry(agent, cfg, exporter));
+    if (t->instance_ == nullptr) {
+        return nullptr; // declined with NIXL_PLUGIN_ERR_NOT_ALLOWED; already logged
+    }
+    return t;
+}
+
+nixlTelemetry::nixlTelemetry(const std::string &agent,
+                             const nixlTelemetryConfig &cfg,
+                             const nixlTelemetryExporterRef &exporter)
+    : agent_(agent),
+      exporter_(exporter),
+      enabled_(cfg.enabled),
+      interval_(cfg.runInterval),
+      queue_(cfg.bufferSize) {
+    nixl_telemetry_exporter_init_params_t params{};
+    params.size = sizeof(params);
+    params.core = exporterServices(exporter_);
+    params.agent_name = nixl_plugin_str_t{agent_.data(), agent_.size()};
+    params.max_events_buffered = cfg.bufferSize;
+    params.event_types = nixlTelemetryEventTable();
+    params.event_type_count = static_cast<uint32_t>(nixl_telemetry_event_type_count);
+
+    nixl_telemetry_exporter_t *instance = nullptr;
+    nixl_plugin_status_t st = NIXL_PLUGIN_ERR_UNKNOWN;
+    try {
+        st = exporter_.ops->create(&params, &instance);
+    }
+    catch (...) {
+        st = NIXL_PLUGIN_ERR_UNKNOWN; // a C ABI function must not throw; treat as failure
+    }
+    if (st == NIXL_PLUGIN_ERR_NOT_ALLOWED) {
+        if (instance != nullptr) {
+            exporter_.ops->destroy(instance);
+        }
+        NIXL_WARN << "agent " << agent_ << ": telemetry exporter " << exporter_.name << " ("
+                  << cfg.exporterOrigin << ") declined to run here; telemetry events of this "
+                  << "agent are not exported";
+        return;
+    }
+    if (st != NIXL_PLUGIN_SUCCESS || instance == nullptr) {
+        if (st == NIXL_PLUGIN_SUCCESS && instance == nullptr) {
+            st = NIXL_PLUGIN_ERR_UNKNOWN;
+        }
+        // The exporter logged the cause (its contract); the exception carries our side.
+        throw std::runtime_error("agent " + agent_ + ": " + cfg.exporterOrigin +
+                                 ": telemetry exporter " + exporter_.name + " (" +
+                                 exporter_.origin + ") failed to start: " + statusText(st));
+    }
+    instance_ = instance;
+    try {
+        thread_ = std::thread([this] { run(); });
+    }
+    catch (...) {
+        exporter_.ops->destroy(instance_);
+        instance_ = nullptr;
+        throw;
+    }
+    NIXL_DEBUG << "agent " << agent_ << ": telemetry to exporter " << exporter_.name << " ("
+               << exporter_.origin << "), " << cfg.bufferSize << " staged events, every "
+               << interval_.count() << " ms";
+}
+
+nixlTelemetry::~nixlTelemetry() {
+    if (thread_.joinable()) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+        }
+        wake_.notify_one();
+        thread_.join();
+    }
+    if (instance_ != nullptr) {
+        exporter_.ops->destroy(instance_);
+        instance_ = nullptr;
+        if (carriedLost_ != 0) {
+            NIXL_WARN << "agent " << agent_ << ": " << carriedLost_
+                      << " telemetry events were lost at shutdown and could not be reported "
+                      << "to exporter " << exporter_.name;
+        }
+        const uint64_t lost = stagingDropped() + exporterRefused();
+        if (lost != 0) {
+            NIXL_INFO << "agent " << agent_ << ": telemetry lost " << lost << " events in total ("
+                      << stagingDropped() << " to the full staging queue, " << exporterRefused()
+                      << " refused by exporter " << exporter_.name << ")";
+        }
+    }
+}
+
+void
+nixlTelemetry::recordTransfer(nixl_xfer_op_t op,
+                              uint64_t bytes,
+                              uint64_t post_us,
+                              uint64_t xfer_us) noexcept {
+    using type_t = nixl_telemetry_event_type_t;
+    const bool write = op == NIXL_WRITE;
+    nixlTelemetryEvent batch[4];
+    size_t n = 0;
+    auto add = [&](type_t type, uint64_t value) {
+        if (wants(type)) {
+            batch[n++] = nixlTelemetryEvent(type, value);
+        }
+    };
+    add(type_t::AGENT_XFER_POST_TIME, post_us);
+    add(type_t::AGENT_XFER_TIME, xfer_us);
+    add(write ? type_t::AGENT_TX_BYTES : type_t::AGENT_RX_BYTES, bytes);
+    add(write ? type_t::AGENT_TX_REQUESTS_NUM : type_t::AGENT_RX_REQUESTS_NUM, 1);
+    queue_.tryPushBatch(batch, n);
+}
+
+void
+nixlTelemetry::flushNow() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const uint64_t ticket = ++requested_;
+    wake_.notify_one();
+    done_.wait(lock, [&] { return served_ >= ticket || exited_; });
+}
+
+void
+nixlTelemetry::run() noexcept {
+    // Named so that it can be told apart in top -H, gdb and perf.
+    pthread_setname_np(pthread_self(), "nixl_telemetry");
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+        wake_.wait_for(lock, interval_, [this] { return stop_ || requested_ != served_; });
+        const bool stopping = stop_;
+        const uint64_t covered = requested_;
+        lock.unlock();
+        flushOnce();
+        lock.lock();
+        served_ = covered;
+        if (stopping) {
+            exited_ = true;
+        }
+        done_.notify_all();
+        if (stopping) {
+            return;
+        }
+    }
+}
+
+nixl_plugin_status_t
+nixlTelemetry::exportEvents(const nixl_telemetry_event_abi_t *events, size_t n) noexcept {
+    nixl_plugin_status_t st = NIXL_PLUGIN_ERR_UNKNOWN;
+    try {
+        st = exporter_.ops->export_events(instance_, events, n);
+    }
+    catch (...) {
+        st = NIXL_PLUGIN_ERR_UNKNOWN;
+    }
+    if (st == NIXL_PLUGIN_SUCCESS) {
+        exported_.fetch_add(n, std::memory_order_relaxed);
+    }
+    return st;
+}
+
+void
+nixlTelemetry::flushOnce() noexcept {
+    const auto events = queue_.drainPending();
+    // Taken after the drain: a drop that raced with it is reported now rather than next time.
+    const uint64_t dropped = queue_.takeNumDropped();
+    stagingDropped_.fetch_add(dropped, std::memory_order_relaxed);
+    uint64_t lost = carriedLost_ + dropped;
+    carriedLost_ = 0;
+
+    try {
+        if (exporter_.ops->batch_begin != nullptr) {
+            exporter_.ops->batch_begin(instance_);
+        }
+    }
+    catch (...) {
+    }
+    uint64_t refused = 0;
+    if (!events.empty() && exportEvents(events.data(), events.size()) != NIXL_PLUGIN_SUCCESS) {
+        refused = events.size();
+    }
+    if (lost != 0) {
+        if (wants(nixl_telemetry_event_type_t::AGENT_TELEMETRY_EVENTS_DROPPED)) {
+            const nixl_telemetry_event_abi_t ev =
+                nixlTelemetryEvent(nixl_telemetry_event_type_t::AGENT_TELEMETRY_EVENTS_DROPPED,
+                                   lost)
+                    .toAbi();
+            if (exportEvents(&ev, 1) != NIXL_PLUGIN_SUCCESS) {
+                carriedLost_ += lost; // report it again next time; the report itself is no loss
+            }
+        }
+        // Disabled DROPPED type: the operator chose not to see it; the totals still count it.
+    }
+    try {
+        if (exporter_.ops->batch_end != nullptr) {
+            exporter_.ops->batch_end(instance_);
+        }
+    }
+    catch (...) {
+    }
+    if (refused != 0) {
+        exporterRefused_.fetch_add(refused, std::memory_order_relaxed);
+        carriedLost_ += refused;
+    }
+    flushes_.fetch_add(1, std::memory_order_relaxed);
+}
+

@@ -1,0 +1,189 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file telemetry.h
+ * @brief An agent's telemetry pipeline: transfer path -> staging queue -> flush thread ->
+ *        exporter (built-in BUFFER or NOP, or a plugin libtelemetry_exporter_<name>.so).
+ *
+ * The agent calls the record* functions from its API calls; they filter disabled types and
+ * append to the bounded staging queue, nothing else (no allocation, no syscall of their own).
+ * One flush thread per agent drains the queue every run interval and hands the events, in the
+ * order they were recorded, to the exporter between batch_begin and batch_end, followed by one
+ * AGENT_TELEMETRY_EVENTS_DROPPED event when events were lost: refused by the full queue since the
+ * last flush, or refused by the exporter (non-success from export_events) in the previous flush.
+ * Destruction wakes the thread, which does a final flush, then destroys the exporter.
+ *
+ * Thread-safety: record*, wants and the counters from any thread; flushNow from any thread but
+ * the flush thread; construction and destruction by the owner while no record* call runs.
+ */
+#ifndef NIXL_SRC_CORE_TELEMETRY_TELEMETRY_H
+#define NIXL_SRC_CORE_TELEMETRY_TELEMETRY_H
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "nixl_telemetry_exporter_plugin.h"
+#include "nixl_types.h"
+#include "telemetry/staging_queue.h"
+#include "telemetry/telemetry_config.h"
+#include "telemetry/telemetry_event.h"
+
+/** An exporter implementation: its name, where it came from, and its operations. */
+struct nixlTelemetryExporterRef {
+    std::string name;
+    std::string origin; ///< "built-in" or the plugin's path
+    const nixl_telemetry_exporter_ops_t *ops = nullptr;
+};
+
+/**
+ * Finds the exporter cfg names: the built-in BUFFER or NOP, else the plugin loaded through
+ * nixlPluginLoader. A plugin that cannot be loaded, or whose operations table is missing, too
+ * small or lacks create/destroy/export_events, is one ERROR line (the loader's, or this one's)
+ * and std::runtime_error naming the agent, cfg.exporterOrigin and the cause.
+ */
+nixlTelemetryExporterRef
+nixlFindTelemetryExporter(const std::string &agent, const nixlTelemetryConfig &cfg);
+
+class nixlTelemetry {
+public:
+    /**
+     * The pipeline of an agent whose telemetry is on, configured from the environment. Null
+     * when the exporter answered NIXL_PLUGIN_ERR_NOT_ALLOWED at create (one WARN line; the
+     * agent runs without exporting). Throws std::invalid_argument / std::runtime_error on
+     * misconfiguration (see nixlTelemetryConfig::fromEnvironment, nixlFindTelemetryExporter)
+     * or when create fails otherwise.
+     */
+    static std::unique_ptr<nixlTelemetry>
+    create(const std::string &agent);
+
+    /** As above with the settings and exporter given (tests pass their own operations). */
+    static std::unique_ptr<nixlTelemetry>
+    create(const std::string &agent,
+           const nixlTelemetryConfig &cfg,
+           const nixlTelemetryExporterRef &exporter);
+
+    ~nixlTelemetry();
+
+    nixlTelemetry(const nixlTelemetry &) = delete;
+    nixlTelemetry &
+    operator=(const nixlTelemetry &) = delete;
+
+    /** True when events of this type are recorded (NIXL_TELEMETRY_ENABLED_METRICS). */
+    bool
+    wants(nixl_telemetry_event_type_t type) const noexcept {
+        return enabled_[static_cast<size_t>(type)];
+    }
+
+    /** One event, if its type is enabled. Hot path. */
+    void
+    record(nixl_telemetry_event_type_t type, uint64_t value) noexcept {
+        if (wants(type)) {
+            queue_.tryPush(nixlTelemetryEvent(type, value));
+        }
+    }
+
+    /** The error event of a negative status (nothing for success or NIXL_IN_PROG). */
+    void
+    recordStatus(nixl_status_t status) noexcept {
+        if (auto type = nixlTelemetryEventTypeForStatus(status)) {
+            record(*type, 1);
+        }
+    }
+
+    /**
+     * A completed transfer, as one all-or-none batch of its enabled events: post time, transfer
+     * time (µs), bytes (TX for NIXL_WRITE, RX for NIXL_READ) and one request. Hot path.
+     */
+    void
+    recordTransfer(nixl_xfer_op_t op, uint64_t bytes, uint64_t post_us, uint64_t xfer_us) noexcept;
+
+    /**
+     * Wakes the flush thread and returns once a flush that started after this call finished
+     * (or the thread stopped). For tests and orderly hand-over; never on the hot path.
+     */
+    void
+    flushNow();
+
+    const std::string &
+    exporterName() const noexcept {
+        return exporter_.name;
+    }
+
+    const nixlTelemetryStagingQueue &
+    queue() const noexcept {
+        return queue_;
+    }
+
+    /** Flushes completed so far. */
+    uint64_t
+    flushes() const noexcept {
+        return flushes_.load(std::memory_order_relaxed);
+    }
+
+    /** Events handed to the exporter and accepted, DROPPED events included. */
+    uint64_t
+    exportedEvents() const noexcept {
+        return exported_.load(std::memory_order_relaxed);
+    }
+
+    /** Events refused by the full staging queue, since construction. */
+    uint64_t
+    stagingDropped() const noexcept {
+        return stagingDropped_.load(std::memory_order_relaxed);
+    }
+
+    /** Events refused by the exporter, since construction. */
+    uint64_t
+    exporterRefused() const noexcept {
+        return exporterRefused_.load(std::memory_order_relaxed);
+    }
+
+private:
+    nixlTelemetry(const std::string &agent,
+                  const nixlTelemetryConfig &cfg,
+                  const nixlTelemetryExporterRef &exporter);
+
+    void
+    run() noexcept;
+
+    void
+    flushOnce() noexcept;
+
+    nixl_plugin_status_t
+    exportEvents(const nixl_telemetry_event_abi_t *events, size_t n) noexcept;
+
+    const std::string agent_;
+    const nixlTelemetryExporterRef exporter_;
+    const nixl_telemetry_metric_mask_t enabled_;
+    const std::chrono::milliseconds interval_;
+    nixlTelemetryStagingQueue queue_;
+
+    nixl_telemetry_exporter_t *instance_ = nullptr; ///< null when the exporter declined
+
+    // Flush-thread only.
+    uint64_t carriedLost_ = 0; ///< lost events not yet reported in a DROPPED event
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable done_;
+    bool stop_ = false; // mutex_
+    bool exited_ = false; // mutex_
+    uint64_t requested_ = 0; // mutex_: flushNow calls
+    uint64_t served_ = 0; // mutex_: requests covered by a finished flush
+
+    std::atomic<uint64_t> flushes_{0};
+    std::atomic<uint64_t> exported_{0};
+    std::atomic<uint64_t> stagingDropped_{0};
+    std::atomic<uint64_t> exporterRefused_{0};
+
+    std::thread thread_; // last: started once everything above exists
+};
+
+#endif // NIXL_SRC_CORE_TELEMETRY_TELEMETRY_H

@@ -1,0 +1,401 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "mp_collector.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "mp_text.h"
+#include "nixl_plugin_sdk_common.h"
+
+namespace nixlPromMp {
+
+namespace {
+
+    using prometheus::ClientMetric;
+    using prometheus::MetricFamily;
+    using prometheus::MetricType;
+
+    constexpr double kUsPerSecond = 1e6;
+
+    /**
+     * Families in order of first use; a name maps to one family so its samples stay together.
+     * A deque, so references handed out stay valid while later families are added.
+     */
+    class familySet {
+    public:
+        MetricFamily &
+        get(const std::string &name, const std::string &help, MetricType type) {
+            auto it = index_.find(name);
+            if (it != index_.end()) {
+                return families_[it->second];
+            }
+            index_.emplace(name, families_.size());
+            MetricFamily f;
+            f.name = name;
+            f.help = help;
+            f.type = type;
+            families_.push_back(std::move(f));
+            return families_.back();
+        }
+
+        std::vector<MetricFamily>
+        take() {
+            return std::vector<MetricFamily>(std::make_move_iterator(families_.begin()),
+                                             std::make_move_iterator(families_.end()));
+        }
+
+    private:
+        std::deque<MetricFamily> families_;
+        std::map<std::string, size_t> index_;
+    };
+
+    std::vector<ClientMetric::Label>
+    labelsOf(const nixlMpIdentity &id) {
+        std::vector<ClientMetric::Label> l = {
+            {"hostname", id.hostname},
+            {"agent_name", id.agentName},
+            {"pid", std::to_string(static_cast<long long>(id.pid))},
+            {"agent_instance", std::to_string(id.instance)},
+        };
+        if (id.hasLocalRank) {
+            l.push_back({"local_rank", id.localRank});
+        }
+        return l;
+    }
+
+    ClientMetric
+    scalar(const std::vector<ClientMetric::Label> &labels, double v, MetricType type) {
+        ClientMetric m;
+        m.label = labels;
+        if (type == MetricType::Counter) {
+            m.counter.value = v;
+        } else {
+            m.gauge.value = v;
+        }
+        return m;
+    }
+
+    /** Identity used by the cardinality policy: a restarted rank replaces its departed self. */
+    std::string
+    rankKey(const nixlMpIdentity &id) {
+        std::string k = id.hostname;
+        k.push_back('\0');
+        k += id.agentName;
+        k.push_back('\0');
+        k += id.hasLocalRank ? "1" + id.localRank : "0";
+        return k;
+    }
+
+    bool
+    olderThan(const struct stat &st, uint64_t ttlNs) noexcept {
+        timespec now{};
+        clock_gettime(CLOCK_REALTIME, &now);
+        const double age = static_cast<double>(now.tv_sec - st.st_mtim.tv_sec) +
+            static_cast<double>(now.tv_nsec - st.st_mtim.tv_nsec) / 1e9;
+        return age * 1e9 >= static_cast<double>(ttlNs);
+    }
+
+    /** A departed file (lock free) whose mtime is past the TTL; for files we cannot parse. */
+    bool
+    departedAndOld(const std::string &path, uint64_t ttlNs) noexcept {
+        const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            return false;
+        }
+        struct stat st{};
+        const bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            flock(fd, LOCK_SH | LOCK_NB) == 0 && olderThan(st, ttlNs);
+        close(fd);
+        return ok;
+    }
+
+} // namespace
+
+std::vector<MetricFamily>
+buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot> &stores) {
+    familySet fams;
+    std::vector<std::vector<ClientMetric::Label>> labels;
+    labels.reserve(stores.size());
+    for (const auto &s : stores) {
+        labels.push_back(labelsOf(s.id));
+    }
+    for (uint32_t i = 0; i < schema.slotCount(); ++i) {
+        const nixlMpSchema::row &row = schema.rows[i];
+        const nixlProm::metricNames &n = row.names;
+        switch (row.category) {
+        case NIXL_TELEMETRY_CAT_BYTES: {
+            auto &c = fams.get(n.counter, n.help, MetricType::Counter);
+            auto &g = fams.get(n.gauge, n.help + " (last operation)", MetricType::Gauge);
+            for (size_t s = 0; s < stores.size(); ++s) {
+                const nixlMpSlotSnapshot &v = stores[s].slots[i];
+                c.metric.push_back(
+                    scalar(labels[s], static_cast<double>(v.counter), MetricType::Counter));
+            }
+            for (size_t s = 0; s < stores.size(); ++s) {
+                const nixlMpSlotSnapshot &v = stores[s].slots[i];
+                g.metric.push_back(
+                    scalar(labels[s], static_cast<double>(v.gauge), MetricType::Gauge));
+            }
+            break;
+        }
+        case NIXL_TELEMETRY_CAT_COUNT:
+        case NIXL_TELEMETRY_CAT_DROPPED:
+        case NIXL_TELEMETRY_CAT_ERROR: {
+            if (n.counter.empty()) {
+                break;
+            }
+            auto &c = fams.get(n.counter, n.help, MetricType::Counter);
+            for (size_t s = 0; s < stores.size(); ++s) {
+                auto l = labels[s];
+                if (row.category == NIXL_TELEMETRY_CAT_ERROR) {
+                    l.push_back({"status", sanitizeLabel(row.statusLabel)});
+                }
+                c.metric.push_back(scalar(
+                    l, static_cast<double>(stores[s].slots[i].counter), MetricType::Counter));
+            }
+            break;
+        }
+        case NIXL_TELEMETRY_CAT_DURATION_US: {
+            auto &h = fams.get(n.histogram, n.help, MetricType::Histogram);
+            auto &g = fams.get(n.gauge, n.help + " (last operation)", MetricType::Gauge);
+            for (size_t s = 0; s < stores.size(); ++s) {
+                const nixlMpSlotSnapshot &v = stores[s].slots[i];
+                const std::vector<double> &bounds = stores[s].boundsUs;
+                ClientMetric m;
+                m.label = labels[s];
+                uint64_t cumulative = 0;
+                for (size_t b = 0; b < v.buckets.size(); ++b) {
+                    cumulative += v.buckets[b];
+                    ClientMetric::Bucket bucket;
+                    bucket.cumulative_count = cumulative;
+                    bucket.upper_bound = b < bounds.size() ?
+                        bounds[b] / kUsPerSecond :
+                        std::numeric_limits<double>::infinity();
+                    m.histogram.bucket.push_back(bucket);
+                }
+                // Count from the same read as the buckets, so +Inf == _count by construction.
+                m.histogram.sample_count = cumulative;
+                m.histogram.sample_sum = static_cast<double>(v.counter) / kUsPerSecond;
+                h.metric.push_back(std::move(m));
+            }
+            for (size_t s = 0; s < stores.size(); ++s) {
+                g.metric.push_back(scalar(labels[s],
+                                          static_cast<double>(stores[s].slots[i].gauge) /
+                                              kUsPerSecond,
+                                          MetricType::Gauge));
+            }
+            break;
+        }
+        default:
+            break; // a category this build does not know: skipped, as the ABI asks
+        }
+    }
+    return fams.take();
+}
+
+nixlMpCollector::nixlMpCollector(std::string dir, std::shared_ptr<const nixlMpSchema> schema, double ttl)
+    : dir_(std::move(dir)),
+      schema_(std::move(schema)),
+      ttlNs_(static_cast<uint64_t>(std::max(0.0, ttl) * 1e9)) {}
+
+std::vector<MetricFamily>
+nixlMpCollector::collect() noexcept {
+    try {
+        std::lock_guard<std::mutex> lk(mu_);
+        return collectLocked();
+    }
+    catch (const std::exception &e) {
+        NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed: " << e.what());
+    }
+    catch (...) {
+        NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed");
+    }
+    return {};
+}
+
+nixlMpCollector::gathered
+nixlMpCollector::gatherLocked() {
+    std::vector<std::string> names;
+    if (DIR *d = opendir(dir_.c_str())) {
+        while (dirent *e = readdir(d)) {
+            names.emplace_back(e->d_name);
+        }
+        closedir(d);
+    } else {
+        NIXL_SDK_WARN("prometheus_mp: cannot list NIXL_TELEMETRY_MULTIPROC_DIR '"
+                      << dir_ << "': " << std::strerror(errno));
+    }
+    std::sort(names.begin(), names.end());
+
+    gathered g;
+    std::vector<nixlMpStoreSnapshot> &stores = g.stores;
+    std::set<std::string> present;
+    for (const std::string &name : names) {
+        const std::string path = dir_ + "/" + name;
+        if (isStagingName(name)) {
+            // A writer killed between creating and renaming its staged store.
+            if (departedAndOld(path, ttlNs_) && unlink(path.c_str()) == 0) {
+                ++reaped_;
+            }
+            continue;
+        }
+        if (!isStoreName(name)) {
+            continue;
+        }
+        present.insert(path);
+        nixlMpStoreSnapshot snap;
+        std::string why;
+        switch (readStore(path, *schema_, &snap, &why)) {
+        case nixlMpReadStatus::OK:
+            stores.push_back(std::move(snap));
+            break;
+        case nixlMpReadStatus::VANISHED:
+            break;
+        case nixlMpReadStatus::REFUSED:
+            if (refusedSeen_.insert(path).second) {
+                ++refused_;
+                NIXL_SDK_WARN("prometheus_mp: refusing store '" << path << "': " << why);
+            }
+            if (snap.departed && departedAndOld(path, ttlNs_) && unlink(path.c_str()) == 0) {
+                ++reaped_;
+                refusedSeen_.erase(path);
+            }
+            break;
+        case nixlMpReadStatus::FOREIGN:
+        case nixlMpReadStatus::UNREADABLE:
+            if (warned_.insert(path).second) {
+                NIXL_SDK_WARN("prometheus_mp: ignoring '" << path << "': " << why);
+            }
+            break;
+        }
+    }
+    // Forget files that are gone, so the sets stay as small as the directory.
+    std::erase_if(refusedSeen_, [&](const std::string &p) { return present.count(p) == 0; });
+    std::erase_if(warned_, [&](const std::string &p) { return present.count(p) == 0; });
+
+    std::set<std::string> liveRanks;
+    for (const auto &s : stores) {
+        if (!s.departed) {
+            liveRanks.insert(rankKey(s.id));
+        }
+    }
+    const uint64_t now = monotonicNs();
+    for (const auto &s : stores) {
+        if (!s.departed) {
+            ++g.live;
+            continue;
+        }
+        ++g.departed;
+        const bool expired = now > s.lastUpdateNs && now - s.lastUpdateNs >= ttlNs_;
+        const bool replaced = liveRanks.count(rankKey(s.id)) != 0;
+        // This scrape still publishes it: the final values are seen once more.
+        if ((expired || replaced) && unlink(s.path.c_str()) == 0) {
+            ++reaped_;
+        }
+    }
+    std::sort(stores.begin(), stores.end(), [](const auto &a, const auto &b) {
+        return std::tie(a.id.agentName, a.id.localRank, a.id.pid, a.id.instance) <
+            std::tie(b.id.agentName, b.id.localRank, b.id.pid, b.id.instance);
+    });
+
+    return g;
+}
+
+std::vector<nixlMpCollector::ownFamily>
+nixlMpCollector::ownFamilies(const gathered &g, uint64_t t0) const {
+    std::vector<ownFamily> f;
+    f.reserve(5);
+    f.push_back({kStoresMetric,
+                 "Store files published by this scrape, by writer state",
+                 MetricType::Gauge,
+                 {{{{"state", "live"}}, static_cast<double>(g.live)},
+                  {{{"state", "departed"}}, static_cast<double>(g.departed)}}});
+    f.push_back({kReapedMetric,
+                 "Store files removed after their writer departed",
+                 MetricType::Counter,
+                 {{{}, static_cast<double>(reaped_)}}});
+    f.push_back({kRefusedMetric,
+                 "Store files refused for a layout, schema or size mismatch",
+                 MetricType::Counter,
+                 {{{}, static_cast<double>(refused_)}}});
+    f.push_back({kOwnerPidMetric,
+                 "Process id of the exporter serving this endpoint",
+                 MetricType::Gauge,
+                 {{{}, static_cast<double>(getpid())}}});
+    // Last, so that it covers the work of building the rest of the scrape.
+    f.push_back({kScrapeDurationMetric,
+                 "Time this scrape spent reading the store files",
+                 MetricType::Gauge,
+                 {{{}, static_cast<double>(monotonicNs() - t0) / 1e9}}});
+    return f;
+}
+
+std::vector<MetricFamily>
+nixlMpCollector::collectLocked() {
+    const uint64_t t0 = monotonicNs();
+    const gathered g = gatherLocked();
+    std::vector<MetricFamily> fams = buildFamilies(*schema_, g.stores);
+    for (ownFamily &o : ownFamilies(g, t0)) {
+        MetricFamily f;
+        f.name = o.name;
+        f.help = o.help;
+        f.type = o.type;
+        for (auto &[labels, v] : o.values) {
+            f.metric.push_back(scalar(labels, v, o.type));
+        }
+        fams.push_back(std::move(f));
+    }
+    return fams;
+}
+
+std::string
+nixlMpCollector::scrape() noexcept {
+    try {
+        std::lock_guard<std::mutex> lk(mu_);
+        const uint64_t t0 = monotonicNs();
+        const gathered g = gatherLocked();
+        std::string out;
+        // One allocation in the steady state: the text is about as long as last time.
+        out.reserve(lastScrapeBytes_ + lastScrapeBytes_ / 8 + 4096);
+        writeStoresText(*schema_, g.stores, out);
+        nixlMpTextWriter w(out);
+        for (const ownFamily &o : ownFamilies(g, t0)) {
+            w.family(o.name, o.help, o.type == MetricType::Counter ? "counter" : "gauge");
+            for (const auto &[labels, v] : o.values) {
+                std::string l;
+                for (const ClientMetric::Label &lp : labels) {
+                    appendLabel(l, lp.name, lp.value);
+                }
+                w.sample(o.name, {}, l, {}, v);
+            }
+        }
+        lastScrapeBytes_ = out.size();
+        return out;
+    }
+    catch (const std::exception &e) {
+        NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed: " << e.what());
+    }
+    catch (...) {
+        NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed");
+    }
+    return std::string();
+}
+
+} // namespace nixlPromMp

@@ -1,0 +1,106 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file mp_collector.h
+ * @brief Scrape-time side of prometheus_mp: reads every store in the shared directory, decides
+ *        which to publish and which to reap, and turns the snapshots into metric families.
+ *
+ * Publication and cleanup rules (also in the README):
+ *  - a live store (its writer holds the lock) is always published and never reaped;
+ *  - a departed store (lock free) is published until its last update is older than the TTL,
+ *    or at once replaced when a live store of the same hostname + agent_name + local_rank
+ *    exists; the scrape that decides to drop it publishes it one last time and unlinks it;
+ *  - stores of another schema, layout or size are refused, counted once per file, and reaped
+ *    like other departed files once their mtime is older than the TTL;
+ *  - files not owned by this user, or not regular files, are ignored (one warning per file).
+ *
+ * Thread-safety: collect()/scrape() may be called from any thread; calls are serialised.
+ */
+#ifndef NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_COLLECTOR_H
+#define NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_COLLECTOR_H
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <prometheus/metric_family.h>
+
+#include "mp_store.h"
+
+namespace nixlPromMp {
+
+/** Own-metric names (promtool clean). */
+inline constexpr const char *kStoresMetric = "nixl_mp_stores";
+inline constexpr const char *kReapedMetric = "nixl_mp_stores_reaped_total";
+inline constexpr const char *kRefusedMetric = "nixl_mp_stores_refused_total";
+inline constexpr const char *kScrapeDurationMetric = "nixl_mp_scrape_duration_seconds";
+inline constexpr const char *kOwnerPidMetric = "nixl_mp_owner_pid";
+
+/** NIXL's series for a set of snapshots, one series per store and metric, never summed. */
+std::vector<prometheus::MetricFamily>
+buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot> &stores);
+
+class nixlMpCollector {
+public:
+    nixlMpCollector(std::string dir, std::shared_ptr<const nixlMpSchema> schema, double ttlSeconds);
+
+    /** All families of this scrape, own metrics last. Never throws: failure gives {}. */
+    std::vector<prometheus::MetricFamily>
+    collect() noexcept;
+
+    /**
+     * The same scrape in the Prometheus text format 0.0.4, written directly (mp_text.h) rather
+     * than through collect() and prometheus-cpp's serializer. Never throws: failure gives "".
+     */
+    std::string
+    scrape() noexcept;
+
+    const std::string &
+    dir() const noexcept {
+        return dir_;
+    }
+
+private:
+    /** The stores one scrape publishes, sorted, after reaping. */
+    struct gathered {
+        std::vector<nixlMpStoreSnapshot> stores;
+        uint64_t live = 0;
+        uint64_t departed = 0;
+    };
+
+    /** One of the exporter's own families: values with their labels. */
+    struct ownFamily {
+        const char *name;
+        const char *help;
+        prometheus::MetricType type;
+        std::vector<std::pair<std::vector<prometheus::ClientMetric::Label>, double>> values;
+    };
+
+    std::vector<prometheus::MetricFamily>
+    collectLocked();
+    gathered
+    gatherLocked();
+    /** Own metrics, scrape duration (since @p t0) last. */
+    std::vector<ownFamily>
+    ownFamilies(const gathered &g, uint64_t t0) const;
+
+    const std::string dir_;
+    const std::shared_ptr<const nixlMpSchema> schema_;
+    const uint64_t ttlNs_;
+    std::mutex mu_;
+    uint64_t reaped_ = 0;
+    uint64_t refused_ = 0;
+    size_t lastScrapeBytes_ = 0; ///< size of the previous scrape's text, to reserve for the next
+    std::set<std::string> refusedSeen_; ///< refused files already counted and warned about
+    std::set<std::string> warned_; ///< foreign/unreadable files already warned about
+};
+
+} // namespace nixlPromMp
+
+#endif // NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_COLLECTOR_H

@@ -1,0 +1,70 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file mp_http.h
+ * @brief The smallest HTTP/1.0 server that Prometheus can scrape: GET /metrics answered with
+ *        the text a handler returns, one connection at a time, on one thread.
+ *
+ * Own code rather than civetweb so that a bind failure is a plain errno (EADDRINUSE decides
+ * the election outcome) and so that no foreign thread calls into the plugin.
+ *
+ * Thread-safety: listenOn/start/stop from one thread (the owner of the object); the handler
+ * runs on the server thread and must be thread-safe against the rest of the plugin.
+ */
+#ifndef NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_HTTP_H
+#define NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_HTTP_H
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace nixlPromMp {
+
+class nixlMpHttpServer {
+public:
+    /** Returns the response body; must not throw (a throw is answered with 500). */
+    using handler_t = std::function<std::string()>;
+
+    nixlMpHttpServer() = default;
+    ~nixlMpHttpServer();
+    nixlMpHttpServer(const nixlMpHttpServer &) = delete;
+    nixlMpHttpServer &
+    operator=(const nixlMpHttpServer &) = delete;
+
+    /** Binds and listens on addr:port (IPv4 literal). Returns 0 or the errno of the failure. */
+    int
+    listenOn(const std::string &addr, uint16_t port) noexcept;
+
+    /** Starts serving on the bound socket. Throws std::system_error if no thread can start. */
+    void
+    start(handler_t handler);
+
+    /** Stops the thread and closes the socket; idempotent. */
+    void
+    stop() noexcept;
+
+    /** The bound port (useful when 0 was asked). */
+    uint16_t
+    port() const noexcept {
+        return port_;
+    }
+
+private:
+    void
+    run() noexcept;
+    void
+    serveOne(int conn) noexcept;
+
+    int listenFd_ = -1;
+    int wakeFd_ = -1;
+    uint16_t port_ = 0;
+    handler_t handler_;
+    std::thread thread_;
+};
+
+} // namespace nixlPromMp
+
+#endif // NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_HTTP_H

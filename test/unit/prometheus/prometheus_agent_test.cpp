@@ -1,0 +1,133 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * Agents exporting through the real pipeline: NIXL_TELEMETRY_EXPORTER=prometheus, the TEST
+ * backend moving bytes between two agents of this process, and /metrics scraped over loopback
+ * until the flush thread has delivered (polled with a deadline, no fixed sleeps).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "agent_test_utils.h"
+#include "prom_test_utils.h"
+
+namespace {
+
+using nixl_agent_test::agentConfig;
+using nixl_agent_test::regList;
+using nixl_agent_test::testBuffer;
+using nixl_agent_test::xferList;
+using nixl_prom_test::findValue;
+using nixl_prom_test::httpGet;
+using nixl_prom_test::parseSamples;
+using nixl_prom_test::sample;
+
+/** Polls cond until it holds or a generous deadline passes; returns the last result. */
+bool
+waitFor(const std::function<bool()> &cond) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!cond()) {
+        if (std::chrono::steady_clock::now() > end) {
+            return cond();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+}
+
+class PrometheusAgentTest : public nixl_agent_test::agentTest {
+protected:
+    std::vector<sample>
+    scrape() const {
+        const auto body = httpGet("127.0.0.1", port_);
+        return body ? parseSamples(*body) : std::vector<sample>{};
+    }
+
+    std::optional<double>
+    value(const std::string &name, const std::string &agent) const {
+        return findValue(scrape(), name,
+                         {{"hostname", nixl_prom_test::hostName()}, {"agent_name", agent}});
+    }
+
+    uint16_t port_ = nixl_prom_test::freePort();
+    std::string portStr_ = std::to_string(port_);
+    nixl_agent_test::scopedEnv exporter_{"NIXL_TELEMETRY_EXPORTER", "prometheus"};
+    nixl_agent_test::scopedEnv port_env_{"NIXL_TELEMETRY_PROMETHEUS_PORT", portStr_.c_str()};
+    nixl_agent_test::scopedEnv local_{"NIXL_TELEMETRY_PROMETHEUS_LOCAL", "true"};
+    nixl_agent_test::scopedEnv interval_{"NIXL_TELEMETRY_RUN_INTERVAL", "1"};
+    nixl_agent_test::scopedEnv buckets_{"NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US", nullptr};
+};
+
+TEST_F(PrometheusAgentTest, TwoAgentsExportTransfersOnOnePort) {
+    ASSERT_NE(port_, 0);
+    testBuffer bufA(4096, 1);
+    testBuffer bufB(8192, 2);
+    const auto cfg = agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true);
+    auto a = makeAgent("A", cfg);
+    auto b = makeAgent("B", cfg);
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*a));
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*b));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({bufA.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bufB.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+
+    nixlXferReqH *w = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_WRITE, xferList({bufA.desc(0, 1000)}),
+                                             xferList({bufB.desc(0, 1000)}), "B", w));
+    ASSERT_EQ(NIXL_SUCCESS, runXfer(*a, w));
+    ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(w));
+
+    EXPECT_TRUE(waitFor([&] { return value("agent_tx_bytes_total", "A") == 1000.0; }))
+        << "agent_tx_bytes_total of A never reached 1000";
+    EXPECT_EQ(value("agent_tx_requests_total", "A"), 1.0);
+    EXPECT_EQ(value("agent_xfer_time_seconds_count", "A"), 1.0);
+    EXPECT_EQ(value("agent_xfer_post_time_seconds_count", "A"), 1.0);
+    EXPECT_EQ(value("agent_tx_last_bytes", "A"), 1000.0);
+    EXPECT_EQ(value("agent_memory_registered_bytes_total", "A"), 4096.0);
+    EXPECT_TRUE(waitFor([&] {
+        return value("agent_memory_registered_bytes_total", "B") == 8192.0;
+    }));
+    EXPECT_EQ(value("agent_tx_bytes_total", "B"), 0.0);
+
+    // A destroyed: its series leave; B's stay. B destroyed: the endpoint closes.
+    a.reset();
+    EXPECT_FALSE(value("agent_tx_bytes_total", "A").has_value());
+    EXPECT_EQ(value("agent_memory_registered_bytes_total", "B"), 8192.0);
+    b.reset();
+    EXPECT_FALSE(nixl_prom_test::canConnect("127.0.0.1", port_));
+}
+
+TEST_F(PrometheusAgentTest, PortTakenLeavesAWorkingAgentWithoutExport) {
+    ASSERT_NE(port_, 0);
+    // Another "process" (here: a plain socket) holds the port.
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port_);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(0, bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)));
+    ASSERT_EQ(0, listen(fd, 4));
+    nixl_agent_test::stderrCapture err;
+    auto a = makeAgent("A", agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true));
+    const std::string log = err.stop();
+    EXPECT_NE(log.find("Address already in use"), std::string::npos) << log;
+    testBuffer bufA(4096, 1);
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*a));
+    EXPECT_EQ(NIXL_SUCCESS, a->registerMem(regList({bufA.desc()})));
+    close(fd);
+}
+
+} // namespace

@@ -1,0 +1,431 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Election outcomes and failover (nixlMpEndpoint), configuration and directory rules, and the
+// plugin through its C entry point and operations table.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "mp_exporter.h"
+#include "mp_test_utils.h"
+#include "nixl_plugin_sdk_common.h"
+
+using namespace nixlPromMp;
+
+namespace {
+
+/** The classes compiled into this binary log through the same capture as the plugin. */
+class logEnvironment : public ::testing::Environment {
+public:
+    void
+    SetUp() override {
+        nixlSdk::coreServices().store(mpTest::globalLog().services());
+    }
+};
+
+const auto *const kLogEnv = ::testing::AddGlobalTestEnvironment(new logEnvironment);
+
+bool
+lockIsFree(const std::string &path) {
+    const int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) {
+        return true;
+    }
+    const bool free = flock(fd, LOCK_EX | LOCK_NB) == 0;
+    close(fd);
+    return free;
+}
+
+class PromMpElection : public ::testing::Test {
+protected:
+    std::shared_ptr<nixlMpEndpoint>
+    endpoint(uint16_t port) {
+        auto c = std::make_shared<nixlMpCollector>(dir_.path(), schema_, 30);
+        return std::make_shared<nixlMpEndpoint>(dir_.path(), "127.0.0.1", port, c);
+    }
+
+    std::shared_ptr<const nixlMpSchema> schema_ =
+        std::make_shared<const nixlMpSchema>(mpTest::eventTable());
+    mpTest::tempDir dir_;
+};
+
+} // namespace
+
+TEST_F(PromMpElection, FirstServesSecondSeesSibling) {
+    const uint16_t port = mpTest::freePort();
+    auto a = endpoint(port);
+    auto b = endpoint(port);
+    EXPECT_EQ(a->elect(), nixlMpElection::SERVING);
+    EXPECT_EQ(a->boundPort(), port);
+    EXPECT_EQ(b->elect(), nixlMpElection::SIBLING_OWNS);
+    EXPECT_EQ(b->boundPort(), 0);
+    std::string status;
+    const auto body = mpTest::httpGet(port, "/metrics", &status);
+    ASSERT_TRUE(body.has_value());
+    EXPECT_NE(status.find("200"), std::string::npos) << status;
+    EXPECT_NE(body->find(kOwnerPidMetric), std::string::npos);
+    mpTest::httpGet(port, "/other", &status);
+    EXPECT_NE(status.find("404"), std::string::npos) << status;
+}
+
+TEST_F(PromMpElection, ReElectingWhileServingKeepsTheLock) {
+    const uint16_t port = mpTest::freePort();
+    auto a = endpoint(port);
+    ASSERT_EQ(a->elect(), nixlMpElection::SERVING);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(a->elect(), nixlMpElection::SERVING);
+        EXPECT_EQ(a->maybeElect(), nixlMpElection::SERVING);
+    }
+    EXPECT_FALSE(lockIsFree(a->lockPath()));
+    EXPECT_TRUE(mpTest::httpGet(port).has_value());
+    EXPECT_EQ(endpoint(port)->elect(), nixlMpElection::SIBLING_OWNS);
+}
+
+TEST_F(PromMpElection, PortHeldFromOutsideConcedesAndFreesTheEndpoint) {
+    const uint16_t port = mpTest::freePort();
+    const int held = mpTest::holdPort(port);
+    ASSERT_GE(held, 0);
+    auto a = endpoint(port);
+    mpTest::globalLog().clear();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(a->elect(), nixlMpElection::PORT_TAKEN);
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "cannot bind"), 1u)
+        << mpTest::globalLog().all();
+    // Conceded: the lock is free for a sibling.
+    EXPECT_TRUE(lockIsFree(a->lockPath()));
+    close(held);
+    // Backing off: even with the port free again, no retry before the backoff has passed.
+    const nixlMpElection again = a->maybeElect();
+    if (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4)) {
+        EXPECT_EQ(again, nixlMpElection::PORT_TAKEN);
+        EXPECT_EQ(a->boundPort(), 0);
+    }
+    a.reset();
+    auto b = endpoint(port);
+    EXPECT_EQ(b->elect(), nixlMpElection::SERVING);
+    EXPECT_EQ(endpoint(port)->elect(), nixlMpElection::SIBLING_OWNS);
+}
+
+TEST_F(PromMpElection, WriterPromotesItselfWhenTheOwnerExits) {
+    const uint16_t port = mpTest::freePort();
+    auto a = endpoint(port);
+    auto b = endpoint(port);
+    ASSERT_EQ(a->elect(), nixlMpElection::SERVING);
+    ASSERT_EQ(b->elect(), nixlMpElection::SIBLING_OWNS);
+    a.reset();
+    EXPECT_TRUE(mpTest::waitFor([&] { return b->maybeElect() == nixlMpElection::SERVING; }));
+    EXPECT_TRUE(mpTest::httpGet(port).has_value());
+}
+
+TEST_F(PromMpElection, UnusableLockFileFallsBackToTheBind) {
+    const uint16_t port = mpTest::freePort();
+    auto a = endpoint(port);
+    // A directory where the lock file should be: not a regular file.
+    ASSERT_EQ(mkdir(a->lockPath().c_str(), 0700), 0);
+    mpTest::globalLog().clear();
+    EXPECT_EQ(a->elect(), nixlMpElection::SERVING);
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "unusable"), 1u);
+    auto b = endpoint(port);
+    EXPECT_EQ(b->elect(), nixlMpElection::SIBLING_OWNS);
+}
+
+TEST_F(PromMpElection, SecondOwnerOnAnotherPortIsReported) {
+    auto a = endpoint(mpTest::freePort());
+    ASSERT_EQ(a->elect(), nixlMpElection::SERVING);
+    auto b = endpoint(mpTest::freePort());
+    mpTest::globalLog().clear();
+    ASSERT_EQ(b->elect(), nixlMpElection::SERVING);
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "disagree"), 1u)
+        << mpTest::globalLog().all();
+}
+
+// ---- configuration and directory ----
+
+TEST(PromMpConfig, DefaultsAndOverrides) {
+    mpTest::envGuard env;
+    env.set(kDirVar, "/tmp/somewhere/");
+    for (const char *v : {kPortVar, kLocalVar, kTtlVar, kRankEnvVar, nixlProm::kBucketsVar}) {
+        env.unset(v);
+    }
+    env.unset("LOCAL_RANK");
+    nixlMpConfig c = parseConfig();
+    EXPECT_EQ(c.dir, "/tmp/somewhere");
+    EXPECT_EQ(c.addr, "0.0.0.0");
+    EXPECT_EQ(c.port, 9090);
+    EXPECT_EQ(c.ttlSeconds, 30.0);
+    EXPECT_EQ(c.boundsUs, nixlProm::defaultBucketBoundsUs());
+    EXPECT_FALSE(c.localRank.has_value());
+
+    env.set(kPortVar, "19091");
+    env.set(kLocalVar, "true");
+    env.set(kTtlVar, "1.5");
+    env.set("LOCAL_RANK", "5");
+    c = parseConfig();
+    EXPECT_EQ(c.port, 19091);
+    EXPECT_EQ(c.addr, "127.0.0.1");
+    EXPECT_EQ(c.ttlSeconds, 1.5);
+    EXPECT_EQ(c.localRank, "5");
+
+    env.set(kRankEnvVar, "MY_RANK");
+    env.set("MY_RANK", "7");
+    EXPECT_EQ(parseConfig().localRank, "7");
+}
+
+TEST(PromMpConfig, BadValuesNameTheVariableAndValue) {
+    mpTest::envGuard env;
+    env.set(kDirVar, "/tmp/x");
+    auto expectBad = [&](const char *var, const char *value) {
+        mpTest::envGuard inner;
+        inner.set(var, value);
+        try {
+            parseConfig();
+            ADD_FAILURE() << var << "=" << value << " accepted";
+        }
+        catch (const std::runtime_error &e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find(var), std::string::npos) << what;
+            EXPECT_NE(what.find(value), std::string::npos) << what;
+        }
+    };
+    expectBad(kPortVar, "70000");
+    expectBad(kPortVar, "http");
+    expectBad(kLocalVar, "maybe");
+    expectBad(kTtlVar, "-1");
+    expectBad(kTtlVar, "soon");
+    expectBad(nixlProm::kBucketsVar, "10,5");
+    std::string many;
+    for (int i = 1; i <= 33; ++i) {
+        many += (i > 1 ? "," : "") + std::to_string(i);
+    }
+    expectBad(nixlProm::kBucketsVar, many.c_str());
+    env.unset(kDirVar);
+    try {
+        parseConfig();
+        ADD_FAILURE() << "missing directory accepted";
+    }
+    catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find(kDirVar), std::string::npos) << e.what();
+    }
+}
+
+TEST(PromMpDir, CreatedDirectoryIsPrivate) {
+    mpTest::tempDir base;
+    const std::string dir = base.path() + "/new/sub";
+    ASSERT_FALSE(std::filesystem::exists(dir));
+    const mode_t old = umask(0);
+    prepareDir(dir);
+    umask(old);
+    struct stat st{};
+    ASSERT_EQ(stat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700u);
+}
+
+TEST(PromMpDir, LooseOrForeignDirectoriesWarn) {
+    for (mode_t mode : {0720, 0702}) {
+        mpTest::tempDir base;
+        const std::string dir = base.path() + "/loose";
+        ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+        ASSERT_EQ(chmod(dir.c_str(), mode), 0);
+        mpTest::globalLog().clear();
+        prepareDir(dir);
+        EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, dir), 1u)
+            << std::oct << mode << "\n"
+            << mpTest::globalLog().all();
+        struct stat st{};
+        ASSERT_EQ(stat(dir.c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 07777, mode) << "an existing directory is left alone";
+    }
+    mpTest::tempDir base;
+    mpTest::globalLog().clear();
+    prepareDir(base.path());
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, base.path()), 0u);
+    if (geteuid() == 0) {
+        ASSERT_EQ(chown(base.path().c_str(), 65534, 65534), 0);
+        prepareDir(base.path());
+        EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "owned by uid 65534"), 1u);
+    }
+}
+
+TEST(PromMpDir, NotADirectoryFails) {
+    mpTest::tempDir base;
+    const std::string file = base.path() + "/file";
+    close(open(file.c_str(), O_CREAT | O_WRONLY, 0600));
+    EXPECT_THROW(prepareDir(file), std::runtime_error);
+}
+
+// ---- the plugin through its C ABI ----
+
+class PromMpPlugin : public ::testing::Test {
+protected:
+    void
+    SetUp() override {
+        ASSERT_NE(plugin().plugin(), nullptr) << plugin().path() << ": " << plugin().error();
+        env_.set(kDirVar, dir_.path());
+        port_ = mpTest::freePort();
+        env_.set(kPortVar, std::to_string(port_));
+        env_.set(kLocalVar, "1");
+        env_.unset(kTtlVar);
+        env_.unset(kRankEnvVar);
+        env_.unset("LOCAL_RANK");
+        env_.unset(nixlProm::kBucketsVar);
+    }
+
+    static const mpTest::pluginHandle &
+    plugin() {
+        static mpTest::pluginHandle h;
+        return h;
+    }
+
+    const nixl_telemetry_exporter_ops_t &
+    ops() const {
+        return *plugin().plugin()->ops;
+    }
+
+    mpTest::envGuard env_;
+    mpTest::tempDir dir_;
+    uint16_t port_ = 0;
+};
+
+TEST_F(PromMpPlugin, DescriptorNamesThePlugin) {
+    const auto *p = plugin().plugin();
+    EXPECT_EQ(p->hdr.abi_version, NIXL_TELEMETRY_EXPORTER_ABI_VERSION);
+    EXPECT_EQ(p->hdr.kind, static_cast<uint32_t>(NIXL_PLUGIN_KIND_TELEMETRY_EXPORTER));
+    EXPECT_STREQ(p->hdr.name, "prometheus_mp");
+    EXPECT_STREQ(p->hdr.version, "1.0.0");
+    EXPECT_GE(p->ops->size, sizeof(nixl_telemetry_exporter_ops_t));
+}
+
+TEST_F(PromMpPlugin, ExportsThroughTheOwnerEndpoint) {
+    env_.set("LOCAL_RANK", "4");
+    nixl_telemetry_exporter_t *e = nullptr;
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "abi-agent", &e), NIXL_PLUGIN_SUCCESS)
+        << mpTest::globalLog().all();
+    const nixl_telemetry_event_abi_t events[] = {
+        {mpTest::kTx, 0, 1000}, {mpTest::kTxReq, 0, 1}, {mpTest::kXferTime, 0, 20}};
+    ops().batch_begin(e);
+    EXPECT_EQ(ops().export_events(e, events, 3), NIXL_PLUGIN_SUCCESS);
+    ops().batch_end(e);
+    const auto text = mpTest::httpGet(port_);
+    ASSERT_TRUE(text.has_value());
+    EXPECT_EQ(mpTest::sampleValue(*text,
+                                  "agent_tx_bytes_total",
+                                  {"agent_name=\"abi-agent\"", "local_rank=\"4\""}),
+              1000.0)
+        << *text;
+    EXPECT_EQ(mpTest::sampleValue(*text, "agent_xfer_time_seconds_count"), 1.0);
+    std::string out;
+    EXPECT_EQ(mpTest::promtoolCheck(*text, &out), 0) << out;
+    EXPECT_EQ(out, "");
+    ops().destroy(e);
+    EXPECT_FALSE(mpTest::httpGet(port_).has_value()) << "the endpoint closes with its last agent";
+}
+
+TEST_F(PromMpPlugin, UnknownEventTypesAreIgnoredWithOneWarning) {
+    nixl_telemetry_exporter_t *e = nullptr;
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "a", &e), NIXL_PLUGIN_SUCCESS);
+    mpTest::globalLog().clear();
+    const nixl_telemetry_event_abi_t events[] = {{99, 0, 1}, {mpTest::kTx, 0, 5}, {100, 0, 1}};
+    EXPECT_EQ(ops().export_events(e, events, 3), NIXL_PLUGIN_SUCCESS);
+    EXPECT_EQ(ops().export_events(e, events, 3), NIXL_PLUGIN_SUCCESS);
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "outside the event table"), 1u);
+    const auto text = mpTest::httpGet(port_);
+    ASSERT_TRUE(text.has_value());
+    EXPECT_EQ(mpTest::sampleValue(*text, "agent_tx_bytes_total"), 10.0);
+    ops().destroy(e);
+}
+
+TEST_F(PromMpPlugin, AgentsOfOneProcessShareTheEndpoint) {
+    nixl_telemetry_exporter_t *a = nullptr, *b = nullptr;
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "first", &a), NIXL_PLUGIN_SUCCESS);
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "second", &b), NIXL_PLUGIN_SUCCESS);
+    const auto text = mpTest::httpGet(port_);
+    ASSERT_TRUE(text.has_value());
+    EXPECT_EQ(mpTest::sampleValue(*text, kStoresMetric, {"state=\"live\""}), 2.0);
+    ops().destroy(a);
+    EXPECT_TRUE(mpTest::httpGet(port_).has_value());
+    ops().destroy(b);
+}
+
+TEST_F(PromMpPlugin, MissingDirectoryFailsCreate) {
+    env_.unset(kDirVar);
+    mpTest::globalLog().clear();
+    nixl_telemetry_exporter_t *e = nullptr;
+    const nixl_plugin_status_t st = plugin().create(mpTest::globalLog(), "a", &e);
+    EXPECT_NE(st, NIXL_PLUGIN_SUCCESS);
+    EXPECT_NE(st, NIXL_PLUGIN_ERR_NOT_ALLOWED) << "must fail agent construction, not degrade";
+    EXPECT_EQ(e, nullptr);
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_ERROR, kDirVar), 1u)
+        << mpTest::globalLog().all();
+}
+
+TEST_F(PromMpPlugin, MoreThan32BoundsFailCreate) {
+    std::string many;
+    for (int i = 1; i <= 33; ++i) {
+        many += (i > 1 ? "," : "") + std::to_string(i * 10);
+    }
+    env_.set(nixlProm::kBucketsVar, many);
+    mpTest::globalLog().clear();
+    nixl_telemetry_exporter_t *e = nullptr;
+    const nixl_plugin_status_t st = plugin().create(mpTest::globalLog(), "a", &e);
+    EXPECT_NE(st, NIXL_PLUGIN_SUCCESS);
+    EXPECT_NE(st, NIXL_PLUGIN_ERR_NOT_ALLOWED);
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_ERROR, nixlProm::kBucketsVar), 1u)
+        << mpTest::globalLog().all();
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_ERROR, many), 1u);
+}
+
+TEST_F(PromMpPlugin, LooseDirectoriesWarnAndStillServe) {
+    for (mode_t mode : {0720, 0702}) {
+        const std::string dir = dir_.path() + "/mode" + std::to_string(mode);
+        ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+        ASSERT_EQ(chmod(dir.c_str(), mode), 0);
+        env_.set(kDirVar, dir);
+        mpTest::globalLog().clear();
+        nixl_telemetry_exporter_t *e = nullptr;
+        ASSERT_EQ(plugin().create(mpTest::globalLog(), "loose", &e), NIXL_PLUGIN_SUCCESS);
+        EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "group- or world-writable"), 1u)
+            << mpTest::globalLog().all();
+        const auto text = mpTest::httpGet(port_);
+        ASSERT_TRUE(text.has_value());
+        EXPECT_EQ(mpTest::countLines(*text, "agent_tx_bytes_total{", {"agent_name=\"loose\""}),
+                  1u);
+        ops().destroy(e);
+    }
+}
+
+TEST_F(PromMpPlugin, CreatedDirectoryIsPrivate) {
+    const std::string dir = dir_.path() + "/fresh";
+    env_.set(kDirVar, dir);
+    const mode_t old = umask(0022);
+    nixl_telemetry_exporter_t *e = nullptr;
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "a", &e), NIXL_PLUGIN_SUCCESS);
+    umask(old);
+    struct stat st{};
+    ASSERT_EQ(stat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700u);
+    ops().destroy(e);
+}
+
+TEST_F(PromMpPlugin, PortHeldOutsideStillGivesAWriter) {
+    const int held = mpTest::holdPort(port_);
+    ASSERT_GE(held, 0);
+    nixl_telemetry_exporter_t *e = nullptr;
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "writer", &e), NIXL_PLUGIN_SUCCESS);
+    const nixl_telemetry_event_abi_t ev = {mpTest::kTx, 0, 9};
+    EXPECT_EQ(ops().export_events(e, &ev, 1), NIXL_PLUGIN_SUCCESS);
+    // Its store is written even though nobody in this process serves it.
+    auto schema = std::make_shared<const nixlMpSchema>(mpTest::eventTable());
+    nixlMpCollector c(dir_.path(), schema, 30);
+    EXPECT_EQ(mpTest::sampleValue(c.scrape(), "agent_tx_bytes_total", {"agent_name=\"writer\""}),
+              9.0);
+    ops().destroy(e);
+    close(held);
+}

@@ -1,0 +1,294 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The example readers (examples/python/telemetry_reader.py and examples/cpp/telemetry_reader)
+// against rings written by the C++ code: they read what the producer wrote, resume when
+// re-attached, hand their read position back to other readers, and refuse other layout versions
+// cleanly. meson passes the interpreter, script and executable paths; each meson test selects
+// one reader with --gtest_filter (*python* or *cpp*).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/shared_ring.h"
+#include "ring_test_util.h"
+
+namespace {
+
+struct event {
+    uint32_t type;
+    uint32_t pad;
+    uint64_t value;
+};
+using eventRing = nixlSharedRing<event>;
+
+struct runResult {
+    int status = -1;
+    std::string out; // stdout and stderr
+};
+
+std::string
+quote(const std::string &s) {
+    std::string q = "'";
+    for (char c : s) {
+        if (c == '\'') {
+            q += "'\\''";
+        } else {
+            q += c;
+        }
+    }
+    return q + "'";
+}
+
+class readerTest : public ::testing::TestWithParam<std::string> {
+protected:
+    void
+    SetUp() override {
+        if (GetParam() == "python") {
+            const char *py = std::getenv("NIXL_TEST_PYTHON");
+            const char *script = std::getenv("NIXL_TEST_PY_READER");
+            ASSERT_TRUE(py != nullptr && script != nullptr)
+                << "run through meson: NIXL_TEST_PYTHON and NIXL_TEST_PY_READER are not set";
+            python_ = py;
+            script_ = script;
+            reader_ = quote(python_) + " " + quote(script_);
+        } else {
+            const char *exe = std::getenv("NIXL_TEST_CPP_READER");
+            ASSERT_TRUE(exe != nullptr) << "run through meson: NIXL_TEST_CPP_READER is not set";
+            reader_ = quote(exe);
+        }
+    }
+
+    runResult
+    run(const std::string &args) {
+        const std::string cmd = reader_ + " " + args + " 2>&1";
+        runResult r;
+        FILE *p = ::popen(cmd.c_str(), "r");
+        if (p == nullptr) {
+            return r;
+        }
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) {
+            r.out.append(buf, n);
+        }
+        const int st = ::pclose(p);
+        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+        return r;
+    }
+
+    runResult
+    read(const std::string &path, int count, double timeout = 20) {
+        std::ostringstream a;
+        a << "--telemetry_path " << quote(path) << " --count " << count << " --timeout "
+          << timeout << " --poll_interval 0.01";
+        return run(a.str());
+    }
+
+    // The "<type> <name> <value>" lines of the output, as (type, value).
+    static std::vector<std::pair<uint32_t, uint64_t>>
+    events(const std::string &out) {
+        std::vector<std::pair<uint32_t, uint64_t>> ev;
+        std::istringstream in(out);
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.empty() || line[0] == '#') {
+                continue;
+            }
+            std::istringstream l(line);
+            uint32_t type = 0;
+            std::string name;
+            uint64_t value = 0;
+            if (l >> type >> name >> value) {
+                ev.emplace_back(type, value);
+            }
+        }
+        return ev;
+    }
+
+    std::string python_;
+    std::string script_;
+    std::string reader_; // shell command prefix
+    ringTestDir dir_;
+};
+
+INSTANTIATE_TEST_SUITE_P(reader,
+                         readerTest,
+                         ::testing::Values("python", "cpp"),
+                         [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
+
+class pythonReaderTest : public readerTest {};
+
+INSTANTIATE_TEST_SUITE_P(reader,
+                         pythonReaderTest,
+                         ::testing::Values("python"),
+                         [](const ::testing::TestParamInfo<std::string> &i) { return i.param; });
+
+TEST_P(readerTest, ReadsEventsAndResumesWhenReattached) {
+    std::string error;
+    auto producer = eventRing::create(dir_.path("agent"), 16, error);
+    ASSERT_TRUE(producer) << error;
+    for (uint64_t i = 0; i < 10; ++i) {
+        ASSERT_TRUE(producer->push(event{uint32_t(i % 21), 0, 1000 + i}));
+    }
+    auto r1 = read(dir_.path("agent"), 4);
+    ASSERT_EQ(r1.status, 0) << r1.out;
+    auto e1 = events(r1.out);
+    ASSERT_EQ(e1.size(), 4u) << r1.out;
+    for (uint64_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(e1[i].first, i % 21);
+        EXPECT_EQ(e1[i].second, 1000 + i);
+    }
+    EXPECT_NE(r1.out.find("0 agent_tx_bytes 1000"), std::string::npos) << r1.out;
+
+    // More events across the wrap while no reader is attached; the next reader resumes.
+    for (uint64_t i = 10; i < 19; ++i) {
+        ASSERT_TRUE(producer->push(event{uint32_t(i % 21), 0, 1000 + i}));
+    }
+    auto r2 = read(dir_.path("agent"), 15);
+    ASSERT_EQ(r2.status, 0) << r2.out;
+    auto e2 = events(r2.out);
+    ASSERT_EQ(e2.size(), 15u) << r2.out;
+    for (uint64_t i = 0; i < 15; ++i) {
+        EXPECT_EQ(e2[i].second, 1004 + i);
+    }
+    EXPECT_TRUE(producer->empty());
+
+    // Nothing left: --count 1 times out with status 2 and no events.
+    auto r3 = read(dir_.path("agent"), 1, 0.2);
+    EXPECT_EQ(r3.status, 2) << r3.out;
+    EXPECT_TRUE(events(r3.out).empty()) << r3.out;
+
+    // The reader stored its position: a C++ ring object continues after it.
+    ASSERT_TRUE(producer->push(event{20, 0, 77}));
+    auto cpp = eventRing::attach(dir_.path("agent"), error);
+    ASSERT_TRUE(cpp) << error;
+    event ev{};
+    ASSERT_TRUE(cpp->pop(ev));
+    EXPECT_EQ(ev.value, 77u);
+    EXPECT_FALSE(cpp->pop(ev));
+}
+
+TEST_P(readerTest, FollowsALiveProducer) {
+    std::string error;
+    auto producer = eventRing::create(dir_.path("live"), 8, error);
+    ASSERT_TRUE(producer) << error;
+    const std::string cmd = reader_ + " --telemetry_path " +
+        quote(dir_.path("live")) + " --count 200 --timeout 60 --poll_interval 0.001 2>&1";
+    FILE *p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    // 200 events through a ring of 7: only possible if the reader keeps freeing slots. The
+    // deadline only bounds a broken reader; the loop ends as soon as the reader drained enough.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    uint64_t pushed = 0;
+    while (pushed < 200 && std::chrono::steady_clock::now() < deadline) {
+        if (producer->push(event{6, 0, pushed})) {
+            ++pushed;
+        } else {
+            ::usleep(1000); // back off while the reader drains
+        }
+    }
+    EXPECT_EQ(pushed, 200u);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) {
+        out.append(buf, n);
+    }
+    const int st = ::pclose(p);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+    auto ev = events(out);
+    ASSERT_EQ(ev.size(), 200u) << out;
+    for (uint64_t i = 0; i < 200; ++i) {
+        EXPECT_EQ(ev[i].second, i);
+    }
+}
+
+TEST_P(readerTest, ReportsLostEvents) {
+    std::string error;
+    auto producer = eventRing::create(dir_.path("lossy"), 4, error);
+    ASSERT_TRUE(producer) << error;
+    producer->addLost(12);
+    auto r = read(dir_.path("lossy"), 0, 0.05);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("lost_events 12"), std::string::npos) << r.out;
+}
+
+TEST_P(readerTest, OtherVersionsAndBadFilesFailCleanly) {
+    writeV4Ring(dir_.path("v4"), 16);
+    auto r4 = read(dir_.path("v4"), 1, 1);
+    EXPECT_EQ(r4.status, 1) << r4.out;
+    EXPECT_NE(r4.out.find("version mismatch: expected 5, got 4"), std::string::npos) << r4.out;
+    EXPECT_EQ(r4.out.find("Traceback"), std::string::npos) << r4.out;
+
+    std::vector<uint8_t> v6(1024 + 256, 0);
+    putInt<int32_t>(v6, 16, 6);
+    writeBytes(dir_.path("v6"), v6);
+    auto r6 = read(dir_.path("v6"), 1, 1);
+    EXPECT_EQ(r6.status, 1) << r6.out;
+    EXPECT_NE(r6.out.find("version mismatch: expected 5, got 6"), std::string::npos) << r6.out;
+
+    std::vector<uint8_t> shortFile(10, 0);
+    writeBytes(dir_.path("short"), shortFile);
+    auto rs = read(dir_.path("short"), 1, 1);
+    EXPECT_EQ(rs.status, 1) << rs.out;
+    EXPECT_NE(rs.out.find(dir_.path("short") + ": too small"), std::string::npos) << rs.out;
+
+    std::string error;
+    ASSERT_TRUE(eventRing::create(dir_.path("big"), 8, error)) << error;
+    {
+        std::vector<uint8_t> b = readBytes(dir_.path("big"));
+        b.resize(b.size() + 16);
+        writeBytes(dir_.path("big"), b);
+    }
+    auto rb = read(dir_.path("big"), 1, 1);
+    EXPECT_EQ(rb.status, 1) << rb.out;
+    EXPECT_NE(rb.out.find("needs 640 bytes but the file has 656"), std::string::npos) << rb.out;
+
+    auto rm = read(dir_.path("missing"), 1, 1);
+    EXPECT_EQ(rm.status, 1) << rm.out;
+    EXPECT_EQ(rm.out.find("Traceback"), std::string::npos) << rm.out;
+}
+
+TEST_P(pythonReaderTest, LayoutCheckCatchesDrift) {
+    // A mirror with two fields swapped keeps the size at 512; the offset check must catch it.
+    const std::string dir = script_.substr(0, script_.rfind('/'));
+    const std::string code =
+        "import ctypes, sys\n"
+        "sys.path.insert(0, " + quote(dir) + ")\n"
+        "import telemetry_reader as t\n"
+        "t.check_layout()\n"
+        "f = list(t.RingHeader._fields_)\n"
+        "f[1], f[2], f[3] = f[2], f[3], f[1]\n"
+        "Drift = type('Drift', (ctypes.Structure,), {'_fields_': f})\n"
+        "assert ctypes.sizeof(Drift) == 512\n"
+        "try:\n"
+        "    t.check_layout(Drift)\n"
+        "except t.RingLayoutError as e:\n"
+        "    print('caught:', e)\n"
+        "    sys.exit(0)\n"
+        "sys.exit(3)\n";
+    const std::string cmd = quote(python_) + " -c " + quote(code) + " 2>&1";
+    FILE *p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[1024];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) {
+        out.append(buf, n);
+    }
+    const int st = ::pclose(p);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+    EXPECT_NE(out.find("caught: Drift.capacity is at byte"), std::string::npos) << out;
+}
+
+} // namespace

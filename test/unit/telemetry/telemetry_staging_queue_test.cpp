@@ -1,0 +1,145 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The staging queue: capacity, all-or-none batches, drop-newest, drop counting, drain order.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "telemetry/staging_queue.h"
+
+namespace {
+
+using type_t = nixl_telemetry_event_type_t;
+
+nixlTelemetryEvent
+ev(uint64_t value, type_t type = type_t::AGENT_TX_BYTES) {
+    return nixlTelemetryEvent(type, value);
+}
+
+std::vector<uint64_t>
+values(std::span<const nixl_telemetry_event_abi_t> s) {
+    std::vector<uint64_t> out;
+    for (const auto &e : s) {
+        out.push_back(e.value);
+    }
+    return out;
+}
+
+TEST(telemetryStagingQueue, ZeroCapacityIsRefused) {
+    EXPECT_THROW(nixlTelemetryStagingQueue(0), std::invalid_argument);
+}
+
+TEST(telemetryStagingQueue, FillsToCapacityThenDropsNewest) {
+    nixlTelemetryStagingQueue q(4);
+    EXPECT_EQ(4u, q.capacity());
+    for (uint64_t i = 1; i <= 4; ++i) {
+        EXPECT_TRUE(q.tryPush(ev(i)));
+    }
+    EXPECT_FALSE(q.tryPush(ev(5)));
+    EXPECT_FALSE(q.tryPush(ev(6)));
+    EXPECT_EQ(2u, q.numDropped());
+    // The oldest four survive, in order; the newest were refused.
+    EXPECT_EQ((std::vector<uint64_t>{1, 2, 3, 4}), values(q.drainPending()));
+    EXPECT_EQ(2u, q.takeNumDropped());
+    EXPECT_EQ(0u, q.takeNumDropped());
+    EXPECT_TRUE(q.drainPending().empty());
+}
+
+TEST(telemetryStagingQueue, BatchGoesInWholeOrNotAtAll) {
+    nixlTelemetryStagingQueue q(5);
+    const nixlTelemetryEvent three[] = {ev(1), ev(2), ev(3)};
+    EXPECT_TRUE(q.tryPushBatch(three, 3));
+    const nixlTelemetryEvent batch[] = {ev(10), ev(11), ev(12)};
+    EXPECT_FALSE(q.tryPushBatch(batch, 3)); // 2 free slots: nothing of it goes in
+    EXPECT_EQ(3u, q.numDropped());
+    EXPECT_TRUE(q.tryPushBatch(batch, 2)); // exactly the free room
+    EXPECT_FALSE(q.tryPush(ev(99)));
+    EXPECT_EQ((std::vector<uint64_t>{1, 2, 3, 10, 11}), values(q.drainPending()));
+    EXPECT_EQ(4u, q.takeNumDropped());
+}
+
+TEST(telemetryStagingQueue, BatchLargerThanCapacityIsDroppedWhole) {
+    nixlTelemetryStagingQueue q(2);
+    const nixlTelemetryEvent batch[] = {ev(1), ev(2), ev(3)};
+    EXPECT_FALSE(q.tryPushBatch(batch, 3));
+    EXPECT_EQ(3u, q.takeNumDropped());
+    EXPECT_TRUE(q.drainPending().empty());
+    EXPECT_TRUE(q.tryPushBatch(batch, 0)); // empty batch: nothing to refuse
+    EXPECT_EQ(0u, q.numDropped());
+}
+
+TEST(telemetryStagingQueue, DrainedSpanSurvivesLaterPushesAndStoresAbiForm) {
+    nixlTelemetryStagingQueue q(3);
+    ASSERT_TRUE(q.tryPush(ev(7, type_t::AGENT_ERR_CANCELED)));
+    ASSERT_TRUE(q.tryPush(ev(8, type_t::AGENT_RX_BYTES)));
+    auto first = q.drainPending();
+    // The producers now fill the other buffer, up to full capacity again.
+    ASSERT_TRUE(q.tryPush(ev(100)));
+    ASSERT_TRUE(q.tryPush(ev(101)));
+    ASSERT_TRUE(q.tryPush(ev(102)));
+    ASSERT_EQ(2u, first.size());
+    EXPECT_EQ(static_cast<uint32_t>(type_t::AGENT_ERR_CANCELED), first[0].type);
+    EXPECT_EQ(0u, first[0].reserved);
+    EXPECT_EQ(7u, first[0].value);
+    EXPECT_EQ(static_cast<uint32_t>(type_t::AGENT_RX_BYTES), first[1].type);
+    EXPECT_EQ(8u, first[1].value);
+    EXPECT_EQ((std::vector<uint64_t>{100, 101, 102}), values(q.drainPending()));
+}
+
+// Producers on several threads and one draining consumer: every event is either drained or
+// counted as dropped, and each producer's events arrive in its order.
+TEST(telemetryStagingQueue, ConcurrentProducersLoseNothingUncounted) {
+    constexpr int producers = 3;
+    constexpr uint64_t per_producer = 20000;
+    nixlTelemetryStagingQueue q(64);
+    std::atomic<int> running{producers};
+    std::vector<std::thread> threads;
+    for (int p = 0; p < producers; ++p) {
+        threads.emplace_back([&, p] {
+            for (uint64_t i = 0; i < per_producer; ++i) {
+                const nixlTelemetryEvent pair[] = {ev((uint64_t(p) << 32) | i),
+                                                   ev((uint64_t(p) << 32) | i)};
+                q.tryPushBatch(pair, 2);
+            }
+            running.fetch_sub(1);
+        });
+    }
+    uint64_t drained = 0;
+    uint64_t dropped = 0;
+    std::vector<int64_t> last(producers, -1);
+    bool ordered = true;
+    bool paired = true;
+    auto consume = [&] {
+        auto s = q.drainPending();
+        drained += s.size();
+        paired = paired && s.size() % 2 == 0;
+        for (size_t k = 0; k + 1 < s.size(); k += 2) {
+            paired = paired && s[k].value == s[k + 1].value;
+            const auto p = static_cast<size_t>(s[k].value >> 32);
+            const auto i = static_cast<int64_t>(s[k].value & 0xffffffffu);
+            ordered = ordered && p < producers && i > last[p];
+            if (p < producers) {
+                last[p] = i;
+            }
+        }
+        dropped += q.takeNumDropped();
+    };
+    while (running.load() > 0) {
+        consume();
+    }
+    for (auto &t : threads) {
+        t.join();
+    }
+    consume();
+    EXPECT_TRUE(ordered);
+    EXPECT_TRUE(paired) << "a batch was split";
+    EXPECT_EQ(producers * per_producer * 2, drained + dropped);
+}
+
+} // namespace
