@@ -5,7 +5,7 @@
 /**
  * @file buffer_exporter.h
  * @brief The built-in BUFFER exporter: writes each event into the shared-memory ring
- *        $NIXL_TELEMETRY_DIR/<agent name> (layout: docs/telemetry.md).
+ *        $NIXL_TELEMETRY_DIR/<agent name> (layout: docs/telemetry-ring.md).
  *
  * Built into libnixl but driven through the same C operations table as a loaded exporter
  * plugin, so core has one code path for both.

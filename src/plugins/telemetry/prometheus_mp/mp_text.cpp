@@ -255,6 +255,9 @@ writeStoresText(const nixlMpSchema &schema,
         w.family(f.name, f.help, f.type);
         for (const planEntry &e : f.entries) {
             for (size_t s = 0; s < stores.size(); ++s) {
+                if (e.row >= stores[s].slots.size()) {
+                    continue; // readStore() sizes slots to the schema; never index past it
+                }
                 const nixlMpSlotSnapshot &v = stores[s].slots[e.row];
                 const std::string &labels = text[s].labels;
                 switch (e.kind) {
