@@ -11,7 +11,7 @@
 //
 //   NIXL_PLUGIN_DIR=build/src/plugins ucx_bench [--ops WRITE,READ] [--blocks 4K,...,64M]
 //       [--batches 1,4,16,64,256] [--max-total 256M] [--min-ms 300] [--direct yes|no]
-//       [--progress-thread 0|1] [--csv]
+//       [--progress-thread 0|1] [--huge-pages yes|no] [--csv]
 //
 // benchmark/ucx_bench.sh runs it next to ucx_perftest and prints the ratios.
 
@@ -139,6 +139,7 @@ struct options {
     std::string direct = "yes";
     bool progThread = false;
     bool csv = false;
+    bool hugePages = true;
 };
 
 nixl_b_params_t
@@ -147,11 +148,17 @@ backendParams(const options &o) {
 }
 
 void *
-mapBuffer(size_t len) {
+mapBuffer(size_t len, bool hugePages) {
     void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         std::perror("mmap");
         std::exit(1);
+    }
+    // Transparent huge pages where the kernel offers them (THP "madvise" mode is Debian's
+    // default), as ucx_perftest's UCX-allocated buffers get: large copies through
+    // process_vm_writev pin pages one by one, and 4 KiB pages make that the bottleneck.
+    if (hugePages) {
+        ::madvise(p, len, MADV_HUGEPAGE);
     }
     std::memset(p, 0x5a, len); // fault the pages in before timing
     return p;
@@ -166,7 +173,7 @@ targetMain(int fd, const options &o) {
         sendFrame(fd, "err");
         return 1;
     }
-    void *buf = mapBuffer(o.maxTotal);
+    void *buf = mapBuffer(o.maxTotal, o.hugePages);
     nixl_reg_dlist_t reg(DRAM_SEG);
     reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf), o.maxTotal, 0, ""));
     if (agent.registerMem(reg) != NIXL_SUCCESS) {
@@ -221,7 +228,8 @@ initiatorMain(const options &o, const char *self) {
         ::fcntl(sv[1], F_SETFD, 0);
         std::vector<std::string> args = {self, "--target", std::to_string(sv[1]), "--max-total",
                                          std::to_string(o.maxTotal), "--direct", o.direct,
-                                         "--progress-thread", o.progThread ? "1" : "0"};
+                                         "--progress-thread", o.progThread ? "1" : "0",
+                                         "--huge-pages", o.hugePages ? "yes" : "no"};
         std::vector<char *> argv;
         for (auto &a : args) {
             argv.push_back(a.data());
@@ -239,7 +247,7 @@ initiatorMain(const options &o, const char *self) {
         std::fprintf(stderr, "cannot create the UCX backend\n");
         return 1;
     }
-    void *buf = mapBuffer(o.maxTotal);
+    void *buf = mapBuffer(o.maxTotal, o.hugePages);
     nixl_reg_dlist_t reg(DRAM_SEG);
     reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf), o.maxTotal, 0, ""));
     if (agent.registerMem(reg) != NIXL_SUCCESS) {
@@ -376,6 +384,8 @@ main(int argc, char **argv) {
             o.direct = next();
         } else if (a == "--progress-thread") {
             o.progThread = next() == "1";
+        } else if (a == "--huge-pages") {
+            o.hugePages = next() != "no";
         } else if (a == "--csv") {
             o.csv = true;
         } else {
