@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "nixl.h"
+#include "../../common/scoped_env.h"
 
 namespace nixl_agent_test {
 
@@ -168,37 +169,7 @@ chunkList(const testBuffer &buf, size_t n, size_t chunk, size_t off = 0) {
     return list;
 }
 
-/** Sets (or with value == nullptr unsets) an environment variable for a scope. */
-class scopedEnv {
-public:
-    scopedEnv(const char *name, const char *value) : name_(name) {
-        const char *old = std::getenv(name);
-        if (old != nullptr) {
-            old_ = std::string(old);
-        }
-        if (value != nullptr) {
-            ::setenv(name, value, 1);
-        } else {
-            ::unsetenv(name);
-        }
-    }
-
-    ~scopedEnv() {
-        if (old_) {
-            ::setenv(name_.c_str(), old_->c_str(), 1);
-        } else {
-            ::unsetenv(name_.c_str());
-        }
-    }
-
-    scopedEnv(const scopedEnv &) = delete;
-    scopedEnv &
-    operator=(const scopedEnv &) = delete;
-
-private:
-    std::string name_;
-    std::optional<std::string> old_;
-};
+using nixl_test::scopedEnv;
 
 /** Captures everything written to stderr (fd 2) while alive; stop() returns it. */
 class stderrCapture {

@@ -32,6 +32,7 @@
 #include "nixl_telemetry_exporter_plugin.h"
 #include "nixl_trace_backend_plugin.h"
 #include "plugin/plugin_loader.h"
+#include "../../common/scoped_env.h"
 
 namespace {
 
@@ -105,37 +106,7 @@ loadCaptured(nixl_plugin_kind_t kind, const std::string &name, const std::string
     return r;
 }
 
-/** Sets or unsets an environment variable for one scope, restoring the old value after. */
-class scopedEnv {
-public:
-    scopedEnv(const char *name, const char *value) : name_(name) {
-        const char *old = std::getenv(name);
-        if (old != nullptr) {
-            old_ = std::string(old);
-        }
-        if (value != nullptr) {
-            setenv(name, value, 1);
-        } else {
-            unsetenv(name);
-        }
-    }
-
-    ~scopedEnv() {
-        if (old_) {
-            setenv(name_.c_str(), old_->c_str(), 1);
-        } else {
-            unsetenv(name_.c_str());
-        }
-    }
-
-    scopedEnv(const scopedEnv &) = delete;
-    scopedEnv &
-    operator=(const scopedEnv &) = delete;
-
-private:
-    std::string name_;
-    std::optional<std::string> old_;
-};
+using nixl_test::scopedEnv;
 
 /** A fresh directory, removed at the end of the test. */
 class scratchDir {

@@ -187,25 +187,6 @@ exporterHandle::flush(const std::vector<nixl_telemetry_event_abi_t> &events) con
     return st;
 }
 
-scopedEnv::scopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name)) {
-        old_ = old;
-    }
-    if (value == nullptr) {
-        unsetenv(name);
-    } else {
-        setenv(name, value, 1);
-    }
-}
-
-scopedEnv::~scopedEnv() {
-    if (old_) {
-        setenv(name_.c_str(), old_->c_str(), 1);
-    } else {
-        unsetenv(name_.c_str());
-    }
-}
-
 uint16_t
 freePort() {
     const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

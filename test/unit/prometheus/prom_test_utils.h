@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "nixl_telemetry_exporter_plugin.h"
+#include "../../common/scoped_env.h"
 
 namespace nixl_prom_test {
 
@@ -108,19 +109,7 @@ private:
     nixl_telemetry_exporter_t *e_ = nullptr;
 };
 
-/** Sets or unsets an environment variable for a scope, restoring the previous value. */
-class scopedEnv {
-public:
-    scopedEnv(const char *name, const char *value);
-    scopedEnv(const scopedEnv &) = delete;
-    scopedEnv &
-    operator=(const scopedEnv &) = delete;
-    ~scopedEnv();
-
-private:
-    std::string name_;
-    std::optional<std::string> old_;
-};
+using nixl_test::scopedEnv;
 
 /** A TCP port that was free on 0.0.0.0 when asked (bind to port 0, read it back, close). */
 uint16_t

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "ucx_test_utils.h"
+#include "../../common/scoped_env.h"
 
 using namespace nixl_ucx_test;
 
@@ -299,30 +300,7 @@ TEST(ucxTwoProc, TargetProgressThreadWithoutPolling) {
 
 namespace {
 
-/** Sets an environment variable for one scope and restores the previous value. */
-class scopedEnv {
-public:
-    scopedEnv(const char *name, const char *value) : name_(name) {
-        if (const char *old = std::getenv(name)) {
-            old_ = old;
-        }
-        ::setenv(name, value, 1);
-    }
-    ~scopedEnv() {
-        if (old_) {
-            ::setenv(name_.c_str(), old_->c_str(), 1);
-        } else {
-            ::unsetenv(name_.c_str());
-        }
-    }
-    scopedEnv(const scopedEnv &) = delete;
-    scopedEnv &
-    operator=(const scopedEnv &) = delete;
-
-private:
-    std::string name_;
-    std::optional<std::string> old_;
-};
+using nixl_test::scopedEnv;
 
 TEST(ucxTwoProc, AgentDestroyedWithReadStuckOnSilentTarget) {
     // Over tcp UCX emulates a READ with messages the target must progress. A target without a
