@@ -121,6 +121,8 @@ nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
     }
     data->telemetryEnabled = telemetryWanted(name, cfg);
     if (data->telemetryEnabled) {
+        // Before any request can take a timestamp (a 2 ms calibration, once per process).
+        nixlFastClock::init();
         // Throws on a bad NIXL_TELEMETRY_* value or exporter; null if the exporter declined.
         data->telemetry = nixlTelemetry::create(name);
     }

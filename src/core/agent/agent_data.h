@@ -28,6 +28,7 @@
 
 #include "backend/backend_engine.h"
 #include "nixl.h"
+#include "common/fast_clock.h"
 #include "telemetry/telemetry.h"
 
 /** Lock whose behaviour follows nixl_thread_sync_t. */
@@ -255,9 +256,11 @@ public:
     bool telemetry = false;
     /** The current terminal status already went to the telemetry pipeline (cleared by post). */
     bool statusReported = false;
-    chrono_point_t startTime{};
-    chrono_period_us_t postDuration{0};
-    chrono_period_us_t xferDuration{0};
+    // Raw nixlFastClock timestamps (converted when reported): post entry, post return, and
+    // completion seen. Three steady_clock reads per request cost more than the rest of telemetry.
+    nixlFastClock::ticks_t startTicks = 0;
+    nixlFastClock::ticks_t postTicks = 0;
+    nixlFastClock::ticks_t doneTicks = 0;
 };
 
 class nixlAgentData {

@@ -162,10 +162,12 @@ finishXfer(const nixlAgentData &data, nixlXferReqH &req) noexcept {
     }
     req.statusReported = true;
     if (req.status == NIXL_SUCCESS) {
+        const auto post = nixlFastClock::toMicros(req.postTicks - req.startTicks);
+        const auto xfer = nixlFastClock::toMicros(req.doneTicks - req.startTicks);
         data.telemetry->recordTransfer(req.op,
                                        req.totalBytes,
-                                       static_cast<uint64_t>(req.postDuration.count()),
-                                       static_cast<uint64_t>(req.xferDuration.count()));
+                                       static_cast<uint64_t>(post.count()),
+                                       static_cast<uint64_t>(xfer.count()));
     } else {
         data.telemetry->recordStatus(req.status);
     }
@@ -624,8 +626,7 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
         // The previous transfer ended unobserved; it still counts before the repost.
         req.status = st;
         if (st == NIXL_SUCCESS && req.telemetry) {
-            req.xferDuration = std::chrono::duration_cast<chrono_period_us_t>(
-                std::chrono::steady_clock::now() - req.startTime);
+            req.doneTicks = nixlFastClock::now();
         }
         finishXfer(*data, req);
     }
@@ -638,10 +639,7 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
                    << " cannot send notifications";
         return nixlNoteStatus(*data, NIXL_ERR_BACKEND);
     }
-    chrono_point_t start{};
-    if (req.telemetry) {
-        start = std::chrono::steady_clock::now();
-    }
+    const nixlFastClock::ticks_t start = req.telemetry ? nixlFastClock::now() : 0;
     nixl_status_t st = req.engine->postXfer(req.op,
                                             req.localList,
                                             req.remoteList,
@@ -650,10 +648,9 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
                                             req.beReq,
                                             &req.opt);
     if (req.telemetry) {
-        auto now = std::chrono::steady_clock::now();
-        req.startTime = start;
-        req.postDuration = std::chrono::duration_cast<chrono_period_us_t>(now - start);
-        req.xferDuration = req.postDuration;
+        req.startTicks = start;
+        req.postTicks = nixlFastClock::now();
+        req.doneTicks = req.postTicks;
     }
     req.status = st;
     req.statusReported = false;
@@ -698,8 +695,7 @@ nixlAgent::getXferStatus(nixlXferReqH *req_hndl) const {
     req.status = st;
     if (st == NIXL_SUCCESS) {
         if (req.telemetry) {
-            req.xferDuration = std::chrono::duration_cast<chrono_period_us_t>(
-                std::chrono::steady_clock::now() - req.startTime);
+            req.doneTicks = nixlFastClock::now();
         }
     } else if (st == NIXL_ERR_REMOTE_DISCONNECT) {
         markDisconnected(*data, req);
@@ -725,9 +721,9 @@ nixlAgent::getXferTelemetry(const nixlXferReqH *req_hndl, nixl_xfer_telem_t &tel
     if (req_hndl->status != NIXL_SUCCESS) {
         return req_hndl->status;
     }
-    telemetry.startTime = req_hndl->startTime;
-    telemetry.postDuration = req_hndl->postDuration;
-    telemetry.xferDuration = req_hndl->xferDuration;
+    telemetry.startTime = nixlFastClock::toSteady(req_hndl->startTicks);
+    telemetry.postDuration = nixlFastClock::toMicros(req_hndl->postTicks - req_hndl->startTicks);
+    telemetry.xferDuration = nixlFastClock::toMicros(req_hndl->doneTicks - req_hndl->startTicks);
     telemetry.totalBytes = req_hndl->totalBytes;
     telemetry.descCount = req_hndl->localDescs.size();
     return NIXL_SUCCESS;

@@ -4,6 +4,9 @@
  */
 #include "telemetry/staging_queue.h"
 
+#include <sched.h>
+
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -23,7 +26,7 @@ nixlTelemetryStagingQueue::tryPushBatch(const nixlTelemetryEvent *events, size_t
         return true;
     }
     {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<spinLock> lock(mutex_);
         if (n <= capacity_ - count_) {
             nixl_telemetry_event_abi_t *out = fill_.get() + count_;
             for (size_t i = 0; i < n; ++i) {
@@ -41,10 +44,25 @@ std::span<const nixl_telemetry_event_abi_t>
 nixlTelemetryStagingQueue::drainPending() noexcept {
     size_t n = 0;
     {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<spinLock> lock(mutex_);
         std::swap(fill_, drained_);
         n = count_;
         count_ = 0;
     }
     return {drained_.get(), n};
+}
+
+void
+nixlTelemetryStagingQueue::spinLock::wait() noexcept {
+    for (int spins = 0; locked_.load(std::memory_order_relaxed); ++spins) {
+        if (spins < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#elif defined(__aarch64__)
+            asm volatile("yield");
+#endif
+        } else {
+            ::sched_yield(); // the holder may have been preempted: give it the core
+        }
+    }
 }

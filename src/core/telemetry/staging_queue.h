@@ -9,8 +9,13 @@
  * Producers (any thread calling the agent) append fixed-size events; the flush thread takes all
  * of them at once. Storage is two buffers of `capacity` events allocated at construction: the
  * producers fill one while the flush thread reads the other, and a drain swaps them. So a push
- * never allocates and never makes a syscall of its own (one uncontended mutex; the drain holds
- * it only for the swap).
+ * never allocates and never makes a syscall of its own.
+ *
+ * The buffers are guarded by a spin lock, not std::mutex: every critical section is a copy of a
+ * few events or a pointer swap, and uncontended the spin lock costs one atomic exchange and a
+ * plain store where the mutex costs two locked read-modify-writes and two calls into libc
+ * (about 20 ns per transfer on our test VMs). A waiter spins briefly, then yields, so a holder
+ * preempted on a busy machine is not spun against for a whole time slice.
  *
  * When the fill buffer has no room the newest events are refused (drop-newest) and counted; a
  * batch goes in whole or not at all, so an exporter never sees half of a completed transfer.
@@ -28,7 +33,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <span>
 
 #include "telemetry/telemetry_event.h"
@@ -78,7 +82,31 @@ private:
     const size_t capacity_;
     std::unique_ptr<nixl_telemetry_event_abi_t[]> fill_; ///< producers write here (mutex_)
     std::unique_ptr<nixl_telemetry_event_abi_t[]> drained_; ///< the consumer reads this
-    std::mutex mutex_;
+    /** Test-and-test-and-set lock over fill_, drained_ and count_. */
+    class spinLock {
+    public:
+        void
+        lock() noexcept {
+            // Acquire: the holder's writes before its release are visible to us.
+            while (locked_.exchange(true, std::memory_order_acquire)) {
+                wait();
+            }
+        }
+
+        void
+        unlock() noexcept {
+            locked_.store(false, std::memory_order_release);
+        }
+
+    private:
+        // Waits on a plain load (no cache-line stealing while the holder works), then retries.
+        void
+        wait() noexcept;
+
+        std::atomic<bool> locked_{false};
+    };
+
+    spinLock mutex_;
     size_t count_ = 0; ///< events in fill_ (mutex_)
     std::atomic<uint64_t> dropped_{0};
 };

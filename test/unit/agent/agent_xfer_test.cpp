@@ -403,12 +403,22 @@ TEST_F(agentTelemetryTest, AsyncTelemetryFollowsStatus) {
                                "B",
                                req));
     nixl_xfer_telem_t telem{};
+    const auto before = std::chrono::steady_clock::now();
     ASSERT_EQ(NIXL_IN_PROG, c->postXferReq(req));
     EXPECT_EQ(NIXL_IN_PROG, c->getXferTelemetry(req, telem));
     ASSERT_EQ(NIXL_SUCCESS, waitXfer(*c, req));
+    const auto after = std::chrono::steady_clock::now();
     ASSERT_EQ(NIXL_SUCCESS, c->getXferTelemetry(req, telem));
     EXPECT_EQ(100u, telem.totalBytes);
     EXPECT_EQ(1u, telem.descCount);
+    // Times are taken as raw ticks and converted here: same clock, units and anchor as
+    // steady_clock (a millisecond of slack catches a wrong unit or anchor, not speed).
+    const auto slack = std::chrono::milliseconds(1);
+    EXPECT_GE(telem.startTime, before - slack);
+    EXPECT_LE(telem.startTime, after + slack);
+    EXPECT_LE(telem.postDuration, telem.xferDuration);
+    EXPECT_LE(telem.xferDuration,
+              std::chrono::duration_cast<chrono_period_us_t>(after - before) + slack);
     EXPECT_TRUE(sameBytes(c0, 0, b1_, 0, 100));
     EXPECT_EQ(NIXL_SUCCESS, c->releaseXferReq(req));
 }
