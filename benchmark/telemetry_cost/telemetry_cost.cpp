@@ -5,16 +5,17 @@
 /*
  * telemetry_cost: what agent telemetry costs on the transfer path.
  *
- * Two UCX agents in this process; the initiator repeatedly posts one prepared 4 KiB NIXL_WRITE
- * to the target and polls it to completion. The same loop runs with the initiator's telemetry
- * off, on with the NOP exporter, and on with the BUFFER exporter (shared-memory ring in a
- * temporary NIXL_TELEMETRY_DIR; skipped with a note when this build's BUFFER exporter cannot
- * start). Variants take turns in short rounds so that drift in machine load hits all of them
- * alike. Reported per variant: the median, min and max of the rounds' ops/s, and the median
- * of the per-cycle ratios (a round's ops/s over the "off" round of the same cycle), which
- * cancels most of the drift of a shared machine.
+ * Two UCX agents in this process; the initiator repeatedly posts one prepared NIXL_WRITE of
+ * --descs descriptors of --size bytes (default one of 4 KiB) to the target and polls it to
+ * completion. The same loop runs with the initiator's telemetry off, on with the NOP exporter,
+ * and on with the BUFFER exporter (shared-memory ring in a temporary NIXL_TELEMETRY_DIR;
+ * skipped with a note when this build's BUFFER exporter cannot start). All variants move the
+ * same page-aligned buffers. Within each round the variants take turns in blocks of 256
+ * transfers, so load that changes within milliseconds hits all of them alike. Reported per
+ * variant: the median, min and max of the rounds' ops/s, and the median of the per-round
+ * ratios (a round's ops/s over the "off" variant's in the same round).
  *
- *   telemetry_cost [--rounds N] [--round-ms MS] [--size BYTES] [--quick]
+ *   telemetry_cost [--rounds N] [--round-ms MS] [--size BYTES] [--descs N] [--quick]
  *
  * Exit status is non-zero when a transfer fails or the data did not arrive.
  */
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fast_clock.h"
 #include "nixl.h"
 
 namespace {
@@ -37,7 +39,8 @@ namespace {
 struct options {
     int rounds = 20;
     int roundMs = 250;
-    size_t size = 4096;
+    size_t size = 4096; ///< bytes per descriptor
+    size_t descs = 1; ///< descriptors per request
 };
 
 /** Sets or unsets an environment variable. */
@@ -76,6 +79,7 @@ makePair(const std::string &variant,
          uint8_t *src,
          uint8_t *dst,
          size_t size,
+         size_t descs,
          bool telemetry,
          std::string &why) {
     auto p = std::make_unique<pairRun>();
@@ -105,9 +109,9 @@ makePair(const std::string &variant,
         return nullptr;
     }
     nixl_reg_dlist_t ri(DRAM_SEG);
-    ri.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(p->src), size, 0, ""));
+    ri.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(p->src), size * descs, 0, ""));
     nixl_reg_dlist_t rt(DRAM_SEG);
-    rt.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(p->dst), size, 0, ""));
+    rt.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(p->dst), size * descs, 0, ""));
     if (p->initiator->registerMem(ri) != NIXL_SUCCESS ||
         p->target->registerMem(rt) != NIXL_SUCCESS) {
         why = "registerMem failed";
@@ -121,9 +125,11 @@ makePair(const std::string &variant,
         return nullptr;
     }
     nixl_xfer_dlist_t l(DRAM_SEG);
-    l.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(p->src), size, 0));
     nixl_xfer_dlist_t r(DRAM_SEG);
-    r.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(p->dst), size, 0));
+    for (size_t i = 0; i < descs; ++i) {
+        l.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(p->src + i * size), size, 0));
+        r.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(p->dst + i * size), size, 0));
+    }
     if (p->initiator->createXferReq(NIXL_WRITE, l, r, name, p->req) != NIXL_SUCCESS) {
         why = "createXferReq failed";
         return nullptr;
@@ -160,6 +166,76 @@ runRound(pairRun &p, int ms) {
     return static_cast<double>(n) / std::chrono::duration<double>(now - start).count();
 }
 
+/** Runs n transfers; returns the seconds they took, or a negative value on failure. */
+double
+runBlock(pairRun &p, int n) {
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    for (int k = 0; k < n; ++k) {
+        nixl_status_t st = p.initiator->postXferReq(p.req);
+        while (st == NIXL_IN_PROG) {
+            st = p.initiator->getXferStatus(p.req);
+        }
+        if (st != NIXL_SUCCESS) {
+            std::fprintf(stderr, "%s: transfer failed: %s\n", p.variant.c_str(),
+                         nixlEnumStrings::statusStr(st).c_str());
+            p.failed = true;
+            return -1;
+        }
+    }
+    p.ops += static_cast<uint64_t>(n);
+    return std::chrono::duration<double>(clock::now() - start).count();
+}
+
+// A fixed chain of dependent multiply-adds (~150 ns), standing in for the transfer path's own
+// work, so that the clock reads below are measured amid other instructions, not back to back.
+uint64_t
+busyWork(uint64_t x) {
+    for (int i = 0; i < 100; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        asm volatile("" : "+r"(x));
+    }
+    return x;
+}
+
+/**
+ * What one timestamp costs on this machine: ns per read of nixlFastClock::now() and of
+ * steady_clock::now(), each interleaved with busyWork and taken as the best of 15 passes over
+ * the cost of busyWork alone. Telemetry takes three per transfer (post entry, post return,
+ * completion seen).
+ */
+void
+printClockCost() {
+    nixlFastClock::init();
+    using clock = std::chrono::steady_clock;
+    constexpr int n = 200000;
+    double bare = 1e30, fast = 1e30, steady = 1e30;
+    uint64_t x = 1, acc = 0;
+    const auto pass = [&](auto &&body) {
+        const auto t0 = clock::now();
+        for (int i = 0; i < n; ++i) {
+            body();
+        }
+        return std::chrono::duration<double, std::nano>(clock::now() - t0).count() / n;
+    };
+    for (int rep = 0; rep < 15; ++rep) {
+        bare = std::min(bare, pass([&] { x = busyWork(x); }));
+        fast = std::min(fast, pass([&] {
+                            x = busyWork(x);
+                            acc += nixlFastClock::now();
+                        }));
+        steady = std::min(steady, pass([&] {
+                              x = busyWork(x);
+                              acc += static_cast<uint64_t>(clock::now().time_since_epoch().count());
+                          }));
+    }
+    std::printf("timestamp cost: nixlFastClock::now() %.1f ns (%s), steady_clock::now() %.1f ns "
+                "[%llu]\n",
+                fast - bare,
+                nixlFastClock::source() == nixlFastClock::source_t::TSC ? "TSC" : "steady_clock",
+                steady - bare, static_cast<unsigned long long>((acc ^ x) & 1));
+}
+
 double
 median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -186,9 +262,12 @@ main(int argc, char **argv) {
             opt.roundMs = std::max(1, std::atoi(argv[++i]));
         } else if (a == "--size" && i + 1 < argc) {
             opt.size = static_cast<size_t>(std::max(1L, std::atol(argv[++i])));
+        } else if (a == "--descs" && i + 1 < argc) {
+            opt.descs = static_cast<size_t>(std::max(1L, std::atol(argv[++i])));
         } else {
             std::fprintf(stderr,
-                         "usage: %s [--rounds N] [--round-ms MS] [--size BYTES] [--quick]\n",
+                         "usage: %s [--rounds N] [--round-ms MS] [--size BYTES] [--descs N] "
+                         "[--quick]\n",
                          argv[0]);
             return 2;
         }
@@ -201,7 +280,8 @@ main(int argc, char **argv) {
     // One page-aligned source and destination for every variant: buffers of their own would sit
     // at different page offsets and cost differently to copy, which is a bigger difference than
     // the one measured here.
-    const size_t bytes = (opt.size + 4095) / 4096 * 4096;
+    const size_t total = opt.size * opt.descs;
+    const size_t bytes = (total + 4095) / 4096 * 4096;
     std::unique_ptr<uint8_t, decltype(&std::free)> src(
         static_cast<uint8_t *>(std::aligned_alloc(4096, bytes)), &std::free);
     std::unique_ptr<uint8_t, decltype(&std::free)> dst(
@@ -210,13 +290,13 @@ main(int argc, char **argv) {
         std::fprintf(stderr, "cannot allocate %zu bytes\n", bytes);
         return 1;
     }
-    for (size_t i = 0; i < opt.size; ++i) {
+    for (size_t i = 0; i < total; ++i) {
         src.get()[i] = static_cast<uint8_t>(i * 131 + 7);
     }
 
     std::vector<std::unique_ptr<pairRun>> pairs;
     std::string why;
-    auto off = makePair("off", src.get(), dst.get(), opt.size, false, why);
+    auto off = makePair("off", src.get(), dst.get(), opt.size, opt.descs, false, why);
     if (!off) {
         std::fprintf(stderr, "telemetry off: %s\n", why.c_str());
         return 1;
@@ -224,7 +304,7 @@ main(int argc, char **argv) {
     pairs.push_back(std::move(off));
 
     setVar("NIXL_TELEMETRY_EXPORTER", "nop");
-    auto nop = makePair("nop", src.get(), dst.get(), opt.size, true, why);
+    auto nop = makePair("nop", src.get(), dst.get(), opt.size, opt.descs, true, why);
     if (!nop) {
         std::fprintf(stderr, "telemetry nop: %s\n", why.c_str());
         return 1;
@@ -236,7 +316,7 @@ main(int argc, char **argv) {
     if (dir != nullptr) {
         setVar("NIXL_TELEMETRY_EXPORTER", "BUFFER");
         setVar("NIXL_TELEMETRY_DIR", dir);
-        auto buffer = makePair("buffer", src.get(), dst.get(), opt.size, true, why);
+        auto buffer = makePair("buffer", src.get(), dst.get(), opt.size, opt.descs, true, why);
         if (buffer) {
             pairs.push_back(std::move(buffer));
         } else {
@@ -253,15 +333,29 @@ main(int argc, char **argv) {
         }
         p->ops = 0;
     }
+    // A round lasts about round-ms per variant. Within it the variants take turns in blocks of
+    // kBlock transfers (~0.5 ms each), rotating which goes first, so that load changing on the
+    // scale of milliseconds (our shared VM's does) hits every variant alike; a round's ops/s
+    // for a variant is its transfers over its own time in that round.
+    constexpr int kBlock = 256;
     for (int r = 0; r < opt.rounds; ++r) {
-        // Alternate the order so neither variant always runs right after the other.
-        for (size_t k = 0; k < pairs.size(); ++k) {
-            auto &p = pairs[(r % 2 == 0) ? k : pairs.size() - 1 - k];
-            const double ops = runRound(*p, opt.roundMs);
-            if (ops < 0) {
-                return 1;
+        std::vector<double> secs(pairs.size(), 0.0);
+        std::vector<uint64_t> ops(pairs.size(), 0);
+        const auto roundEnd = std::chrono::steady_clock::now() +
+            std::chrono::milliseconds(opt.roundMs * static_cast<int>(pairs.size()));
+        for (size_t turn = 0; std::chrono::steady_clock::now() < roundEnd; ++turn) {
+            for (size_t k = 0; k < pairs.size(); ++k) {
+                const size_t v = (turn + k) % pairs.size();
+                const double t = runBlock(*pairs[v], kBlock);
+                if (t < 0) {
+                    return 1;
+                }
+                secs[v] += t;
+                ops[v] += kBlock;
             }
-            p->opsPerSec.push_back(ops);
+        }
+        for (size_t v = 0; v < pairs.size(); ++v) {
+            pairs[v]->opsPerSec.push_back(static_cast<double>(ops[v]) / secs[v]);
         }
         const double base_round = pairs[0]->opsPerSec.back();
         for (auto &p : pairs) {
@@ -269,24 +363,25 @@ main(int argc, char **argv) {
         }
     }
 
+    printClockCost();
     int rc = 0;
     const double base = median(pairs[0]->opsPerSec);
-    std::printf("%zu-byte UCX WRITE, %d rounds x %d ms per variant\n", opt.size, opt.rounds,
-                opt.roundMs);
+    std::printf("UCX WRITE of %zu x %zu bytes per request, %d rounds x %d ms per variant\n",
+                opt.descs, opt.size, opt.rounds, opt.roundMs);
     std::printf("%-8s %14s %14s %14s %12s %12s\n", "variant", "median ops/s", "min ops/s",
-                "max ops/s", "median/off", "cycle ratio");
+                "max ops/s", "median/off", "round ratio");
     for (auto &p : pairs) {
         const auto [mn, mx] = std::minmax_element(p->opsPerSec.begin(), p->opsPerSec.end());
         const double med = median(p->opsPerSec);
         std::printf("%-8s %14.0f %14.0f %14.0f %12.3f %12.3f\n", p->variant.c_str(), med, *mn,
                     *mx, base > 0 ? med / base : 0.0, median(p->ratios));
         // Each variant proves its own delivery: clear the shared target, one more transfer.
-        std::memset(p->dst, 0, opt.size);
+        std::memset(p->dst, 0, total);
         nixl_status_t st = p->initiator->postXferReq(p->req);
         while (st == NIXL_IN_PROG) {
             st = p->initiator->getXferStatus(p->req);
         }
-        if (st != NIXL_SUCCESS || std::memcmp(p->src, p->dst, opt.size) != 0) {
+        if (st != NIXL_SUCCESS || std::memcmp(p->src, p->dst, total) != 0) {
             std::fprintf(stderr, "%s: the target does not hold the source bytes\n",
                          p->variant.c_str());
             rc = 1;
