@@ -4,20 +4,93 @@
  */
 #include "telemetry/staging_queue.h"
 
-#include <sched.h>
-
-#include <mutex>
+#include <bit>
 #include <stdexcept>
-#include <utility>
+
+namespace {
+
+std::atomic<uint64_t> nextQueueId{1};
+
+// Per thread: the lanes it used most recently, by queue id. A linear scan of a few entries is
+// cheaper than any map, and a miss only costs a locked search in the queue's own lane list.
+constexpr size_t kCachedLanes = 8;
+
+struct laneCacheEntry {
+    uint64_t queue = 0;
+    void *lane = nullptr;
+};
+
+struct laneCache {
+    laneCacheEntry entries[kCachedLanes];
+    size_t next = 0; // round-robin replacement
+};
+
+thread_local laneCache tlsLanes;
+
+} // namespace
 
 nixlTelemetryStagingQueue::nixlTelemetryStagingQueue(size_t capacity)
-    : capacity_(capacity) {
+    : capacity_(capacity),
+      id_(nextQueueId.fetch_add(1, std::memory_order_relaxed)) {
     if (capacity == 0) {
         throw std::invalid_argument("telemetry staging queue: capacity must be at least 1");
     }
-    // Value-initialised: the reserved words are zero from the start.
-    fill_ = std::make_unique<nixl_telemetry_event_abi_t[]>(capacity);
-    drained_ = std::make_unique<nixl_telemetry_event_abi_t[]>(capacity);
+    if (capacity > (size_t{1} << 40)) {
+        throw std::invalid_argument("telemetry staging queue: capacity too large");
+    }
+}
+
+nixlTelemetryStagingQueue::~nixlTelemetryStagingQueue() = default;
+
+size_t
+nixlTelemetryStagingQueue::numLanes() const {
+    std::lock_guard<std::mutex> lock(lanesMutex_);
+    return lanes_.size();
+}
+
+nixlTelemetryStagingQueue::lane *
+nixlTelemetryStagingQueue::myLane() noexcept {
+    for (const laneCacheEntry &e : tlsLanes.entries) {
+        if (e.queue == id_) {
+            return static_cast<lane *>(e.lane);
+        }
+    }
+    return registerLane();
+}
+
+nixlTelemetryStagingQueue::lane *
+nixlTelemetryStagingQueue::registerLane() noexcept {
+    const std::thread::id self = std::this_thread::get_id();
+    lane *found = nullptr;
+    try {
+        std::lock_guard<std::mutex> lock(lanesMutex_);
+        for (const auto &l : lanes_) {
+            if (l->owner == self) {
+                found = l.get(); // evicted from this thread's cache, or an ended thread's
+                break;
+            }
+        }
+        if (found == nullptr) {
+            auto l = std::make_unique<lane>();
+            l->owner = self;
+            l->mask = std::bit_ceil(capacity_) - 1;
+            // Value-initialised: the reserved words are zero from the start.
+            l->slots = std::make_unique<nixl_telemetry_event_abi_t[]>(l->mask + 1);
+            found = l.get();
+            lanes_.push_back(std::move(l));
+        }
+        // Acquire: a lane taken over from an ended thread shows that thread's last publication.
+        found->cachedHead = found->head.load(std::memory_order_acquire);
+        (void)found->tail.load(std::memory_order_acquire);
+    }
+    catch (...) {
+        return nullptr; // no memory for a lane: the caller counts the events as dropped
+    }
+    laneCacheEntry &slot = tlsLanes.entries[tlsLanes.next];
+    tlsLanes.next = (tlsLanes.next + 1) % kCachedLanes;
+    slot.queue = id_;
+    slot.lane = found;
+    return found;
 }
 
 bool
@@ -25,44 +98,81 @@ nixlTelemetryStagingQueue::tryPushBatch(const nixlTelemetryEvent *events, size_t
     if (n == 0) {
         return true;
     }
-    {
-        std::lock_guard<spinLock> lock(mutex_);
-        if (n <= capacity_ - count_) {
-            nixl_telemetry_event_abi_t *out = fill_.get() + count_;
+    lane *l = n <= capacity_ ? myLane() : nullptr;
+    if (l != nullptr) {
+        // Relaxed: only this thread writes tail.
+        const uint64_t t = l->tail.load(std::memory_order_relaxed);
+        if (n > capacity_ - (t - l->cachedHead)) {
+            // Looks full: refresh the consumer's position. Acquire pairs with the drain's
+            // release store, so its reads of the slots we are about to reuse are done.
+            l->cachedHead = l->head.load(std::memory_order_acquire);
+        }
+        if (n <= capacity_ - (t - l->cachedHead)) {
             for (size_t i = 0; i < n; ++i) {
-                out[i] = events[i].toAbi();
+                l->slots[(t + i) & l->mask] = events[i].toAbi();
             }
-            count_ += n;
+            // Release publishes the slots before the new position.
+            l->tail.store(t + n, std::memory_order_release);
             return true;
         }
+        l->dropped.store(l->dropped.load(std::memory_order_relaxed) + n,
+                         std::memory_order_relaxed);
+        return false;
     }
-    dropped_.fetch_add(n, std::memory_order_relaxed);
+    droppedUnlaned_.fetch_add(n, std::memory_order_relaxed);
     return false;
+}
+
+uint64_t
+nixlTelemetryStagingQueue::droppedTotalLocked() const noexcept {
+    // Relaxed: counters; nothing is published through them.
+    uint64_t sum = droppedUnlaned_.load(std::memory_order_relaxed);
+    for (const auto &l : lanes_) {
+        sum += l->dropped.load(std::memory_order_relaxed);
+    }
+    return sum;
+}
+
+uint64_t
+nixlTelemetryStagingQueue::takeNumDropped() noexcept {
+    std::lock_guard<std::mutex> lock(lanesMutex_);
+    const uint64_t total = droppedTotalLocked();
+    const uint64_t n = total - droppedTaken_;
+    droppedTaken_ = total;
+    return n;
+}
+
+uint64_t
+nixlTelemetryStagingQueue::numDropped() const noexcept {
+    std::lock_guard<std::mutex> lock(lanesMutex_);
+    return droppedTotalLocked() - droppedTaken_;
 }
 
 std::span<const nixl_telemetry_event_abi_t>
 nixlTelemetryStagingQueue::drainPending() noexcept {
-    size_t n = 0;
-    {
-        std::lock_guard<spinLock> lock(mutex_);
-        std::swap(fill_, drained_);
-        n = count_;
-        count_ = 0;
-    }
-    return {drained_.get(), n};
-}
-
-void
-nixlTelemetryStagingQueue::spinLock::wait() noexcept {
-    for (int spins = 0; locked_.load(std::memory_order_relaxed); ++spins) {
-        if (spins < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#elif defined(__aarch64__)
-            asm volatile("yield");
-#endif
-        } else {
-            ::sched_yield(); // the holder may have been preempted: give it the core
+    drained_.clear();
+    std::lock_guard<std::mutex> lock(lanesMutex_);
+    for (const auto &l : lanes_) {
+        const uint64_t h = l->head.load(std::memory_order_relaxed); // ours
+        // Acquire pairs with the producer's release: the slots up to t are written.
+        const uint64_t t = l->tail.load(std::memory_order_acquire);
+        if (t == h) {
+            continue;
         }
+        try {
+            // Grows to the lanes' total capacity once, then never again.
+            drained_.reserve(lanes_.size() * capacity_);
+        }
+        catch (...) {
+            // Keep what fits; the rest stays in its lane for the next drain.
+        }
+        uint64_t taken = h;
+        while (taken != t && drained_.size() < drained_.capacity()) {
+            drained_.push_back(l->slots[taken & l->mask]);
+            ++taken;
+        }
+        // Release: our reads of the slots happen before the producer may reuse them.
+        l->head.store(taken, std::memory_order_release);
     }
+    return {drained_.data(), drained_.size()};
 }

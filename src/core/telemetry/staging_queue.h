@@ -7,20 +7,22 @@
  * @brief The bounded queue between the transfer path and an agent's flush thread.
  *
  * Producers (any thread calling the agent) append fixed-size events; the flush thread takes all
- * of them at once. Storage is two buffers of `capacity` events allocated at construction: the
- * producers fill one while the flush thread reads the other, and a drain swaps them. So a push
- * never allocates and never makes a syscall of its own.
+ * of them at once. Each producer thread gets a lane of its own: a single-producer,
+ * single-consumer ring of `capacity` events, allocated the first time that thread records
+ * for this agent. So a push, after a thread's first, takes no lock, does no atomic
+ * read-modify-write (one release store publishes the events), never allocates and makes no
+ * syscall: the transfer path keeps the single lock the architecture allows it (the agent's).
+ * A drain walks the lanes under a mutex that producers take only to register.
  *
- * The buffers are guarded by a spin lock, not std::mutex: every critical section is a copy of a
- * few events or a pointer swap, and uncontended the spin lock costs one atomic exchange and a
- * plain store where the mutex costs two locked read-modify-writes and two calls into libc
- * (about 20 ns per transfer on our test VMs). A waiter spins briefly, then yields, so a holder
- * preempted on a busy machine is not spun against for a whole time slice.
+ * When a lane has no room the newest events are refused (drop-newest) and counted; a batch goes
+ * in whole or not at all, so an exporter never sees half of a completed transfer. Events are
+ * stored in their ABI form (reserved word zero) so the drained buffer goes to the exporter as
+ * it is. A drain returns each lane's events in the order they were pushed, lane after lane
+ * (events of different threads are not ordered with each other; they never were).
  *
- * When the fill buffer has no room the newest events are refused (drop-newest) and counted; a
- * batch goes in whole or not at all, so an exporter never sees half of a completed transfer.
- * Events are stored in their ABI form (reserved word zero) so the drained buffer goes to the
- * exporter as it is.
+ * Memory: one lane per (thread, queue) pair, kept until the queue goes; a lane whose thread
+ * exited is taken over by the next new thread that records (threads are told apart by
+ * std::thread::id, which the runtime reuses only after a thread ended).
  *
  * Thread-safety: tryPush/tryPushBatch/numDropped from any thread; drainPending and
  * takeNumDropped from one consumer thread at a time (the span drainPending returns stays valid
@@ -33,20 +35,25 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <thread>
+#include <vector>
 
 #include "telemetry/telemetry_event.h"
 
 class nixlTelemetryStagingQueue {
 public:
-    /** Allocates both buffers; capacity must be at least 1 (else std::invalid_argument). */
+    /** capacity: events each producer thread can have pending; at least 1 (else
+     *  std::invalid_argument). */
     explicit nixlTelemetryStagingQueue(size_t capacity);
+    ~nixlTelemetryStagingQueue();
 
     nixlTelemetryStagingQueue(const nixlTelemetryStagingQueue &) = delete;
     nixlTelemetryStagingQueue &
     operator=(const nixlTelemetryStagingQueue &) = delete;
 
-    /** Appends one event; false (and counted as dropped) when the queue is full. */
+    /** Appends one event; false (and counted as dropped) when this thread's lane is full. */
     bool
     tryPush(const nixlTelemetryEvent &event) noexcept {
         return tryPushBatch(&event, 1);
@@ -56,59 +63,64 @@ public:
     bool
     tryPushBatch(const nixlTelemetryEvent *events, size_t n) noexcept;
 
-    /** Takes every pending event, oldest first. Consumer only. */
+    /** Takes every pending event, each lane's oldest first. Consumer only. */
     std::span<const nixl_telemetry_event_abi_t>
     drainPending() noexcept;
 
     /** Events refused since the last call, and resets the count. Consumer only. */
     uint64_t
-    takeNumDropped() noexcept {
-        return dropped_.exchange(0, std::memory_order_relaxed);
-    }
+    takeNumDropped() noexcept;
 
     /** Events refused and not yet taken. Any thread. */
     uint64_t
-    numDropped() const noexcept {
-        return dropped_.load(std::memory_order_relaxed);
-    }
+    numDropped() const noexcept;
 
-    /** Maximum number of pending events. */
+    /** Maximum number of pending events per producer thread. */
     size_t
     capacity() const noexcept {
         return capacity_;
     }
 
+    /** Producer threads that have a lane (a statistic; any thread). */
+    size_t
+    numLanes() const;
+
 private:
-    const size_t capacity_;
-    std::unique_ptr<nixl_telemetry_event_abi_t[]> fill_; ///< producers write here (mutex_)
-    std::unique_ptr<nixl_telemetry_event_abi_t[]> drained_; ///< the consumer reads this
-    /** Test-and-test-and-set lock over fill_, drained_ and count_. */
-    class spinLock {
-    public:
-        void
-        lock() noexcept {
-            // Acquire: the holder's writes before its release are visible to us.
-            while (locked_.exchange(true, std::memory_order_acquire)) {
-                wait();
-            }
-        }
-
-        void
-        unlock() noexcept {
-            locked_.store(false, std::memory_order_release);
-        }
-
-    private:
-        // Waits on a plain load (no cache-line stealing while the holder works), then retries.
-        void
-        wait() noexcept;
-
-        std::atomic<bool> locked_{false};
+    // One producer thread's ring. Positions count events since the lane was made (never wrap
+    // in practice: 2^64 events); slot index = position & mask.
+    struct lane {
+        // Producer-owned line: its position and its stale copy of the consumer's.
+        alignas(64) std::atomic<uint64_t> tail{0};
+        uint64_t cachedHead = 0;
+        // Events this lane refused, ever. Written by the owner only (load + store, no
+        // read-modify-write: a full lane is when the transfer path is busiest), read by anyone.
+        std::atomic<uint64_t> dropped{0};
+        // Consumer-owned line, apart so that a drain does not steal the producer's line.
+        alignas(64) std::atomic<uint64_t> head{0};
+        std::thread::id owner;
+        uint64_t mask = 0;
+        std::unique_ptr<nixl_telemetry_event_abi_t[]> slots;
     };
 
-    spinLock mutex_;
-    size_t count_ = 0; ///< events in fill_ (mutex_)
-    std::atomic<uint64_t> dropped_{0};
+    /** This thread's lane, made on first use; null if it cannot be allocated. */
+    lane *
+    myLane() noexcept;
+
+    lane *
+    registerLane() noexcept;
+
+    const size_t capacity_;
+    const uint64_t id_; ///< never reused, so a thread's cache cannot match a dead queue
+    mutable std::mutex lanesMutex_; ///< lanes_ (registration, drain)
+    std::vector<std::unique_ptr<lane>> lanes_;
+    std::vector<nixl_telemetry_event_abi_t> drained_; ///< the consumer's; valid until next drain
+    /** Refusals with no lane to count them (batch over capacity, no memory for a lane). */
+    std::atomic<uint64_t> droppedUnlaned_{0};
+    /** Sum of all drop counters at the last takeNumDropped (lanesMutex_). */
+    uint64_t droppedTaken_ = 0;
+
+    uint64_t
+    droppedTotalLocked() const noexcept;
 };
 
 #endif // NIXL_SRC_CORE_TELEMETRY_STAGING_QUEUE_H

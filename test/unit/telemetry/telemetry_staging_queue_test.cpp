@@ -2,11 +2,13 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The staging queue: capacity, all-or-none batches, drop-newest, drop counting, drain order.
+// The staging queue: capacity, all-or-none batches, drop-newest, drop counting, drain order,
+// one lane per producer thread.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -90,6 +92,60 @@ TEST(telemetryStagingQueue, DrainedSpanSurvivesLaterPushesAndStoresAbiForm) {
     EXPECT_EQ(static_cast<uint32_t>(type_t::AGENT_RX_BYTES), first[1].type);
     EXPECT_EQ(8u, first[1].value);
     EXPECT_EQ((std::vector<uint64_t>{100, 101, 102}), values(q.drainPending()));
+}
+
+// Capacity is per producer thread: a full lane refuses only its own thread's events.
+TEST(telemetryStagingQueue, EachThreadHasItsOwnLane) {
+    nixlTelemetryStagingQueue q(3);
+    for (uint64_t i = 1; i <= 3; ++i) {
+        ASSERT_TRUE(q.tryPush(ev(i)));
+    }
+    EXPECT_FALSE(q.tryPush(ev(4))); // this thread's lane is full
+    bool other_ok = true;
+    std::thread t([&] {
+        for (uint64_t i = 10; i <= 12; ++i) {
+            other_ok = other_ok && q.tryPush(ev(i));
+        }
+        other_ok = other_ok && !q.tryPush(ev(13));
+    });
+    t.join();
+    EXPECT_TRUE(other_ok);
+    EXPECT_EQ(2u, q.numLanes());
+    EXPECT_EQ(2u, q.numDropped());
+    // Lane after lane, each in push order; the ended thread's events are not lost.
+    EXPECT_EQ((std::vector<uint64_t>{1, 2, 3, 10, 11, 12}), values(q.drainPending()));
+    EXPECT_TRUE(q.tryPush(ev(5))); // drained: room again
+    EXPECT_EQ((std::vector<uint64_t>{5}), values(q.drainPending()));
+}
+
+// A thread that records into more queues than it caches finds its lane again instead of making
+// a new one each time (which would grow without bound).
+TEST(telemetryStagingQueue, ThreadKeepsOneLanePerQueueBeyondItsCache) {
+    std::vector<std::unique_ptr<nixlTelemetryStagingQueue>> queues;
+    for (int i = 0; i < 11; ++i) {
+        queues.push_back(std::make_unique<nixlTelemetryStagingQueue>(1000));
+    }
+    for (int round = 0; round < 5; ++round) {
+        for (auto &q : queues) {
+            ASSERT_TRUE(q->tryPush(ev(static_cast<uint64_t>(round))));
+        }
+    }
+    for (auto &q : queues) {
+        EXPECT_EQ(1u, q->numLanes());
+        EXPECT_EQ((std::vector<uint64_t>{0, 1, 2, 3, 4}), values(q->drainPending()));
+    }
+}
+
+// A queue made at the address of a destroyed one does not inherit the destroyed one's lane from
+// this thread's cache (it would write into freed memory).
+TEST(telemetryStagingQueue, NewQueueDoesNotReuseADeadQueuesLane) {
+    auto a = std::make_unique<nixlTelemetryStagingQueue>(4);
+    ASSERT_TRUE(a->tryPush(ev(1)));
+    a.reset();
+    nixlTelemetryStagingQueue b(4);
+    ASSERT_TRUE(b.tryPush(ev(2)));
+    EXPECT_EQ(1u, b.numLanes());
+    EXPECT_EQ((std::vector<uint64_t>{2}), values(b.drainPending()));
 }
 
 // Producers on several threads and one draining consumer: every event is either drained or
