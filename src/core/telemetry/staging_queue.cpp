@@ -75,7 +75,8 @@ nixlTelemetryStagingQueue::registerLane() noexcept {
             l->owner = self;
             l->mask = std::bit_ceil(capacity_) - 1;
             // Value-initialised: the reserved words are zero from the start.
-            l->slots = std::make_unique<nixl_telemetry_event_abi_t[]>(l->mask + 1);
+            l->storage = std::make_unique<nixl_telemetry_event_abi_t[]>(l->mask + 1);
+            l->slots = l->storage.get();
             found = l.get();
             lanes_.push_back(std::move(l));
         }

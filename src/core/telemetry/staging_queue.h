@@ -89,18 +89,22 @@ private:
     // One producer thread's ring. Positions count events since the lane was made (never wrap
     // in practice: 2^64 events); slot index = position & mask.
     struct lane {
-        // Producer-owned line: its position and its stale copy of the consumer's.
+        // The producer's line: everything a push reads or writes, so a push touches this line
+        // and the slots it fills, nothing else of the lane.
         alignas(64) std::atomic<uint64_t> tail{0};
-        uint64_t cachedHead = 0;
+        uint64_t cachedHead = 0; ///< stale copy of head; refreshed only when the lane looks full
         // Events this lane refused, ever. Written by the owner only (load + store, no
         // read-modify-write: a full lane is when the transfer path is busiest), read by anyone.
         std::atomic<uint64_t> dropped{0};
-        // Consumer-owned line, apart so that a drain does not steal the producer's line.
-        alignas(64) std::atomic<uint64_t> head{0};
-        std::thread::id owner;
         uint64_t mask = 0;
-        std::unique_ptr<nixl_telemetry_event_abi_t[]> slots;
+        nixl_telemetry_event_abi_t *slots = nullptr; ///< owned by storage
+        // The consumer's line, apart so that a drain's store does not steal the producer's.
+        alignas(64) std::atomic<uint64_t> head{0};
+        std::thread::id owner; ///< registration only (lanesMutex_)
+        std::unique_ptr<nixl_telemetry_event_abi_t[]> storage;
     };
+    // Two lines at least: head, 64-aligned after 40 bytes of producer fields, starts the second.
+    static_assert(alignof(lane) == 64 && sizeof(lane) >= 128);
 
     /** This thread's lane, made on first use; null if it cannot be allocated. */
     lane *

@@ -56,11 +56,12 @@ kernelClocksource() {
 }
 
 // One (ticks, steady) pair read as close together as we can: the pair with the shortest
-// steady_clock bracket of three tries, its TSC read taken in the middle.
+// steady_clock bracket, its TSC read taken in the middle. Tries until a bracket is under a
+// microsecond (a preemption between the reads makes one of milliseconds), at most 16 times.
 void
 samplePair(nixlFastClock::ticks_t &ticks, steady::time_point &at) noexcept {
     steady::duration best = steady::duration::max();
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 16 && best > std::chrono::microseconds(1); ++i) {
         const auto before = steady::now();
         const auto t = nixlFastClock::now();
         const auto after = steady::now();
