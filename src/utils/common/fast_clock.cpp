@@ -37,7 +37,8 @@ bool
 cpuHasInvariantTsc() noexcept {
 #if defined(__x86_64__)
     unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid_max(0x80000000u, nullptr) < 0x80000007u) {
+    // The cast: GCC declares the result unsigned, clang int.
+    if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) < 0x80000007u) {
         return false;
     }
     __cpuid(0x80000007u, a, b, c, d);
