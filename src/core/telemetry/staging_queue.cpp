@@ -27,7 +27,50 @@ struct laneCache {
 
 thread_local laneCache tlsLanes;
 
+// Live queues, so that a thread's exit can hand its lanes back. Never destroyed: threads may end
+// after static destructors ran.
+struct queueRegistry {
+    std::mutex mutex;
+    std::vector<nixlTelemetryStagingQueue *> queues;
+};
+
+queueRegistry &
+registry() {
+    static auto *r = new queueRegistry;
+    return *r;
+}
+
+// Armed in a thread when it registers its first lane; its destructor runs when the thread ends.
+struct threadExitHook {
+    bool armed = false;
+
+    ~threadExitHook() {
+        if (armed) {
+            nixlTelemetryStagingQueue::releaseLanesOfThisThread();
+        }
+    }
+};
+
+thread_local threadExitHook tlsExitHook;
+
 } // namespace
+
+void
+nixlTelemetryStagingQueue::releaseLanesOfThisThread() noexcept {
+    const std::thread::id self = std::this_thread::get_id();
+    queueRegistry &r = registry();
+    std::lock_guard<std::mutex> g(r.mutex);
+    for (nixlTelemetryStagingQueue *q : r.queues) {
+        std::lock_guard<std::mutex> l(q->lanesMutex_);
+        for (const auto &ln : q->lanes_) {
+            if (ln->owner == self) {
+                // The mutex orders our last publication before the next owner's first push.
+                ln->owner = std::thread::id();
+            }
+        }
+    }
+    tlsLanes = laneCache{};
+}
 
 nixlTelemetryStagingQueue::nixlTelemetryStagingQueue(size_t capacity)
     : capacity_(capacity),
@@ -38,9 +81,16 @@ nixlTelemetryStagingQueue::nixlTelemetryStagingQueue(size_t capacity)
     if (capacity > (size_t{1} << 40)) {
         throw std::invalid_argument("telemetry staging queue: capacity too large");
     }
+    queueRegistry &r = registry();
+    std::lock_guard<std::mutex> g(r.mutex);
+    r.queues.push_back(this);
 }
 
-nixlTelemetryStagingQueue::~nixlTelemetryStagingQueue() = default;
+nixlTelemetryStagingQueue::~nixlTelemetryStagingQueue() {
+    queueRegistry &r = registry();
+    std::lock_guard<std::mutex> g(r.mutex);
+    std::erase(r.queues, this);
+}
 
 size_t
 nixlTelemetryStagingQueue::numLanes() const {
@@ -64,11 +114,19 @@ nixlTelemetryStagingQueue::registerLane() noexcept {
     lane *found = nullptr;
     try {
         std::lock_guard<std::mutex> lock(lanesMutex_);
+        lane *orphan = nullptr;
         for (const auto &l : lanes_) {
             if (l->owner == self) {
-                found = l.get(); // evicted from this thread's cache, or an ended thread's
+                found = l.get(); // ours, evicted from this thread's cache
                 break;
             }
+            if (orphan == nullptr && l->owner == std::thread::id()) {
+                orphan = l.get(); // its thread ended
+            }
+        }
+        if (found == nullptr && orphan != nullptr) {
+            found = orphan;
+            found->owner = self;
         }
         if (found == nullptr) {
             auto l = std::make_unique<lane>();
@@ -87,6 +145,7 @@ nixlTelemetryStagingQueue::registerLane() noexcept {
     catch (...) {
         return nullptr; // no memory for a lane: the caller counts the events as dropped
     }
+    tlsExitHook.armed = true;
     laneCacheEntry &slot = tlsLanes.entries[tlsLanes.next];
     tlsLanes.next = (tlsLanes.next + 1) % kCachedLanes;
     slot.queue = id_;

@@ -20,9 +20,10 @@
  * it is. A drain returns each lane's events in the order they were pushed, lane after lane
  * (events of different threads are not ordered with each other; they never were).
  *
- * Memory: one lane per (thread, queue) pair, kept until the queue goes; a lane whose thread
- * exited is taken over by the next new thread that records (threads are told apart by
- * std::thread::id, which the runtime reuses only after a thread ended).
+ * Memory: one lane per (thread, queue) pair. When a thread ends, its lanes are handed back
+ * (a thread_local destructor) and the next thread that records for that queue takes one over,
+ * pending events and all, instead of allocating; lanes are freed with the queue. So a server
+ * whose thread pools churn keeps as many lanes as it had threads recording at once.
  *
  * Thread-safety: tryPush/tryPushBatch/numDropped from any thread; drainPending and
  * takeNumDropped from one consumer thread at a time (the span drainPending returns stays valid
@@ -81,9 +82,17 @@ public:
         return capacity_;
     }
 
-    /** Producer threads that have a lane (a statistic; any thread). */
+    /** Lanes allocated: the most producer threads that recorded at once (any thread). */
     size_t
     numLanes() const;
+
+    /**
+     * Hands every lane of the calling thread, in every queue, back for reuse. Runs by itself when
+     * a thread that recorded ends; public for tests. The thread may record again afterwards
+     * (it then takes a lane anew).
+     */
+    static void
+    releaseLanesOfThisThread() noexcept;
 
 private:
     // One producer thread's ring. Positions count events since the lane was made (never wrap
@@ -100,7 +109,7 @@ private:
         nixl_telemetry_event_abi_t *slots = nullptr; ///< owned by storage
         // The consumer's line, apart so that a drain's store does not steal the producer's.
         alignas(64) std::atomic<uint64_t> head{0};
-        std::thread::id owner; ///< registration only (lanesMutex_)
+        std::thread::id owner; ///< none when its thread ended (lanesMutex_)
         std::unique_ptr<nixl_telemetry_event_abi_t[]> storage;
     };
     // Two lines at least: head, 64-aligned after 40 bytes of producer fields, starts the second.

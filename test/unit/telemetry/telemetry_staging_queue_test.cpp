@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -146,6 +148,60 @@ TEST(telemetryStagingQueue, NewQueueDoesNotReuseADeadQueuesLane) {
     ASSERT_TRUE(b.tryPush(ev(2)));
     EXPECT_EQ(1u, b.numLanes());
     EXPECT_EQ((std::vector<uint64_t>{2}), values(b.drainPending()));
+}
+
+// A thread that hands its lanes back (as every thread does when it ends) leaves them to the next
+// thread that records, pending events and all: no new lane is allocated.
+TEST(telemetryStagingQueue, ReleasedLaneIsTakenOverWithItsEvents) {
+    nixlTelemetryStagingQueue q(8);
+    std::mutex m;
+    std::condition_variable cv;
+    bool released = false;
+    bool done = false;
+    std::thread a([&] {
+        EXPECT_TRUE(q.tryPush(ev(1)));
+        EXPECT_TRUE(q.tryPush(ev(2)));
+        nixlTelemetryStagingQueue::releaseLanesOfThisThread();
+        {
+            std::lock_guard<std::mutex> g(m);
+            released = true;
+        }
+        cv.notify_all();
+        // Stay alive (a distinct thread id) until b has pushed.
+        std::unique_lock<std::mutex> g(m);
+        cv.wait(g, [&] { return done; });
+    });
+    std::thread b([&] {
+        {
+            std::unique_lock<std::mutex> g(m);
+            cv.wait(g, [&] { return released; });
+        }
+        EXPECT_TRUE(q.tryPush(ev(3)));
+        {
+            std::lock_guard<std::mutex> g(m);
+            done = true;
+        }
+        cv.notify_all();
+    });
+    b.join();
+    a.join();
+    EXPECT_EQ(1u, q.numLanes());
+    EXPECT_EQ((std::vector<uint64_t>{1, 2, 3}), values(q.drainPending()));
+}
+
+// Threads that record one after another end up sharing one lane: their ends hand it back.
+TEST(telemetryStagingQueue, ThreadsThatEndDoNotGrowTheLanes) {
+    nixlTelemetryStagingQueue q(64);
+    for (uint64_t i = 0; i < 20; ++i) {
+        std::thread t([&, i] { EXPECT_TRUE(q.tryPush(ev(i))); });
+        t.join();
+    }
+    EXPECT_EQ(1u, q.numLanes());
+    std::vector<uint64_t> want;
+    for (uint64_t i = 0; i < 20; ++i) {
+        want.push_back(i);
+    }
+    EXPECT_EQ(want, values(q.drainPending()));
 }
 
 // Producers on several threads and one draining consumer: every event is either drained or
