@@ -7,25 +7,14 @@
 #include <bit>
 #include <stdexcept>
 
+thread_local constinit nixl_telemetry_internal::laneCache nixl_telemetry_internal::tlsLanes{};
+
 namespace {
 
 std::atomic<uint64_t> nextQueueId{1};
 
-// Per thread: the lanes it used most recently, by queue id. A linear scan of a few entries is
-// cheaper than any map, and a miss only costs a locked search in the queue's own lane list.
-constexpr size_t kCachedLanes = 8;
-
-struct laneCacheEntry {
-    uint64_t queue = 0;
-    void *lane = nullptr;
-};
-
-struct laneCache {
-    laneCacheEntry entries[kCachedLanes];
-    size_t next = 0; // round-robin replacement
-};
-
-thread_local laneCache tlsLanes;
+using nixl_telemetry_internal::laneCache;
+using nixl_telemetry_internal::tlsLanes;
 
 // Live queues, so that a thread's exit can hand its lanes back. Never destroyed: threads may end
 // after static destructors ran.
@@ -98,15 +87,6 @@ nixlTelemetryStagingQueue::numLanes() const {
     return lanes_.size();
 }
 
-nixlTelemetryStagingQueue::lane *
-nixlTelemetryStagingQueue::myLane() noexcept {
-    for (const laneCacheEntry &e : tlsLanes.entries) {
-        if (e.queue == id_) {
-            return static_cast<lane *>(e.lane);
-        }
-    }
-    return registerLane();
-}
 
 nixlTelemetryStagingQueue::lane *
 nixlTelemetryStagingQueue::registerLane() noexcept {
@@ -146,42 +126,13 @@ nixlTelemetryStagingQueue::registerLane() noexcept {
         return nullptr; // no memory for a lane: the caller counts the events as dropped
     }
     tlsExitHook.armed = true;
-    laneCacheEntry &slot = tlsLanes.entries[tlsLanes.next];
-    tlsLanes.next = (tlsLanes.next + 1) % kCachedLanes;
+    laneCache::entry &slot = tlsLanes.entries[tlsLanes.next];
+    tlsLanes.next = (tlsLanes.next + 1) % laneCache::kEntries;
     slot.queue = id_;
     slot.lane = found;
     return found;
 }
 
-bool
-nixlTelemetryStagingQueue::tryPushBatch(const nixlTelemetryEvent *events, size_t n) noexcept {
-    if (n == 0) {
-        return true;
-    }
-    lane *l = n <= capacity_ ? myLane() : nullptr;
-    if (l != nullptr) {
-        // Relaxed: only this thread writes tail.
-        const uint64_t t = l->tail.load(std::memory_order_relaxed);
-        if (n > capacity_ - (t - l->cachedHead)) {
-            // Looks full: refresh the consumer's position. Acquire pairs with the drain's
-            // release store, so its reads of the slots we are about to reuse are done.
-            l->cachedHead = l->head.load(std::memory_order_acquire);
-        }
-        if (n <= capacity_ - (t - l->cachedHead)) {
-            for (size_t i = 0; i < n; ++i) {
-                l->slots[(t + i) & l->mask] = events[i].toAbi();
-            }
-            // Release publishes the slots before the new position.
-            l->tail.store(t + n, std::memory_order_release);
-            return true;
-        }
-        l->dropped.store(l->dropped.load(std::memory_order_relaxed) + n,
-                         std::memory_order_relaxed);
-        return false;
-    }
-    droppedUnlaned_.fetch_add(n, std::memory_order_relaxed);
-    return false;
-}
 
 uint64_t
 nixlTelemetryStagingQueue::droppedTotalLocked() const noexcept {

@@ -43,6 +43,24 @@
 
 #include "telemetry/telemetry_event.h"
 
+namespace nixl_telemetry_internal {
+
+/** Per thread: the lanes it used most recently, by queue id (see myLane). */
+struct laneCache {
+    static constexpr size_t kEntries = 8;
+    struct entry {
+        uint64_t queue = 0;
+        void *lane = nullptr;
+    };
+    entry entries[kEntries];
+    size_t next = 0; ///< round-robin replacement
+};
+
+// constinit: statically initialised, so an access is a TLS address computation, no guard.
+extern thread_local constinit laneCache tlsLanes;
+
+} // namespace nixl_telemetry_internal
+
 class nixlTelemetryStagingQueue {
 public:
     /** capacity: events each producer thread can have pending; at least 1 (else
@@ -62,7 +80,42 @@ public:
 
     /** Appends all n events or none; on refusal all n are counted as dropped. */
     bool
-    tryPushBatch(const nixlTelemetryEvent *events, size_t n) noexcept;
+    tryPushBatch(const nixlTelemetryEvent *events, size_t n) noexcept {
+        return n == 0 || tryPushWith(n, [events](size_t i) { return events[i].toAbi(); });
+    }
+
+    /**
+     * Appends n events (n >= 1) all or none, the i-th being fill(i) (a
+     * nixl_telemetry_event_abi_t), written straight into this thread's lane. On refusal all n
+     * are counted as dropped. Inline, for the transfer path.
+     */
+    template<typename Fill>
+    bool
+    tryPushWith(size_t n, Fill &&fill) noexcept {
+        lane *l = n <= capacity_ ? myLane() : nullptr;
+        if (l == nullptr) {
+            droppedUnlaned_.fetch_add(n, std::memory_order_relaxed);
+            return false;
+        }
+        // Relaxed: only this thread writes tail.
+        const uint64_t t = l->tail.load(std::memory_order_relaxed);
+        if (n > capacity_ - (t - l->cachedHead)) {
+            // Looks full: refresh the consumer's position. Acquire pairs with the drain's
+            // release store, so its reads of the slots we are about to reuse are done.
+            l->cachedHead = l->head.load(std::memory_order_acquire);
+            if (n > capacity_ - (t - l->cachedHead)) {
+                l->dropped.store(l->dropped.load(std::memory_order_relaxed) + n,
+                                 std::memory_order_relaxed);
+                return false;
+            }
+        }
+        for (size_t i = 0; i < n; ++i) {
+            l->slots[(t + i) & l->mask] = fill(i);
+        }
+        // Release publishes the slots before the new position.
+        l->tail.store(t + n, std::memory_order_release);
+        return true;
+    }
 
     /** Takes every pending event, each lane's oldest first. Consumer only. */
     std::span<const nixl_telemetry_event_abi_t>
@@ -115,9 +168,17 @@ private:
     // Two lines at least: head, 64-aligned after 40 bytes of producer fields, starts the second.
     static_assert(alignof(lane) == 64 && sizeof(lane) >= 128);
 
-    /** This thread's lane, made on first use; null if it cannot be allocated. */
+    /** This thread's lane, made on first use; null if it cannot be allocated. A scan of a few
+     *  thread-local entries is cheaper than any map; a miss takes the locked registerLane. */
     lane *
-    myLane() noexcept;
+    myLane() noexcept {
+        for (const auto &e : nixl_telemetry_internal::tlsLanes.entries) {
+            if (e.queue == id_) {
+                return static_cast<lane *>(e.lane);
+            }
+        }
+        return registerLane();
+    }
 
     lane *
     registerLane() noexcept;

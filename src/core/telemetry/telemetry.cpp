@@ -161,6 +161,8 @@ nixlTelemetry::nixlTelemetry(const std::string &agent,
     : agent_(agent),
       exporter_(exporter),
       enabled_(cfg.enabled),
+      writeEvents_(enabledXferEvents(cfg.enabled, true)),
+      readEvents_(enabledXferEvents(cfg.enabled, false)),
       interval_(cfg.runInterval),
       queue_(cfg.bufferSize) {
     nixl_telemetry_exporter_init_params_t params{};
@@ -237,25 +239,24 @@ nixlTelemetry::~nixlTelemetry() {
     }
 }
 
-void
-nixlTelemetry::recordTransfer(nixl_xfer_op_t op,
-                              uint64_t bytes,
-                              uint64_t post_us,
-                              uint64_t xfer_us) noexcept {
+nixlTelemetry::xferEvents
+nixlTelemetry::enabledXferEvents(const nixl_telemetry_metric_mask_t &enabled, bool write) noexcept {
     using type_t = nixl_telemetry_event_type_t;
-    const bool write = op == NIXL_WRITE;
-    nixlTelemetryEvent batch[4];
-    size_t n = 0;
-    auto add = [&](type_t type, uint64_t value) {
-        if (wants(type)) {
-            batch[n++] = nixlTelemetryEvent(type, value);
-        }
+    const type_t order[xferEvents::kValues] = {
+        type_t::AGENT_XFER_POST_TIME,
+        type_t::AGENT_XFER_TIME,
+        write ? type_t::AGENT_TX_BYTES : type_t::AGENT_RX_BYTES,
+        write ? type_t::AGENT_TX_REQUESTS_NUM : type_t::AGENT_RX_REQUESTS_NUM,
     };
-    add(type_t::AGENT_XFER_POST_TIME, post_us);
-    add(type_t::AGENT_XFER_TIME, xfer_us);
-    add(write ? type_t::AGENT_TX_BYTES : type_t::AGENT_RX_BYTES, bytes);
-    add(write ? type_t::AGENT_TX_REQUESTS_NUM : type_t::AGENT_RX_REQUESTS_NUM, 1);
-    queue_.tryPushBatch(batch, n);
+    xferEvents set;
+    for (size_t v = 0; v < xferEvents::kValues; ++v) {
+        if (enabled[static_cast<size_t>(order[v])]) {
+            set.type[set.count] = static_cast<uint32_t>(order[v]);
+            set.value[set.count] = static_cast<uint8_t>(v);
+            ++set.count;
+        }
+    }
+    return set;
 }
 
 void

@@ -102,7 +102,18 @@ public:
      * time (µs), bytes (TX for NIXL_WRITE, RX for NIXL_READ) and one request. Hot path.
      */
     void
-    recordTransfer(nixl_xfer_op_t op, uint64_t bytes, uint64_t post_us, uint64_t xfer_us) noexcept;
+    recordTransfer(nixl_xfer_op_t op, uint64_t bytes, uint64_t post_us, uint64_t xfer_us) noexcept {
+        // The enabled types were worked out at construction; the events go straight into the
+        // lane, without a staging copy of their own.
+        const xferEvents &set = op == NIXL_WRITE ? writeEvents_ : readEvents_;
+        if (set.count == 0) {
+            return;
+        }
+        const uint64_t values[xferEvents::kValues] = {post_us, xfer_us, bytes, 1};
+        queue_.tryPushWith(set.count, [&set, &values](size_t i) {
+            return nixl_telemetry_event_abi_t{set.type[i], 0u, values[set.value[i]]};
+        });
+    }
 
     /**
      * Wakes the flush thread and returns once a flush that started after this call finished
@@ -162,6 +173,20 @@ private:
     const std::string agent_;
     const nixlTelemetryExporterRef exporter_;
     const nixl_telemetry_metric_mask_t enabled_;
+
+    /** The enabled events of a completed transfer of one direction, in recording order. */
+    struct xferEvents {
+        static constexpr size_t kValues = 4; ///< post us, transfer us, bytes, one request
+        uint32_t type[kValues] = {};
+        uint8_t value[kValues] = {}; ///< index into the values above
+        size_t count = 0;
+    };
+
+    static xferEvents
+    enabledXferEvents(const nixl_telemetry_metric_mask_t &enabled, bool write) noexcept;
+
+    const xferEvents writeEvents_;
+    const xferEvents readEvents_;
     const std::chrono::milliseconds interval_;
     nixlTelemetryStagingQueue queue_;
 
