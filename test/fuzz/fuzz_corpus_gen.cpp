@@ -83,6 +83,12 @@ serdesSeeds(seed_list_t &seeds) {
     nixlSerDes d;
     empty.serialize(&d);
     seeds.push_back(d.exportStr());
+
+    // Regression: a field tagged with fuzz_serdes' own "unknown" probe tag (libFuzzer found
+    // this; the harness used to assume such a tag cannot be in the input).
+    nixlSerDes e;
+    e.addStr("\x01no such tag", "present");
+    seeds.push_back(e.exportStr());
 }
 
 // Blobs of one real agent "seedpeer" with the TEST backend and three registered buffers.
