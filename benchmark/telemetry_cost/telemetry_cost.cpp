@@ -137,35 +137,6 @@ makePair(const std::string &variant,
     return p;
 }
 
-/** Runs transfers for ms milliseconds; returns ops/s, or a negative value on failure. */
-double
-runRound(pairRun &p, int ms) {
-    using clock = std::chrono::steady_clock;
-    const auto start = clock::now();
-    const auto end = start + std::chrono::milliseconds(ms);
-    uint64_t n = 0;
-    auto now = start;
-    while (now < end) {
-        // Check the clock every 64 transfers; its cost stays out of the comparison.
-        for (int k = 0; k < 64; ++k) {
-            nixl_status_t st = p.initiator->postXferReq(p.req);
-            while (st == NIXL_IN_PROG) {
-                st = p.initiator->getXferStatus(p.req);
-            }
-            if (st != NIXL_SUCCESS) {
-                std::fprintf(stderr, "%s: transfer failed: %s\n", p.variant.c_str(),
-                             nixlEnumStrings::statusStr(st).c_str());
-                p.failed = true;
-                return -1;
-            }
-        }
-        n += 64;
-        now = clock::now();
-    }
-    p.ops += n;
-    return static_cast<double>(n) / std::chrono::duration<double>(now - start).count();
-}
-
 /** Runs n transfers; returns the seconds they took, or a negative value on failure. */
 double
 runBlock(pairRun &p, int n) {
@@ -185,6 +156,24 @@ runBlock(pairRun &p, int n) {
     }
     p.ops += static_cast<uint64_t>(n);
     return std::chrono::duration<double>(clock::now() - start).count();
+}
+
+/** Runs transfers for about ms milliseconds (the warm-up); returns ops/s, or a negative value
+ *  on failure. */
+double
+runRound(pairRun &p, int ms) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    uint64_t n = 0;
+    double secs = 0;
+    while (std::chrono::steady_clock::now() < end) {
+        const double t = runBlock(p, 64);
+        if (t < 0) {
+            return -1;
+        }
+        secs += t;
+        n += 64;
+    }
+    return secs > 0 ? static_cast<double>(n) / secs : 0;
 }
 
 // A fixed chain of dependent multiply-adds (~150 ns), standing in for the transfer path's own
