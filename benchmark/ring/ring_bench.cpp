@@ -330,6 +330,29 @@ struct throughputResult {
 // Untimed events first: two passes over the ring fault in every page of both mappings.
 constexpr uint64_t kWarmup = 2 * kCapacity;
 
+// Forks the consumer process: the child pins itself to cpus.consumer, runs consumer() (which
+// attaches its rings and then sets ctl->consumerReady) and exits; the parent pins itself to
+// cpus.producer and returns the child's pid once the consumer is ready.
+template<typename Consumer>
+pid_t
+forkConsumer(control *ctl, const cpuPlan &cpus, Consumer &&consumer) {
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        std::perror("fork");
+        std::exit(3);
+    }
+    if (pid == 0) {
+        pinTo(cpus.consumer);
+        consumer();
+        ::_exit(0);
+    }
+    pinTo(cpus.producer);
+    while (ctl->consumerReady.load(std::memory_order_acquire) == 0) {
+        ::sched_yield();
+    }
+    return pid;
+}
+
 template<typename Ring>
 throughputResult
 runThroughput(const std::string &dir, uint64_t events, const cpuPlan &cpus) {
@@ -338,13 +361,7 @@ runThroughput(const std::string &dir, uint64_t events, const cpuPlan &cpus) {
         Ring::kName + ".tp";
     control *ctl = newControl();
     auto producer = std::make_unique<Ring>(path, true);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        std::perror("fork");
-        std::exit(3);
-    }
-    if (pid == 0) {
-        pinTo(cpus.consumer);
+    const pid_t pid = forkConsumer(ctl, cpus, [&] {
         Ring consumer(path, false);
         ctl->consumerReady.store(1, std::memory_order_release);
         uint64_t sum = 0;
@@ -368,12 +385,7 @@ runThroughput(const std::string &dir, uint64_t events, const cpuPlan &cpus) {
         ctl->consumerSum.store(sum, std::memory_order_relaxed);
         ctl->consumerCount.store(n, std::memory_order_relaxed);
         ctl->consumerOrdered.store(ordered, std::memory_order_release);
-        ::_exit(0);
-    }
-    pinTo(cpus.producer);
-    while (ctl->consumerReady.load(std::memory_order_acquire) == 0) {
-        ::sched_yield();
-    }
+    });
     uint64_t sum = 0;
     waiter w{waitPolicy::THROUGHPUT};
     uint64_t start = 0;
@@ -424,13 +436,7 @@ runRoundTrip(const std::string &dir, uint64_t rounds, const cpuPlan &cpus) {
     control *ctl = newControl();
     auto out = std::make_unique<Ring>(ping, true);
     auto in = std::make_unique<Ring>(pong, true);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        std::perror("fork");
-        std::exit(3);
-    }
-    if (pid == 0) {
-        pinTo(cpus.consumer);
+    const pid_t pid = forkConsumer(ctl, cpus, [&] {
         Ring rx(ping, false);
         Ring tx(pong, false);
         ctl->consumerReady.store(1, std::memory_order_release);
@@ -444,12 +450,7 @@ runRoundTrip(const std::string &dir, uint64_t rounds, const cpuPlan &cpus) {
                 w.wait();
             }
         }
-        ::_exit(0);
-    }
-    pinTo(cpus.producer);
-    while (ctl->consumerReady.load(std::memory_order_acquire) == 0) {
-        ::sched_yield();
-    }
+    });
     bool intact = true;
     waiter w{waitPolicy::LATENCY};
     const uint64_t start = nowNs();

@@ -87,7 +87,6 @@ nixlTelemetryStagingQueue::numLanes() const {
     return lanes_.size();
 }
 
-
 nixlTelemetryStagingQueue::lane *
 nixlTelemetryStagingQueue::registerLane() noexcept {
     const std::thread::id self = std::this_thread::get_id();
@@ -118,9 +117,9 @@ nixlTelemetryStagingQueue::registerLane() noexcept {
             found = l.get();
             lanes_.push_back(std::move(l));
         }
-        // Acquire: a lane taken over from an ended thread shows that thread's last publication.
+        // A lane taken over from an ended thread: lanesMutex_ (which that thread held to give
+        // it up) already orders its last publication before us; only the cache needs seeding.
         found->cachedHead = found->head.load(std::memory_order_acquire);
-        (void)found->tail.load(std::memory_order_acquire);
     }
     catch (...) {
         return nullptr; // no memory for a lane: the caller counts the events as dropped
@@ -132,7 +131,6 @@ nixlTelemetryStagingQueue::registerLane() noexcept {
     slot.lane = found;
     return found;
 }
-
 
 uint64_t
 nixlTelemetryStagingQueue::droppedTotalLocked() const noexcept {

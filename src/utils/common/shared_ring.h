@@ -145,10 +145,9 @@ public:
             error = "ring file " + path + ": cannot create: " + std::strerror(errno);
             return nullptr;
         }
-        std::unique_ptr<nixlSharedRing> ring(new nixlSharedRing(path, fd));
         struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            error = "ring file " + path + ": not a regular file";
+        std::unique_ptr<nixlSharedRing> ring = adoptRegularFile(path, fd, st, error);
+        if (!ring) {
             return nullptr;
         }
         const size_t bytes = fileSize(capacity);
@@ -189,10 +188,9 @@ public:
             error = "ring file " + path + ": cannot open: " + std::strerror(errno);
             return nullptr;
         }
-        std::unique_ptr<nixlSharedRing> ring(new nixlSharedRing(path, fd));
         struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            error = "ring file " + path + ": not a regular file";
+        std::unique_ptr<nixlSharedRing> ring = adoptRegularFile(path, fd, st, error);
+        if (!ring) {
             return nullptr;
         }
         const auto size = static_cast<uint64_t>(st.st_size);
@@ -399,6 +397,18 @@ public:
 
 private:
     nixlSharedRing(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+    // Takes ownership of the open fd (closed with the ring on every path) and fills st; null,
+    // with error set, unless fd is a regular file.
+    static std::unique_ptr<nixlSharedRing>
+    adoptRegularFile(const std::string &path, int fd, struct stat &st, std::string &error) {
+        std::unique_ptr<nixlSharedRing> ring(new nixlSharedRing(path, fd));
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            error = "ring file " + path + ": not a regular file";
+            return nullptr;
+        }
+        return ring;
+    }
 
     bool
     map(size_t bytes, std::string &error) {
