@@ -21,6 +21,39 @@ using namespace nixl_ucx_test;
 
 namespace {
 
+/** UCX_TLS as this process has it, minus cma (and the aliases that include it). */
+std::string
+tlsWithoutCma() {
+    const char *env = std::getenv("UCX_TLS");
+    std::string tls = env != nullptr ? env : "";
+    if (tls.empty() || tls == "all") {
+        return "^cma";
+    }
+    if (tls[0] == '^') {
+        return tls + ",cma";
+    }
+    std::string out;
+    size_t pos = 0;
+    while (pos <= tls.size()) {
+        size_t comma = tls.find(',', pos);
+        if (comma == std::string::npos) {
+            comma = tls.size();
+        }
+        std::string item = tls.substr(pos, comma - pos);
+        pos = comma + 1;
+        if (item == "sm" || item == "shm") {
+            item = "sysv,posix";
+        } else if (item == "all") {
+            item = "sysv,posix,tcp,self";
+        }
+        if (item.empty() || item == "cma") {
+            continue;
+        }
+        out += (out.empty() ? "" : ",") + item;
+    }
+    return out;
+}
+
 struct procParam {
     const char *name;
     bool direct;
@@ -37,14 +70,23 @@ protected:
         return s;
     }
 
-    /** Starts peer name and exchanges metadata with the local agent. */
+    /**
+     * Starts peer name and exchanges metadata with the local agent. A silent peer has no
+     * progress thread, blocks on its command socket between commands and shares no cma
+     * transport with this process, so a UCX-path transfer to it (software RMA over the shm
+     * FIFOs, or tcp with its flush) cannot complete until it runs a command that polls.
+     */
     std::unique_ptr<peerProcess>
-    startPeer(const std::string &name, size_t buf_size, bool poll_idle = true) {
+    startPeer(const std::string &name, size_t buf_size, bool silent = false) {
         peerConfig cfg;
         cfg.name = name;
         cfg.bufSize = buf_size;
         cfg.setup = setup();
-        cfg.pollWhileIdle = poll_idle;
+        if (silent) {
+            cfg.setup.progThread = false;
+            cfg.pollWhileIdle = false;
+            cfg.env["UCX_TLS"] = tlsWithoutCma();
+        }
         auto p = std::make_unique<peerProcess>();
         std::string err;
         if (!p->start(cfg, err)) {
@@ -59,18 +101,34 @@ protected:
         }
         // One notification each way, so that UCX's wireup is over before a test kills the
         // peer (UCX 1.13 can abort on a tcp endpoint failing with a wireup message queued).
-        if (p->cmd("expect A hello") != "ok" ||
-            a_->agent->genNotif(name, "hello") != NIXL_SUCCESS ||
-            p->cmdWhile("await hello", pollA()) != "ok" ||
-            p->cmd("gennotif A hi") != "ok" ||
-            !waitFor([&] {
-                box_.poll(*a_->agent);
-                return box_.count(name, "hi") == 1;
-            })) {
+        // The peer polls inside "await" until our reply to its "hi" arrives, which also
+        // moves its own send when it has no progress thread.
+        bool replied = false;
+        if (p->cmd("expect A hello") != "ok" || p->cmd("gennotif A hi") != "ok" ||
+            p->cmdWhile("await hello",
+                        [&] {
+                            box_.poll(*a_->agent);
+                            if (!replied && box_.count(name, "hi") == 1) {
+                                replied = a_->agent->genNotif(name, "hello") == NIXL_SUCCESS;
+                            }
+                        }) != "ok") {
             ADD_FAILURE() << "handshake with " << name << " failed";
             return nullptr;
         }
         return p;
+    }
+
+    /** Replaces the local agent by one with extra backend parameters (before any peer). */
+    void
+    remakeA(const nixl_b_params_t &extra) {
+        ucxSetup s = setup();
+        for (const auto &[k, v] : extra) {
+            s.params[k] = v;
+        }
+        a_.reset();
+        a_ = ucxAgent::make("A", s);
+        ASSERT_TRUE(a_);
+        ASSERT_EQ(a_->registerDram(buf_->addr(), buf_->size()), NIXL_SUCCESS);
     }
 
     void
@@ -201,7 +259,14 @@ TEST_P(ucxTwoProcTest, PeerAsInitiatorAndStandaloneNotifs) {
 }
 
 TEST_P(ucxTwoProcTest, PeerKilledMidTransfer) {
-    auto b = startPeer("B", 64 << 20);
+    // The WRITE must still be in flight when B dies, however slowly this machine runs, so
+    // neither path may be able to finish it on its own:
+    // - UCX path: B is silent (see startPeer), so the software RMA or tcp flush waits on B;
+    // - direct path: cma needs nothing from B, so the engine's fault-injection parameter
+    //   holds the copy after its first 4 MiB until B is found dead.
+    const size_t hold = 4 << 20;
+    remakeA({{"ucx_fault_direct_hold_bytes", std::to_string(hold)}});
+    auto b = startPeer("B", 64 << 20, true);
     auto c = startPeer("C", 4 << 20);
     ASSERT_TRUE(b && c);
     const size_t len = 64 << 20;
@@ -210,16 +275,17 @@ TEST_P(ucxTwoProcTest, PeerKilledMidTransfer) {
     ASSERT_EQ(a_->agent->createXferReq(NIXL_WRITE, xferList({{buf_->addr(), len}}),
                                        xferList({{b->bufAddr(), len}}), "B", req),
               NIXL_SUCCESS);
-    // Post until a post is still running, then kill B under it.
-    nixl_status_t st = NIXL_SUCCESS;
-    for (int i = 0; i < 100 && st != NIXL_IN_PROG; ++i) {
-        st = a_->agent->postXferReq(req);
-        if (st == NIXL_SUCCESS) {
-            continue;
-        }
-        ASSERT_EQ(st, NIXL_IN_PROG);
+    nixl_status_t st = a_->agent->postXferReq(req);
+    ASSERT_EQ(st, NIXL_IN_PROG) << nixlEnumStrings::statusStr(st);
+    if (GetParam().direct && cmaInTls()) {
+        // The direct copy really started: B's first bytes arrive (B's "check" only reads
+        // its buffer), and the request is still running.
+        EXPECT_TRUE(waitFor([&] {
+            return a_->agent->getXferStatus(req) == NIXL_IN_PROG &&
+                b->cmd("check 8 0 " + std::to_string(hold)) == "ok";
+        }));
     }
-    ASSERT_EQ(st, NIXL_IN_PROG) << "never caught the transfer running";
+    EXPECT_EQ(a_->agent->getXferStatus(req), NIXL_IN_PROG);
     b->kill();
     // Not reaped yet: B is a zombie, which must count as dead.
     st = waitXfer(*a_->agent, req, [&] { box_.poll(*a_->agent); });

@@ -491,6 +491,13 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
         }
         cfg_.releaseTimeoutMs = n;
     }
+    if (get("ucx_fault_direct_hold_bytes", v)) {
+        if (!nixlUcx::parseUnsigned(v, cfg_.faultDirectHoldBytes)) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_fault_direct_hold_bytes must "
+                                    << "be a byte count, not '" << v << "'");
+            return false;
+        }
+    }
     if (get("engine_config", v)) {
         cfg_.engineConfig = v;
     }
@@ -1511,6 +1518,14 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
     if (!req.conn->usable()) {
         finishReq(req, goneStatus(*req.conn));
         return;
+    }
+    if (cfg_.faultDirectHoldBytes != 0) {
+        // Fault injection (tests only): copy no further, so that the request is still in
+        // flight when the test kills the peer, however slowly this process runs.
+        if (req.copied >= cfg_.faultDirectHoldBytes) {
+            return;
+        }
+        budget = std::min<size_t>(budget, cfg_.faultDirectHoldBytes - req.copied);
     }
     struct iovec liov[iov_batch];
     struct iovec riov[iov_batch];

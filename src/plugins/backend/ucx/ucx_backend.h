@@ -334,6 +334,8 @@ private:
         bool directCma = true;
         uint64_t peerCheckMs = 200;
         uint64_t releaseTimeoutMs = 2000;
+        /** ucx_fault_direct_hold_bytes (fault injection for tests, 0 = off). */
+        uint64_t faultDirectHoldBytes = 0;
         std::string devices;
         std::string engineConfig;
     };
