@@ -17,7 +17,29 @@
 # NIXL_SKIP_TSAN=1 skips step 3b;
 # NIXL_MESON_TEST_ARGS adds arguments to every meson test call (e.g. --timeout-multiplier 2).
 # Does not install packages: run contrib/install-deps.sh first on a fresh machine.
+#
+# contrib/test.sh --stress: the load lane (docs/testing.md). Steps 1 and 2 only, with step 2
+# run while one CPU-burning process per core (nproc of them) competes with the tests, and
+# every test repeated: meson test --repeat $NIXL_STRESS_REPEAT (default 3) with
+# --timeout-multiplier $NIXL_STRESS_TIMEOUT_MULTIPLIER (default 4). The burners are killed
+# by a trap however the script ends. No fuzz, ThreadSanitizer or install step. Same summary.
+# NIXL_STRESS_HOGS overrides the number of burners (default: nproc). CI keeps the normal lane.
 set -uo pipefail
+
+stress=0
+for arg in "$@"; do
+    case "$arg" in
+    --stress) stress=1 ;;
+    -h | --help)
+        sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed -e '$d' -e 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "test.sh: unknown argument '$arg' (known: --stress, --help)" >&2
+        exit 2
+        ;;
+    esac
+done
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 1
@@ -125,6 +147,33 @@ print(" ".join(sorted(wanted)))
 PY
 }
 
+# CPU burners of the stress lane: started by start_hogs, killed by stop_hogs (also from the
+# EXIT trap, so an interrupted or failing run leaves none behind).
+hog_pids=()
+
+start_hogs() {
+    local n=$1 i
+    for ((i = 0; i < n; i++)); do
+        # bash -c runs the loop itself, so $! is the burner and killing it stops the load.
+        bash -c 'while :; do :; done' &
+        hog_pids+=($!)
+    done
+    echo "test.sh: started $n CPU burner(s): ${hog_pids[*]}"
+}
+
+stop_hogs() {
+    if [ "${#hog_pids[@]}" -gt 0 ]; then
+        kill "${hog_pids[@]}" 2>/dev/null
+        wait "${hog_pids[@]}" 2>/dev/null
+        echo "test.sh: stopped ${#hog_pids[@]} CPU burner(s)"
+        hog_pids=()
+    fi
+}
+
+trap stop_hogs EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 total_start=$(now)
 
 # 1. Main build.
@@ -143,14 +192,25 @@ else
     extra_failed=$((extra_failed + 1))
 fi
 
-# 2. Every suite but fuzz.
-if [ "$build_ok" -eq 1 ]; then
+# 2. Every suite but fuzz (in the stress lane: under load, repeated).
+if [ "$build_ok" -eq 1 ] && [ "$stress" -eq 1 ]; then
+    repeat=${NIXL_STRESS_REPEAT:-3}
+    multiplier=${NIXL_STRESS_TIMEOUT_MULTIPLIER:-4}
+    hogs=${NIXL_STRESS_HOGS:-$(nproc)}
+    banner "stress: meson test -C build --repeat $repeat (all suites except fuzz), $hogs CPU burner(s)"
+    start_hogs "$hogs"
+    run_meson_test "stress" build --no-suite fuzz --no-rebuild --repeat "$repeat" \
+        --timeout-multiplier "$multiplier"
+    stop_hogs
+elif [ "$build_ok" -eq 1 ]; then
     banner "meson test -C build (all suites except fuzz)"
     run_meson_test "tests" build --no-suite fuzz
 fi
 
 # 3. Fuzzing pass.
-if [ "${NIXL_SKIP_FUZZ:-0}" = "1" ]; then
+if [ "$stress" -eq 1 ]; then
+    phase_lines+=("  fuzz                         skipped (--stress)")
+elif [ "${NIXL_SKIP_FUZZ:-0}" = "1" ]; then
     phase_lines+=("  fuzz                         skipped (NIXL_SKIP_FUZZ=1)")
 elif ! command -v clang++-14 >/dev/null 2>&1; then
     phase_lines+=("  fuzz                         skipped (clang++-14 not installed)")
@@ -188,7 +248,9 @@ else
 fi
 
 # 3b. ThreadSanitizer pass over the tests that run the agent from several threads.
-if [ "${NIXL_SKIP_TSAN:-0}" = "1" ]; then
+if [ "$stress" -eq 1 ]; then
+    phase_lines+=("  tsan                         skipped (--stress)")
+elif [ "${NIXL_SKIP_TSAN:-0}" = "1" ]; then
     phase_lines+=("  tsan                         skipped (NIXL_SKIP_TSAN=1)")
 else
     banner "configure and build: build-tsan (ThreadSanitizer)"
@@ -235,7 +297,9 @@ else
 fi
 
 # 4. Install check.
-if [ "$build_ok" -eq 1 ]; then
+if [ "$stress" -eq 1 ]; then
+    phase_lines+=("  install check                skipped (--stress)")
+elif [ "$build_ok" -eq 1 ]; then
     banner "install check"
     start=$(now)
     if bash "$repo/test/install/check_install.sh" "$repo/build" </dev/null; then
