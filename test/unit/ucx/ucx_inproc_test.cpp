@@ -310,11 +310,20 @@ TEST_P(ucxPairTest, ReleaseWhileRunning) {
     // posted operations cannot be recalled; if they do not finish within ucx_release_timeout_ms
     // (0 here, so the target in this thread gets the chance to progress) the answer is
     // NIXL_ERR_REPOST_ACTIVE and the caller releases again later.
+    // The WRITE cannot finish before the release, however the threads are scheduled (with a
+    // progress thread it otherwise could, and its notification would then rightly be sent):
+    // the direct copy is held after 1 MiB (fault injection), and on the UCX path B2 shares
+    // no cma transport with A2 and has no progress thread, so the software RMA waits for this
+    // thread to poll B2.
     const size_t len = 32 << 20;
     testMem src(len);
     testMem dst(len);
-    auto a = ucxAgent::make("A2", setupFor(GetParam(), {{"ucx_release_timeout_ms", "0"}}));
-    auto b = ucxAgent::make("B2", setupFor(GetParam()));
+    auto a = ucxAgent::make("A2", setupFor(GetParam(), {{"ucx_release_timeout_ms", "0"},
+                                                        {"ucx_fault_direct_hold_bytes",
+                                                         std::to_string(1 << 20)}}));
+    ucxSetup silent = setupFor(GetParam(), {{"engine_config", "TLS=^cma"}});
+    silent.progThread = false;
+    auto b = ucxAgent::make("B2", silent);
     ASSERT_TRUE(a && b);
     ASSERT_EQ(a->registerDram(src.addr(), len), NIXL_SUCCESS);
     ASSERT_EQ(b->registerDram(dst.addr(), len), NIXL_SUCCESS);
@@ -331,7 +340,7 @@ TEST_P(ucxPairTest, ReleaseWhileRunning) {
                                       &extra),
               NIXL_SUCCESS);
     nixl_status_t st = a->agent->postXferReq(req);
-    ASSERT_TRUE(st == NIXL_IN_PROG || st == NIXL_SUCCESS) << st;
+    ASSERT_EQ(st, NIXL_IN_PROG) << nixlEnumStrings::statusStr(st);
     notifBox box;
     nixl_status_t rel = a->agent->releaseXferReq(req);
     if (rel == NIXL_ERR_REPOST_ACTIVE) {
