@@ -244,6 +244,7 @@ nixlAgent::prepXferDlist(const std::string &agent_name,
                          const nixl_xfer_dlist_t &descs,
                          nixlDlistH *&dlist_hndl,
                          const nixl_opt_args_t *extra_params) const {
+    dlist_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
     return nixlNoteStatus(
         *data, prepXferDlistImpl(data.get(), agent_name, descs, dlist_hndl, extra_params));
 }
@@ -252,6 +253,7 @@ nixl_status_t
 nixlAgent::prepXferDlist(const nixl_xfer_dlist_t &descs,
                          nixlDlistH *&dlist_hndl,
                          const nixl_opt_args_t *extra_params) const {
+    dlist_hndl = nullptr;
     return prepXferDlist(NIXL_INIT_AGENT, descs, dlist_hndl, extra_params);
 }
 
@@ -412,6 +414,7 @@ nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
                        const std::vector<int> &remote_indices,
                        nixlXferReqH *&req_hndl,
                        const nixl_opt_args_t *extra_params) const {
+    req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
     return nixlNoteStatus(*data,
                           makeXferReqImpl(data.get(), operation, local_side, local_indices,
                                           remote_side, remote_indices, req_hndl, extra_params));
@@ -554,6 +557,7 @@ nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
                          const std::string &remote_agent,
                          nixlXferReqH *&req_hndl,
                          const nixl_opt_args_t *extra_params) const {
+    req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
     return nixlNoteStatus(*data,
                           createXferReqImpl(data.get(), operation, local_descs, remote_descs,
                                             remote_agent, req_hndl, extra_params));
