@@ -2,8 +2,8 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// nixlAgent: construction, backends, memory registration and metadata. Transfers and
-// notifications are in transfer.cpp.
+// nixlAgent: construction, backends and memory registration. Metadata is in metadata.cpp,
+// prepared lists and request creation in prepare.cpp, transfers and notifications in transfer.cpp.
 
 #include <algorithm>
 #include <cctype>

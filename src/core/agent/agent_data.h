@@ -261,6 +261,31 @@ public:
     nixlFastClock::ticks_t startTicks = 0;
     nixlFastClock::ticks_t postTicks = 0;
     nixlFastClock::ticks_t doneTicks = 0;
+
+    /** Takes the notification of extra: notif if engaged, else notifMsg if hasNotif, else none
+     *  (also when extra is null). Call refreshOpt() afterwards. */
+    void
+    setNotif(const nixl_opt_args_t *extra) {
+        if (extra != nullptr && extra->notif.has_value()) {
+            hasNotif = true;
+            notif = *extra->notif;
+        } else if (extra != nullptr && extra->hasNotif) {
+            hasNotif = true;
+            notif = extra->notifMsg;
+        } else {
+            hasNotif = false;
+            notif.clear();
+        }
+    }
+
+    /** Points opt at the current notification and custom parameter. No allocation. */
+    void
+    refreshOpt() noexcept {
+        opt.size = sizeof(opt);
+        opt.has_notif = hasNotif ? 1 : 0;
+        opt.notif = nixl_plugin_str_t{notif.data(), notif.size()};
+        opt.custom_param = nixl_plugin_str_t{customParam.data(), customParam.size()};
+    }
 };
 
 class nixlAgentData {
