@@ -14,7 +14,6 @@
 #include <type_traits>
 
 #include "agent/agent_data.h"
-#include "agent/agent_internal.h"
 #include "common/nixl_log.h"
 
 using nixlEnumStrings::memTypeStr;

@@ -10,7 +10,6 @@
 // fixed-size events to the agent's staging queue (telemetry/telemetry.h).
 
 #include "agent/agent_data.h"
-#include "agent/agent_internal.h"
 #include "common/nixl_log.h"
 
 using nixlEnumStrings::statusStr;
