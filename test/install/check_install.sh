@@ -6,7 +6,10 @@
 # directory, builds test/install/nixl14_app.cpp against the staged install the way a NIXL 1.4
 # user would (c++ -std=c++17 app.cpp $(pkg-config --cflags --libs nixl)), and runs it with
 # LD_LIBRARY_PATH into the staged libdir and without NIXL_PLUGIN_DIR, so the TEST plugin has to
-# be found in <libdir of libnixl>/plugins. Also checks that the plugin C headers compile as C99.
+# be found in <libdir of libnixl>/plugins. Also checks that the plugin C headers compile as C99,
+# and builds and runs test/install/nixlbench_like, a meson project that finds libnixl the way
+# NIXL's nixlbench does (find_library 'nixl', 'nixl_build', 'serdes'; headers from
+# <prefix>/include).
 #
 # Usage: test/install/check_install.sh [BUILD_DIR]   (default: <repo>/build)
 # Exit status 0 and a last line "install check: passed" on success.
@@ -124,5 +127,48 @@ cat "$tmp/run.log"
 [ "$rc" -eq 0 ] || fail "nixl14_app exited with status $rc"
 grep -Eq '^nixl14_app: verified [0-9]+ bytes$' "$tmp/run.log" ||
     fail "nixl14_app did not print its 'verified' line"
+
+# nixlbench-style consumer: a separate meson project that finds libnixl exactly as NIXL's
+# nixlbench does (find_library of nixl, nixl_build and serdes in <prefix>/<libdir>, headers from
+# <prefix>/include, C++17, -Werror). libnixl_build.so and libserdes.so must be libnixl itself
+# (symlinks), not copies, and the program must depend on libnixl.so.1 only.
+for alias in nixl_build serdes; do
+    so="$stage_libdir/lib$alias.so"
+    [ -e "$so" ] || fail "lib$alias.so not installed in $libdir"
+    [ "$(readlink -f "$so")" = "$(readlink -f "$stage_libdir/libnixl.so")" ] ||
+        fail "lib$alias.so is not libnixl.so (resolves to $(readlink -f "$so"))"
+done
+case "$libdir" in
+    "$prefix"/*) rel_libdir=${libdir#"$prefix"/} ;;
+    *) fail "libdir $libdir is not below prefix $prefix; nixlbench looks in <nixl_path>/<libdir>" ;;
+esac
+nb_build="$tmp/nixlbench_like"
+if ! meson setup "$nb_build" "$here/nixlbench_like" -Dnixl_path="$stage_prefix" \
+    -Dlibdir="$rel_libdir" >"$tmp/nb_setup.log" 2>&1; then
+    cat "$tmp/nb_setup.log" >&2
+    fail "nixlbench_like: meson setup (find_library nixl/nixl_build/serdes) failed"
+fi
+if ! ninja -C "$nb_build" >"$tmp/nb_build.log" 2>&1; then
+    cat "$tmp/nb_build.log" >&2
+    fail "nixlbench_like does not build against the staged install"
+fi
+nb_app="$nb_build/nixlbench_like"
+needed=$(readelf -d "$nb_app" | awk '/NEEDED/ {print $NF}' | tr -d '[]' |
+    { grep -E 'nixl|serdes' || true; } | sort -u | tr '\n' ' ')
+[ "$needed" = "libnixl.so.1 " ] || fail "nixlbench_like needs '$needed', expected libnixl.so.1 only"
+resolved=$(env LD_LIBRARY_PATH="$stage_libdir" ldd "$nb_app" | awk '/libnixl/ {print $3}')
+case "$resolved" in
+    "$stage_libdir"/*) ;;
+    *) fail "nixlbench_like resolves libnixl to '$resolved', not to the staged $stage_libdir" ;;
+esac
+set +e
+env -u NIXL_PLUGIN_DIR LD_LIBRARY_PATH="$stage_libdir" "$nb_app" </dev/null >"$tmp/nb_run.log" 2>&1
+rc=$?
+set -e
+cat "$tmp/nb_run.log"
+[ "$rc" -eq 0 ] || fail "nixlbench_like exited with status $rc"
+grep -Eq '^nixlbench_like: verified [0-9]+ bytes$' "$tmp/nb_run.log" ||
+    fail "nixlbench_like did not print its 'verified' line"
+echo "install check: nixlbench_like (find_library nixl, nixl_build, serdes) built and ran"
 
 echo "install check: passed"

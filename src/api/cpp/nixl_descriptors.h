@@ -14,8 +14,13 @@
 #ifndef _NIXL_DESCRIPTORS_H
 #define _NIXL_DESCRIPTORS_H
 
+// What NIXL 1.4's nixl_descriptors.h includes (<algorithm>, <limits>, ...) is included here
+// too: programs written for NIXL use those names through nixl.h without including them.
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,7 +73,8 @@ public:
             query.addr - addr <= len - query.len;
     }
 
-    /** True when the two half-open ranges share at least one byte on the same device. */
+    /** True on the same device unless one range ends at or before the other starts (NIXL's
+     *  rule; a zero-length descriptor overlaps only a range it lies strictly inside). */
     bool
     overlaps(const nixlBasicDesc &query) const;
 
@@ -133,11 +139,16 @@ operator!=(const nixlBasicDesc &lhs, const nixlBasicDesc &rhs) {
 
 inline bool
 nixlBasicDesc::overlaps(const nixlBasicDesc &query) const {
-    if (devId != query.devId || len == 0 || query.len == 0) {
+    if (devId != query.devId) {
         return false;
     }
-    // Half-open ranges [addr, addr+len) written without the sums, which could wrap.
-    return query.addr >= addr ? query.addr - addr < len : addr - query.addr < query.len;
+    // NIXL's rule: apart only when one ends at or before the other starts, i.e. each starts
+    // before the other ends. So a zero-length descriptor strictly inside a range overlaps it,
+    // one at its start or end does not, and two zero-length ones never do. "Starts before the
+    // other ends" is written without addr + len, which could wrap.
+    const bool query_starts_before_end = query.addr < addr || query.addr - addr < len;
+    const bool starts_before_query_end = addr < query.addr || addr - query.addr < query.len;
+    return query_starts_before_end && starts_before_query_end;
 }
 
 inline nixl_blob_t

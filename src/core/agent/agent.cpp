@@ -2,8 +2,8 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// nixlAgent: construction, backends, memory registration and metadata. Transfers and
-// notifications are in transfer.cpp.
+// nixlAgent: construction, backends and memory registration. Metadata is in metadata.cpp,
+// prepared lists and request creation in prepare.cpp, transfers and notifications in transfer.cpp.
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +14,6 @@
 #include "agent/agent_data.h"
 #include "agent/agent_internal.h"
 #include "common/nixl_log.h"
-#include "metadata/md_blob.h"
 
 using nixlEnumStrings::memTypeStr;
 using nixlEnumStrings::statusStr;
@@ -70,48 +69,6 @@ nixlAgentData::nixlAgentData(const std::string &agent_name, const nixlAgentConfi
     : name(agent_name),
       config(cfg),
       lock(cfg.syncMode) {}
-
-std::vector<nixlBackendEngineProxy *>
-nixlCandidateEngines(const nixlAgentData &d, const nixl_opt_args_t *extra) {
-    std::vector<nixlBackendEngineProxy *> out;
-    if (extra != nullptr && !extra->backends.empty()) {
-        for (nixlBackendH *h : extra->backends) {
-            if (h == nullptr) {
-                continue;
-            }
-            // Only handles of this agent count; a foreign handle is ignored, not dereferenced
-            // beyond the pointer comparison.
-            for (const auto &mine : d.handles) {
-                if (mine.get() == h &&
-                    std::find(out.begin(), out.end(), h->engine()) == out.end()) {
-                    out.push_back(h->engine());
-                }
-            }
-        }
-        return out;
-    }
-    for (const auto &e : d.engines) {
-        out.push_back(e.get());
-    }
-    return out;
-}
-
-bool
-nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra) {
-    if (extra == nullptr) {
-        return false;
-    }
-    for (nixlBackendH *h : extra->backends) {
-        bool mine = false;
-        for (const auto &m : d.handles) {
-            mine = mine || m.get() == h;
-        }
-        if (!mine) {
-            return true;
-        }
-    }
-    return false;
-}
 
 nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
     : data(std::make_unique<nixlAgentData>(name, cfg)) {

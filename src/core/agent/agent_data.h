@@ -261,6 +261,31 @@ public:
     nixlFastClock::ticks_t startTicks = 0;
     nixlFastClock::ticks_t postTicks = 0;
     nixlFastClock::ticks_t doneTicks = 0;
+
+    /** Takes the notification of extra: notif if engaged, else notifMsg if hasNotif, else none
+     *  (also when extra is null). Call refreshOpt() afterwards. */
+    void
+    setNotif(const nixl_opt_args_t *extra) {
+        if (extra != nullptr && extra->notif.has_value()) {
+            hasNotif = true;
+            notif = *extra->notif;
+        } else if (extra != nullptr && extra->hasNotif) {
+            hasNotif = true;
+            notif = extra->notifMsg;
+        } else {
+            hasNotif = false;
+            notif.clear();
+        }
+    }
+
+    /** Points opt at the current notification and custom parameter. No allocation. */
+    void
+    refreshOpt() noexcept {
+        opt.size = sizeof(opt);
+        opt.has_notif = hasNotif ? 1 : 0;
+        opt.notif = nixl_plugin_str_t{notif.data(), notif.size()};
+        opt.custom_param = nixl_plugin_str_t{customParam.data(), customParam.size()};
+    }
 };
 
 class nixlAgentData {
@@ -291,5 +316,31 @@ public:
     std::unordered_set<nixlXferReqH *> requests;
     std::unordered_set<nixlDlistH *> dlists;
 };
+
+// Helpers on agent state shared by agent.cpp, metadata.cpp, prepare.cpp and transfer.cpp;
+// defined in agent_data.cpp. Callers hold the agent lock as noted.
+
+/** Engines to consider: the hinted ones of this agent in hint order, else all in creation
+ *  order. Any lock mode. */
+std::vector<nixlBackendEngineProxy *>
+nixlCandidateEngines(const nixlAgentData &d, const nixl_opt_args_t *extra);
+
+/** True when a hint is not a handle of this agent. Any lock mode. */
+bool
+nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra);
+
+/** Disconnects from, unloads and forgets a remote agent. Writer lock. */
+void
+nixlDropRemote(nixlAgentData &d, const std::string &name);
+
+/** Records the error event of a negative status when the agent exports telemetry; returns st.
+ *  Any lock mode; no allocation. */
+inline nixl_status_t
+nixlNoteStatus(const nixlAgentData &d, nixl_status_t st) noexcept {
+    if (st < 0 && d.telemetry != nullptr) {
+        d.telemetry->recordStatus(st);
+    }
+    return st;
+}
 
 #endif // NIXL_SRC_CORE_AGENT_AGENT_DATA_H

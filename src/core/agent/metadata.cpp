@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "agent/agent_data.h"
-#include "agent/agent_internal.h"
 #include "common/nixl_log.h"
 #include "metadata/md_blob.h"
 
@@ -46,32 +45,6 @@ remoteEngines(const nixlAgentData &d, const nixl_opt_args_t *extra) {
 }
 
 } // namespace
-
-void
-nixlDropRemote(nixlAgentData &d, const std::string &name) {
-    auto it = d.remotes.find(name);
-    if (it == d.remotes.end()) {
-        return;
-    }
-    std::shared_ptr<nixlRemoteAgent> remote = it->second;
-    // Requests still holding the record see it invalid and refuse to post.
-    remote->valid.store(false, std::memory_order_release);
-    for (const auto &[engine, conn] : remote->conns) {
-        nixl_status_t st = engine->disconnect(name);
-        if (st != NIXL_SUCCESS) {
-            NIXL_WARN << "agent " << d.name << ": backend " << engine->type()
-                      << " failed to disconnect from " << name << ": " << statusStr(st);
-        }
-    }
-    for (auto &[key, list] : remote->sections) {
-        for (const auto &reg : list.all()) {
-            key.second->unloadMD(reg.md);
-        }
-    }
-    remote->sections.clear();
-    remote->conns.clear();
-    d.remotes.erase(it);
-}
 
 nixl_status_t
 nixlAgent::getLocalMD(nixl_blob_t &str) const {

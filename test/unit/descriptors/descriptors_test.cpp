@@ -144,11 +144,49 @@ TEST(BasicDesc, OverlapsSharedBytes) {
     EXPECT_FALSE(a.overlaps(nixlBasicDesc(1040, 1, 1))); // other device
 }
 
-TEST(BasicDesc, ZeroLengthNeverOverlaps) {
+// NIXL 1.4 (src/infra/nixl_descriptors.cpp): two descriptors of one device overlap unless one
+// ends at or before the other starts. A zero-length descriptor is then a point: it overlaps a
+// range it lies strictly inside, and nothing at the range's start or end, and never another
+// zero-length descriptor.
+TEST(BasicDesc, ZeroLengthStrictlyInsideOverlaps) {
     const nixlBasicDesc a(1000, 100, 0);
-    EXPECT_FALSE(a.overlaps(nixlBasicDesc(1050, 0, 0)));
-    EXPECT_FALSE(nixlBasicDesc(1050, 0, 0).overlaps(a));
-    EXPECT_FALSE(nixlBasicDesc(1050, 0, 0).overlaps(nixlBasicDesc(1050, 0, 0)));
+    const nixlBasicDesc inside(1050, 0, 0);
+    EXPECT_TRUE(a.overlaps(inside));
+    EXPECT_TRUE(inside.overlaps(a));
+    EXPECT_TRUE(a.overlaps(nixlBasicDesc(1001, 0, 0)));
+    EXPECT_TRUE(a.overlaps(nixlBasicDesc(1099, 0, 0))); // last byte's address
+    EXPECT_TRUE(nixlBasicDesc(1099, 0, 0).overlaps(a));
+    EXPECT_FALSE(a.overlaps(nixlBasicDesc(1050, 0, 1))); // other device
+    EXPECT_FALSE(nixlBasicDesc(1050, 0, 1).overlaps(a));
+}
+
+TEST(BasicDesc, ZeroLengthAtStartOrEndDoesNotOverlap) {
+    const nixlBasicDesc a(1000, 100, 0);
+    const nixlBasicDesc at_start(1000, 0, 0);
+    const nixlBasicDesc at_end(1100, 0, 0);
+    EXPECT_FALSE(a.overlaps(at_start));
+    EXPECT_FALSE(at_start.overlaps(a));
+    EXPECT_FALSE(a.overlaps(at_end));
+    EXPECT_FALSE(at_end.overlaps(a));
+    EXPECT_FALSE(a.overlaps(nixlBasicDesc(999, 0, 0)));
+    EXPECT_FALSE(a.overlaps(nixlBasicDesc(1101, 0, 0)));
+}
+
+TEST(BasicDesc, TwoZeroLengthDescriptorsNeverOverlap) {
+    const nixlBasicDesc z(1050, 0, 0);
+    EXPECT_FALSE(z.overlaps(z));
+    EXPECT_FALSE(z.overlaps(nixlBasicDesc(1050, 0, 0)));
+    EXPECT_FALSE(z.overlaps(nixlBasicDesc(1051, 0, 0)));
+    EXPECT_FALSE(nixlBasicDesc(0, 0, 0).overlaps(nixlBasicDesc(0, 0, 0)));
+}
+
+TEST(BasicDesc, ZeroLengthNearAddressSpaceEnd) {
+    const nixlBasicDesc top(kMax - 9, 10, 0); // its end (addr + len) wraps to 0
+    EXPECT_TRUE(top.overlaps(nixlBasicDesc(kMax, 0, 0)));
+    EXPECT_TRUE(nixlBasicDesc(kMax, 0, 0).overlaps(top));
+    EXPECT_FALSE(top.overlaps(nixlBasicDesc(kMax - 9, 0, 0)));
+    EXPECT_FALSE(top.overlaps(nixlBasicDesc(0, 0, 0)));
+    EXPECT_FALSE(nixlBasicDesc(0, 0, 0).overlaps(top));
 }
 
 TEST(BasicDesc, OverlapsNearAddressSpaceEnd) {

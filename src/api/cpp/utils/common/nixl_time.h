@@ -5,6 +5,9 @@
 /**
  * @file nixl_time.h
  * @brief Monotonic clock readings in common units (std::chrono::steady_clock).
+ *
+ * namespace nixlTime also makes every std::chrono name visible (a using-directive), as NIXL's
+ * header does; NIXL programs rely on it after `using namespace nixlTime;`.
  */
 #ifndef NIXL_SRC_UTILS_COMMON_NIXL_TIME_H
 #define NIXL_SRC_UTILS_COMMON_NIXL_TIME_H
@@ -13,6 +16,10 @@
 #include <cstdint>
 
 namespace nixlTime {
+// As in NIXL: the std::chrono names are visible in nixlTime, so code that says
+// `using namespace nixlTime;` can write steady_clock, duration_cast<microseconds>, ...
+using namespace std::chrono;
+
 using ns_t = uint64_t;
 using us_t = uint64_t;
 using ms_t = uint64_t;

@@ -15,7 +15,10 @@
 #define NIXL_SRC_UTILS_SERDES_SERDES_H
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 
 #include "nixl_types.h"

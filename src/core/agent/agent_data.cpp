@@ -1,0 +1,82 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Helpers on nixlAgentData shared by the agent's source files (declared in agent_data.h). They
+// use only the agent state and the engines, so agent.cpp, metadata.cpp, prepare.cpp and
+// transfer.cpp all depend on this layer and none of them on another.
+
+#include <algorithm>
+
+#include "agent/agent_data.h"
+#include "common/nixl_log.h"
+
+using nixlEnumStrings::statusStr;
+
+std::vector<nixlBackendEngineProxy *>
+nixlCandidateEngines(const nixlAgentData &d, const nixl_opt_args_t *extra) {
+    std::vector<nixlBackendEngineProxy *> out;
+    if (extra != nullptr && !extra->backends.empty()) {
+        for (nixlBackendH *h : extra->backends) {
+            if (h == nullptr) {
+                continue;
+            }
+            // Only handles of this agent count; a foreign handle is ignored, not dereferenced
+            // beyond the pointer comparison.
+            for (const auto &mine : d.handles) {
+                if (mine.get() == h &&
+                    std::find(out.begin(), out.end(), h->engine()) == out.end()) {
+                    out.push_back(h->engine());
+                }
+            }
+        }
+        return out;
+    }
+    for (const auto &e : d.engines) {
+        out.push_back(e.get());
+    }
+    return out;
+}
+
+bool
+nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra) {
+    if (extra == nullptr) {
+        return false;
+    }
+    for (nixlBackendH *h : extra->backends) {
+        bool mine = false;
+        for (const auto &m : d.handles) {
+            mine = mine || m.get() == h;
+        }
+        if (!mine) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void
+nixlDropRemote(nixlAgentData &d, const std::string &name) {
+    auto it = d.remotes.find(name);
+    if (it == d.remotes.end()) {
+        return;
+    }
+    std::shared_ptr<nixlRemoteAgent> remote = it->second;
+    // Requests still holding the record see it invalid and refuse to post.
+    remote->valid.store(false, std::memory_order_release);
+    for (const auto &[engine, conn] : remote->conns) {
+        nixl_status_t st = engine->disconnect(name);
+        if (st != NIXL_SUCCESS) {
+            NIXL_WARN << "agent " << d.name << ": backend " << engine->type()
+                      << " failed to disconnect from " << name << ": " << statusStr(st);
+        }
+    }
+    for (auto &[key, list] : remote->sections) {
+        for (const auto &reg : list.all()) {
+            key.second->unloadMD(reg.md);
+        }
+    }
+    remote->sections.clear();
+    remote->conns.clear();
+    d.remotes.erase(it);
+}

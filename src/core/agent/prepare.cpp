@@ -1,0 +1,541 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// nixlAgent: prepared lists and transfer request creation (prepXferDlist, makeXferReq,
+// createXferReq, releasedDlistH). Posting, status, release and notifications are in
+// transfer.cpp.
+//
+// createXferReq and makeXferReq do every check and resolve every descriptor to backend metadata
+// once, so that the hot path (transfer.cpp) touches only the request.
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "agent/agent_data.h"
+#include "common/nixl_log.h"
+
+using nixlEnumStrings::memTypeStr;
+using nixlEnumStrings::statusStr;
+using nixlEnumStrings::xferOpStr;
+
+namespace {
+
+/** Metadata of the local registration covering d with engine e, or nullptr. */
+nixl_be_md_t *
+localMd(const nixlAgentData &data, nixl_mem_t mem, nixlBackendEngineProxy *e,
+        const nixlBasicDesc &d, bool loopback_side) {
+    auto it = data.localSection.find({mem, e});
+    if (it == data.localSection.end()) {
+        return nullptr;
+    }
+    const nixlLocalReg *reg = it->second.findCovering(d);
+    if (reg == nullptr) {
+        return nullptr;
+    }
+    return loopback_side ? reg->loopMd : reg->md;
+}
+
+nixl_be_md_t *
+remoteMd(const nixlRemoteAgent &remote, nixl_mem_t mem, nixlBackendEngineProxy *e,
+         const nixlBasicDesc &d) {
+    auto it = remote.sections.find({mem, e});
+    if (it == remote.sections.end()) {
+        return nullptr;
+    }
+    const nixlRemoteReg *reg = it->second.findCovering(d);
+    return reg == nullptr ? nullptr : reg->md;
+}
+
+/** Resolves every descriptor of a side for engine e; false at the first one not covered. */
+bool
+resolveSide(const nixlAgentData &data,
+            const nixlRemoteAgent *remote,
+            bool loopback,
+            nixl_mem_t mem,
+            nixlBackendEngineProxy *e,
+            const nixl_xfer_dlist_t &descs,
+            std::vector<nixl_be_md_t *> &mds,
+            int &first_missing) {
+    mds.clear();
+    mds.reserve(descs.descCount());
+    for (int i = 0; i < descs.descCount(); ++i) {
+        nixl_be_md_t *md = remote != nullptr ? remoteMd(*remote, mem, e, descs[i]) :
+                                               localMd(data, mem, e, descs[i], loopback);
+        if (md == nullptr) {
+            first_missing = i;
+            return false;
+        }
+        mds.push_back(md);
+    }
+    return true;
+}
+
+void
+finishLists(nixlXferReqH &req, nixl_mem_t local_mem, nixl_mem_t remote_mem) {
+    req.localList = nixl_be_xfer_list_t{
+        static_cast<uint32_t>(local_mem), 0, req.localDescs.data(), req.localDescs.size()};
+    req.remoteList = nixl_be_xfer_list_t{
+        static_cast<uint32_t>(remote_mem), 0, req.remoteDescs.data(), req.remoteDescs.size()};
+    req.totalBytes = 0;
+    for (const auto &d : req.localDescs) {
+        req.totalBytes += d.len;
+    }
+    req.refreshOpt();
+}
+
+nixlBackendH *
+handleOf(const nixlAgentData &data, nixlBackendEngineProxy *e) {
+    for (const auto &h : data.handles) {
+        if (h->engine() == e) {
+            return h.get();
+        }
+    }
+    return nullptr;
+}
+
+void
+registerRequest(nixlAgentData &data, nixlXferReqH *req) {
+    std::lock_guard<std::mutex> lock(data.registryMutex);
+    data.requests.insert(req);
+}
+
+/**
+ * True for NIXL_READ and NIXL_WRITE. Reads the raw bits: a caller may pass any integer cast to
+ * the enum, and loading an out-of-range enum value directly is undefined behaviour.
+ */
+bool
+validOp(const nixl_xfer_op_t &op) noexcept {
+    std::underlying_type_t<nixl_xfer_op_t> raw;
+    static_assert(sizeof(raw) == sizeof(op));
+    std::memcpy(&raw, &op, sizeof(raw));
+    return raw == NIXL_READ || raw == NIXL_WRITE;
+}
+
+/** What makeXferReq and createXferReq decided before building the request. */
+struct nixlRequestSpec {
+    const char *caller; ///< for log lines
+    nixl_xfer_op_t op;
+    nixlBackendEngineProxy *engine;
+    const std::string &remoteAgent;
+    bool loopback;
+    std::shared_ptr<nixlRemoteAgent> remote; ///< null for loopback
+    nixl_mem_t localMem;
+    nixl_mem_t remoteMem;
+    bool forwardCustomParam; ///< createXferReq hands extra->customParam to the backend
+};
+
+/**
+ * The common tail of makeXferReq and createXferReq, after every check of the caller passed:
+ * a request for spec.engine with extra's notification, descriptors written by fill(local,
+ * remote), prepared by the engine and registered with the agent; req_hndl is set only on
+ * success.
+ */
+template<typename Fill>
+nixl_status_t
+buildRequest(nixlAgentData &data,
+             const nixlRequestSpec &spec,
+             const nixl_opt_args_t *extra,
+             Fill &&fill,
+             nixlXferReqH *&req_hndl) {
+    auto req = std::make_unique<nixlXferReqH>();
+    req->engine = spec.engine;
+    req->backend = handleOf(data, spec.engine);
+    req->op = spec.op;
+    req->remoteAgent = spec.remoteAgent;
+    req->loopback = spec.loopback;
+    req->remote = spec.remote;
+    req->telemetry = data.telemetryEnabled;
+    req->setNotif(extra);
+    if (spec.forwardCustomParam && extra != nullptr) {
+        req->customParam = extra->customParam;
+    }
+    if (req->hasNotif && !spec.engine->supportsNotif()) {
+        NIXL_ERROR << "agent " << data.name << ": " << spec.caller << ": backend "
+                   << spec.engine->type() << " cannot send notifications";
+        return NIXL_ERR_BACKEND;
+    }
+    fill(req->localDescs, req->remoteDescs);
+    finishLists(*req, spec.localMem, spec.remoteMem);
+    nixl_status_t st = spec.engine->prepXfer(
+        spec.op, req->localList, req->remoteList, req->remoteAgent, &req->opt, req->beReq);
+    if (st != NIXL_SUCCESS) {
+        NIXL_ERROR << "agent " << data.name << ": backend " << spec.engine->type()
+                   << " failed to prepare a " << xferOpStr(spec.op) << " of "
+                   << req->localDescs.size() << " descriptors to " << req->remoteAgent << ": "
+                   << statusStr(st);
+        return st == NIXL_IN_PROG ? NIXL_ERR_BACKEND : st;
+    }
+    req_hndl = req.get();
+    registerRequest(data, req.release());
+    return NIXL_SUCCESS;
+}
+
+} // namespace
+
+// prepXferDlist, makeXferReq, createXferReq and estimateXferCost are split into an *Impl
+// doing the work and a public wrapper that sends every failing status, however it returned,
+// to the telemetry pipeline (nixlNoteStatus). The bodies take the agent data as `data` so
+// they read as the methods did.
+
+static nixl_status_t
+prepXferDlistImpl(nixlAgentData *data,
+                  const std::string &agent_name,
+                  const nixl_xfer_dlist_t &descs,
+                  nixlDlistH *&dlist_hndl,
+                  const nixl_opt_args_t *extra_params) {
+    nixlReadGuard guard(data->lock);
+    if (nixlHasForeignHint(*data, extra_params)) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": prepXferDlist: a backend hint is not a backend of this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    auto dl = std::make_unique<nixlDlistH>();
+    dl->remoteAgent = agent_name;
+    dl->mem = descs.getType();
+    dl->descs.assign(descs.begin(), descs.end());
+    const bool local = agent_name.empty();
+    dl->loopback = agent_name == data->name;
+    const nixlRemoteAgent *remote = nullptr;
+    if (!local && !dl->loopback) {
+        auto it = data->remotes.find(agent_name);
+        if (it == data->remotes.end() || !it->second->valid.load(std::memory_order_acquire)) {
+            NIXL_ERROR << "agent " << data->name << ": prepXferDlist: no metadata of agent "
+                       << agent_name << " is loaded";
+            return NIXL_ERR_NOT_FOUND;
+        }
+        dl->remote = it->second;
+        remote = it->second.get();
+    }
+    int missing = 0;
+    for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
+        if (dl->loopback && !e->supportsLocal()) {
+            continue;
+        }
+        if (remote != nullptr && remote->conns.count(e) == 0) {
+            continue;
+        }
+        std::vector<nixl_be_md_t *> mds;
+        if (resolveSide(*data, remote, dl->loopback, dl->mem, e, descs, mds, missing)) {
+            dl->engines.emplace_back(e, std::move(mds));
+        }
+    }
+    if (dl->engines.empty()) {
+        if (descs.isEmpty()) {
+            NIXL_ERROR << "agent " << data->name << ": prepXferDlist: the list is empty";
+            return NIXL_ERR_INVALID_PARAM;
+        }
+        NIXL_ERROR << "agent " << data->name << ": prepXferDlist: no backend covers descriptor "
+                   << missing << " (" << descs[missing].len << " bytes at 0x" << std::hex
+                   << descs[missing].addr << std::dec << ", " << memTypeStr(dl->mem) << ") of "
+                   << (local ? std::string("the local side") : "agent " + agent_name);
+        return NIXL_ERR_NOT_FOUND;
+    }
+    dlist_hndl = dl.get();
+    std::lock_guard<std::mutex> lock(data->registryMutex);
+    data->dlists.insert(dl.release());
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::prepXferDlist(const std::string &agent_name,
+                         const nixl_xfer_dlist_t &descs,
+                         nixlDlistH *&dlist_hndl,
+                         const nixl_opt_args_t *extra_params) const {
+    dlist_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
+    return nixlNoteStatus(
+        *data, prepXferDlistImpl(data.get(), agent_name, descs, dlist_hndl, extra_params));
+}
+
+nixl_status_t
+nixlAgent::prepXferDlist(const nixl_xfer_dlist_t &descs,
+                         nixlDlistH *&dlist_hndl,
+                         const nixl_opt_args_t *extra_params) const {
+    dlist_hndl = nullptr;
+    return prepXferDlist(NIXL_INIT_AGENT, descs, dlist_hndl, extra_params);
+}
+
+static nixl_status_t
+makeXferReqImpl(nixlAgentData *data,
+                const nixl_xfer_op_t &operation,
+                const nixlDlistH *local_side,
+                const std::vector<int> &local_indices,
+                const nixlDlistH *remote_side,
+                const std::vector<int> &remote_indices,
+                nixlXferReqH *&req_hndl,
+                const nixl_opt_args_t *extra_params) {
+    nixlReadGuard guard(data->lock);
+    if (!validOp(operation)) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: operation is neither "
+                   << "NIXL_READ nor NIXL_WRITE";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    {
+        std::lock_guard<std::mutex> lock(data->registryMutex);
+        auto known = [&](const nixlDlistH *h) {
+            return h != nullptr && data->dlists.count(const_cast<nixlDlistH *>(h)) != 0;
+        };
+        if (!known(local_side) || !known(remote_side)) {
+            NIXL_ERROR << "agent " << data->name
+                       << ": makeXferReq: a list handle is null or not from prepXferDlist of "
+                          "this agent";
+            return NIXL_ERR_INVALID_PARAM;
+        }
+    }
+    if (!local_side->remoteAgent.empty() || remote_side->remoteAgent.empty()) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: the first list must be prepared "
+                   << "for the local side (NIXL_INIT_AGENT) and the second for a remote agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    if (local_indices.empty() || local_indices.size() != remote_indices.size()) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: " << local_indices.size()
+                   << " local and " << remote_indices.size()
+                   << " remote indices; they must be equal and non-zero";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    if (local_side->stale || remote_side->stale) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: memory of a list was deregistered "
+                   << "since the list was prepared";
+        return NIXL_ERR_NOT_FOUND;
+    }
+    if (remote_side->remote != nullptr &&
+        !remote_side->remote->valid.load(std::memory_order_acquire)) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: metadata of agent "
+                   << remote_side->remoteAgent << " was invalidated since the list was prepared";
+        return NIXL_ERR_NOT_FOUND;
+    }
+    for (size_t i = 0; i < local_indices.size(); ++i) {
+        int li = local_indices[i];
+        int ri = remote_indices[i];
+        if (li < 0 || static_cast<size_t>(li) >= local_side->descs.size() || ri < 0 ||
+            static_cast<size_t>(ri) >= remote_side->descs.size()) {
+            NIXL_ERROR << "agent " << data->name << ": makeXferReq: index pair " << i << " ("
+                       << li << ", " << ri << ") is out of range (" << local_side->descs.size()
+                       << " local, " << remote_side->descs.size() << " remote descriptors)";
+            return NIXL_ERR_INVALID_PARAM;
+        }
+        if (local_side->descs[li].len != remote_side->descs[ri].len) {
+            NIXL_ERROR << "agent " << data->name << ": makeXferReq: index pair " << i
+                       << " has lengths " << local_side->descs[li].len << " and "
+                       << remote_side->descs[ri].len;
+            return NIXL_ERR_INVALID_PARAM;
+        }
+    }
+    // The first engine of both lists, in hint order when hints are given.
+    const std::vector<nixlBackendEngineProxy *> order =
+        nixlCandidateEngines(*data, extra_params);
+    const std::vector<nixl_be_md_t *> *lmds = nullptr;
+    const std::vector<nixl_be_md_t *> *rmds = nullptr;
+    nixlBackendEngineProxy *engine = nullptr;
+    for (nixlBackendEngineProxy *e : order) {
+        auto l = std::find_if(local_side->engines.begin(), local_side->engines.end(),
+                              [e](const auto &p) { return p.first == e; });
+        auto r = std::find_if(remote_side->engines.begin(), remote_side->engines.end(),
+                              [e](const auto &p) { return p.first == e; });
+        if (l != local_side->engines.end() && r != remote_side->engines.end()) {
+            engine = e;
+            lmds = &l->second;
+            rmds = &r->second;
+            break;
+        }
+    }
+    if (engine == nullptr) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: no "
+                   << (extra_params != nullptr && !extra_params->backends.empty() ? "hinted " :
+                                                                                    "")
+                   << "backend is common to both lists";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    const nixlRequestSpec spec{"makeXferReq",
+                               operation,
+                               engine,
+                               remote_side->remoteAgent,
+                               remote_side->loopback,
+                               remote_side->remote,
+                               local_side->mem,
+                               remote_side->mem,
+                               false}; // NIXL's makeXferReq does not forward customParam
+    const bool merge = extra_params == nullptr || !extra_params->skipDescMerge;
+    auto fill = [&](std::vector<nixl_be_xfer_desc_t> &lds, std::vector<nixl_be_xfer_desc_t> &rds) {
+        lds.reserve(local_indices.size());
+        rds.reserve(local_indices.size());
+        for (size_t i = 0; i < local_indices.size(); ++i) {
+            const int li = local_indices[i];
+            const int ri = remote_indices[i];
+            const nixlBasicDesc &ld = local_side->descs[li];
+            const nixlBasicDesc &rd = remote_side->descs[ri];
+            nixl_be_md_t *lmd = (*lmds)[li];
+            nixl_be_md_t *rmd = (*rmds)[ri];
+            if (merge && i > 0 && local_indices[i - 1] + 1 == li &&
+                remote_indices[i - 1] + 1 == ri) {
+                // A run of consecutive indices whose ranges also follow each other in memory,
+                // in the same registration on both sides, moves as one descriptor.
+                nixl_be_xfer_desc_t &pl = lds.back();
+                nixl_be_xfer_desc_t &pr = rds.back();
+                if (pl.md == lmd && pr.md == rmd && pl.dev_id == ld.devId &&
+                    pr.dev_id == rd.devId && pl.addr + pl.len == ld.addr &&
+                    pr.addr + pr.len == rd.addr) {
+                    pl.len += ld.len;
+                    pr.len += rd.len;
+                    continue;
+                }
+            }
+            lds.push_back(nixl_be_xfer_desc_t{ld.addr, ld.len, ld.devId, lmd});
+            rds.push_back(nixl_be_xfer_desc_t{rd.addr, rd.len, rd.devId, rmd});
+        }
+    };
+    return buildRequest(*data, spec, extra_params, fill, req_hndl);
+}
+
+nixl_status_t
+nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
+                       const nixlDlistH *local_side,
+                       const std::vector<int> &local_indices,
+                       const nixlDlistH *remote_side,
+                       const std::vector<int> &remote_indices,
+                       nixlXferReqH *&req_hndl,
+                       const nixl_opt_args_t *extra_params) const {
+    req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
+    return nixlNoteStatus(*data,
+                          makeXferReqImpl(data.get(), operation, local_side, local_indices,
+                                          remote_side, remote_indices, req_hndl, extra_params));
+}
+
+static nixl_status_t
+createXferReqImpl(nixlAgentData *data,
+                  const nixl_xfer_op_t &operation,
+                  const nixl_xfer_dlist_t &local_descs,
+                  const nixl_xfer_dlist_t &remote_descs,
+                  const std::string &remote_agent,
+                  nixlXferReqH *&req_hndl,
+                  const nixl_opt_args_t *extra_params) {
+    nixlReadGuard guard(data->lock);
+    if (!validOp(operation)) {
+        NIXL_ERROR << "agent " << data->name << ": createXferReq: operation is neither "
+                   << "NIXL_READ nor NIXL_WRITE";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    if (nixlHasForeignHint(*data, extra_params)) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": createXferReq: a backend hint is not a backend of this agent";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    if (local_descs.isEmpty() || local_descs.descCount() != remote_descs.descCount()) {
+        NIXL_ERROR << "agent " << data->name << ": createXferReq: " << local_descs.descCount()
+                   << " local and " << remote_descs.descCount()
+                   << " remote descriptors; they must be equal and non-zero";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    for (int i = 0; i < local_descs.descCount(); ++i) {
+        if (local_descs[i].len != remote_descs[i].len) {
+            NIXL_ERROR << "agent " << data->name << ": createXferReq: descriptor " << i
+                       << " has length " << local_descs[i].len << " locally and "
+                       << remote_descs[i].len << " remotely";
+            return NIXL_ERR_INVALID_PARAM;
+        }
+    }
+    const bool loopback = remote_agent == data->name;
+    std::shared_ptr<nixlRemoteAgent> remote;
+    if (!loopback) {
+        auto it = data->remotes.find(remote_agent);
+        if (it == data->remotes.end() || !it->second->valid.load(std::memory_order_acquire)) {
+            NIXL_ERROR << "agent " << data->name << ": createXferReq: no metadata of agent "
+                       << remote_agent << " is loaded";
+            return NIXL_ERR_NOT_FOUND;
+        }
+        remote = it->second;
+    }
+    nixlBackendEngineProxy *engine = nullptr;
+    std::vector<nixl_be_md_t *> lmds;
+    std::vector<nixl_be_md_t *> rmds;
+    int missing_local = -1;
+    int missing_remote = -1;
+    for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
+        if (loopback ? !e->supportsLocal() : remote->conns.count(e) == 0) {
+            continue;
+        }
+        int miss = 0;
+        if (!resolveSide(*data, nullptr, false, local_descs.getType(), e, local_descs, lmds,
+                         miss)) {
+            missing_local = missing_local < 0 ? miss : missing_local;
+            continue;
+        }
+        if (!resolveSide(*data, remote.get(), loopback, remote_descs.getType(), e, remote_descs,
+                         rmds, miss)) {
+            missing_remote = missing_remote < 0 ? miss : missing_remote;
+            continue;
+        }
+        engine = e;
+        break;
+    }
+    if (engine == nullptr) {
+        if (missing_remote >= 0) {
+            NIXL_ERROR << "agent " << data->name << ": createXferReq: remote descriptor "
+                       << missing_remote << " (" << remote_descs[missing_remote].len
+                       << " bytes at 0x" << std::hex << remote_descs[missing_remote].addr
+                       << std::dec << ") is not registered by " << remote_agent
+                       << " with a common backend";
+        } else if (missing_local >= 0) {
+            NIXL_ERROR << "agent " << data->name << ": createXferReq: local descriptor "
+                       << missing_local << " (" << local_descs[missing_local].len
+                       << " bytes at 0x" << std::hex << local_descs[missing_local].addr
+                       << std::dec << ", " << memTypeStr(local_descs.getType())
+                       << ") is not registered with a backend that reaches " << remote_agent;
+        } else {
+            NIXL_ERROR << "agent " << data->name << ": createXferReq: no backend reaches "
+                       << remote_agent;
+        }
+        return NIXL_ERR_NOT_FOUND;
+    }
+    const nixlRequestSpec spec{"createXferReq",
+                               operation,
+                               engine,
+                               remote_agent,
+                               loopback,
+                               remote,
+                               local_descs.getType(),
+                               remote_descs.getType(),
+                               true};
+    auto fill = [&](std::vector<nixl_be_xfer_desc_t> &lds, std::vector<nixl_be_xfer_desc_t> &rds) {
+        lds.reserve(local_descs.descCount());
+        rds.reserve(local_descs.descCount());
+        for (int i = 0; i < local_descs.descCount(); ++i) {
+            const nixlBasicDesc &ld = local_descs[i];
+            const nixlBasicDesc &rd = remote_descs[i];
+            lds.push_back(nixl_be_xfer_desc_t{ld.addr, ld.len, ld.devId, lmds[i]});
+            rds.push_back(nixl_be_xfer_desc_t{rd.addr, rd.len, rd.devId, rmds[i]});
+        }
+    };
+    return buildRequest(*data, spec, extra_params, fill, req_hndl);
+}
+
+nixl_status_t
+nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
+                         const nixl_xfer_dlist_t &local_descs,
+                         const nixl_xfer_dlist_t &remote_descs,
+                         const std::string &remote_agent,
+                         nixlXferReqH *&req_hndl,
+                         const nixl_opt_args_t *extra_params) const {
+    req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
+    return nixlNoteStatus(*data,
+                          createXferReqImpl(data.get(), operation, local_descs, remote_descs,
+                                            remote_agent, req_hndl, extra_params));
+}
+
+nixl_status_t
+nixlAgent::releasedDlistH(nixlDlistH *dlist_hndl) const {
+    nixlReadGuard guard(data->lock);
+    {
+        std::lock_guard<std::mutex> lock(data->registryMutex);
+        if (dlist_hndl == nullptr || data->dlists.erase(dlist_hndl) == 0) {
+            NIXL_ERROR << "agent " << data->name
+                       << ": releasedDlistH: the handle is null, already released or not a "
+                          "list of this agent";
+            return NIXL_ERR_INVALID_PARAM;
+        }
+    }
+    delete dlist_hndl;
+    return NIXL_SUCCESS;
+}
+
