@@ -445,6 +445,7 @@ const nixl_plugin_core_services_t core_services = {
     nullptr,
     coreLog,
     coreLogEnabled,
+    nullptr, // get_config: the SDK then reads options from the environment
 };
 
 nixl_plugin_status_t

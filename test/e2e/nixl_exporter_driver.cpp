@@ -275,7 +275,8 @@ coreLogEnabled(void *, int32_t level) {
 }
 
 const nixl_plugin_core_services_t kCore = {
-    sizeof(nixl_plugin_core_services_t), nullptr, &coreLog, &coreLogEnabled};
+    sizeof(nixl_plugin_core_services_t), nullptr, &coreLog, &coreLogEnabled,
+    nullptr /* get_config: the SDK then reads options from the environment */};
 
 // Stop request shared by the main thread (signals, stdin, deadline) and the flush threads.
 // Thread-safe: every member is used under m.

@@ -7,7 +7,7 @@
  *
  * Pieces of the plugin C ABI shared by every plugin kind (data backends, telemetry exporters,
  * trace backends): the descriptor header every plugin exports, strings, key/value pairs, output
- * sinks and the core services (logging) that core hands to a plugin.
+ * sinks and the core services (logging, configuration lookup) that core hands to a plugin.
  *
  * Rules that keep the boundary stable:
  *  - Only C types cross. No C++ object, exception or vtable, and no allocator: memory a plugin
@@ -116,6 +116,23 @@ typedef struct nixl_plugin_core_services {
     void (*log)(void *ctx, int32_t level, const char *msg, size_t len);
     /* Non-zero when a line at this level would be written; lets plugins skip formatting. */
     int32_t (*log_enabled)(void *ctx, int32_t level);
+    /*
+     * Appended after log_enabled (no ABI version bump: this struct only grows, and a plugin
+     * checks size before calling it; with an older core the field is absent).
+     * Looks up the option `name` (name_len bytes, e.g. "NIXL_TELEMETRY_PROMETHEUS_PORT") the way
+     * core reads its own options: the environment first, else the configuration file
+     * (NIXL_CONFIG_FILE, else $HOME/.nixl.cfg, else /etc/nixl.cfg). An empty environment
+     * value counts as unset. Writes the raw value (text, no NUL) through value and, when
+     * origin is not NULL, where it came from ("environment" or "<file>:<line>") through origin.
+     * Returns NIXL_PLUGIN_SUCCESS; NIXL_PLUGIN_ERR_NOT_FOUND when the option is set nowhere;
+     * NIXL_PLUGIN_ERR_INVALID_PARAM for a NULL argument or when the configuration file cannot
+     * be read (core logged why). Thread-safe; the file is read once per process.
+     */
+    nixl_plugin_status_t (*get_config)(void *ctx,
+                                       const char *name,
+                                       size_t name_len,
+                                       const nixl_plugin_bytes_sink_t *value,
+                                       const nixl_plugin_bytes_sink_t *origin);
 } nixl_plugin_core_services_t;
 
 #ifdef __cplusplus

@@ -4,21 +4,37 @@
  */
 /**
  * @file nixl_plugin_sdk_common.h
- * @brief Pieces of the header-only plugin SDKs shared by every plugin kind: logging through
- *        core services and conversions between C strings of the ABI and std::string_view.
+ * @brief Pieces of the header-only plugin SDKs shared by every plugin kind: logging and
+ *        NIXL_* options through core services, and conversions between C strings of the ABI
+ *        and std::string_view.
  *
  * Logging goes to the core services of the most recently created plugin object (engine or
  * exporter) of this plugin; core keeps one services struct per loaded plugin for the life of
  * the process, so the pointer never dangles.
+ *
+ * Options: read every NIXL_* option with nixlSdk::config*(), never getenv, so that it comes from
+ * the environment or the configuration file like core's own options, with the same value rules
+ * (nixl_plugin_config_parse.h). The typed helpers throw std::invalid_argument naming the
+ * option, its value, where it came from and what is accepted; they do not log (the SDK's
+ * constructor adapters log what() once). With a libnixl whose core services predate
+ * get_config, options come from the environment only.
  */
 #ifndef NIXL_PLUGIN_SDK_COMMON_H
 #define NIXL_PLUGIN_SDK_COMMON_H
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "nixl_plugin_common.h"
+#include "nixl_plugin_config_parse.h"
 
 namespace nixlSdk {
 
@@ -53,6 +69,158 @@ toStr(std::string_view s) noexcept {
 inline std::string_view
 toView(nixl_plugin_str_t s) noexcept {
     return s.data == nullptr ? std::string_view() : std::string_view(s.data, s.len);
+}
+
+/** One option's raw value and where it came from ("environment" or "<file>:<line>"). */
+struct configValue {
+    std::string text;
+    std::string origin;
+};
+
+namespace detail {
+    inline nixl_plugin_status_t
+    appendToString(void *ctx, const void *data, size_t len) noexcept {
+        try {
+            static_cast<std::string *>(ctx)->append(static_cast<const char *>(data), len);
+            return NIXL_PLUGIN_SUCCESS;
+        }
+        catch (...) {
+            return NIXL_PLUGIN_ERR_UNKNOWN;
+        }
+    }
+} // namespace detail
+
+/**
+ * The raw value of an option: environment, else configuration file (through core). nullopt when
+ * set nowhere. Throws std::invalid_argument when core cannot read the configuration file (core
+ * logged the file, line and reason).
+ */
+inline std::optional<configValue>
+configLookup(std::string_view name) {
+    const nixl_plugin_core_services_t *core = coreServices().load(std::memory_order_acquire);
+    if (core == nullptr ||
+        core->size < offsetof(nixl_plugin_core_services_t, get_config) + sizeof(core->get_config) ||
+        core->get_config == nullptr) {
+        // A core that predates get_config: the environment is all there is.
+        const std::string n(name);
+        const char *v = std::getenv(n.c_str());
+        if (v == nullptr || *v == '\0') {
+            return std::nullopt;
+        }
+        return configValue{v, "environment"};
+    }
+    configValue out;
+    const nixl_plugin_bytes_sink_t value{&out.text, detail::appendToString};
+    const nixl_plugin_bytes_sink_t origin{&out.origin, detail::appendToString};
+    const nixl_plugin_status_t st =
+        core->get_config(core->ctx, name.data(), name.size(), &value, &origin);
+    if (st == NIXL_PLUGIN_ERR_NOT_FOUND) {
+        return std::nullopt;
+    }
+    if (st != NIXL_PLUGIN_SUCCESS) {
+        throw std::invalid_argument(std::string(name) +
+                                    ": the NIXL configuration could not be read (see the "
+                                    "configuration file error above)");
+    }
+    return out;
+}
+
+/** The message of a refused value: "<name>=<text> (from <origin>) is not <accepted>". */
+inline std::string
+configRejection(std::string_view name, const configValue &v, std::string_view accepted) {
+    std::string msg(name);
+    msg.append("=").append(v.text).append(" (from ").append(v.origin).append(") is not ");
+    msg.append(accepted);
+    return msg;
+}
+
+/** A boolean option (NIXL's words); nullopt when unset. */
+inline std::optional<bool>
+configBool(std::string_view name) {
+    auto v = configLookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    bool out = false;
+    if (!nixlConfigParse::parseBool(v->text, out)) {
+        throw std::invalid_argument(configRejection(name, *v, nixlConfigParse::boolAccepted));
+    }
+    return out;
+}
+
+/** An unsigned option (decimal or 0x hex) within [min, max]; nullopt when unset. */
+inline std::optional<uint64_t>
+configUnsigned(std::string_view name, uint64_t min = 0, uint64_t max = UINT64_MAX) {
+    auto v = configLookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    uint64_t out = 0;
+    if (!nixlConfigParse::parseUnsigned(v->text, out) || out < min || out > max) {
+        throw std::invalid_argument(configRejection(
+            name, *v,
+            std::string(nixlConfigParse::unsignedAccepted) + " between " + std::to_string(min) +
+                " and " + std::to_string(max)));
+    }
+    return out;
+}
+
+/** A signed decimal option within [min, max]; nullopt when unset. */
+inline std::optional<int64_t>
+configSigned(std::string_view name, int64_t min = INT64_MIN, int64_t max = INT64_MAX) {
+    auto v = configLookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    int64_t out = 0;
+    if (!nixlConfigParse::parseSigned(v->text, out) || out < min || out > max) {
+        throw std::invalid_argument(configRejection(
+            name, *v,
+            std::string(nixlConfigParse::signedAccepted) + " between " + std::to_string(min) +
+                " and " + std::to_string(max)));
+    }
+    return out;
+}
+
+/** A TCP port option (1..65535); nullopt when unset. */
+inline std::optional<uint16_t>
+configPort(std::string_view name) {
+    auto v = configLookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    uint16_t out = 0;
+    if (!nixlConfigParse::parsePort(v->text, out)) {
+        throw std::invalid_argument(configRejection(name, *v, nixlConfigParse::portAccepted));
+    }
+    return out;
+}
+
+/** A string option as written; nullopt when unset. */
+inline std::optional<std::string>
+configString(std::string_view name) {
+    auto v = configLookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    return std::move(v->text);
+}
+
+/** A duration in milliseconds within [min_ms, max_ms]; nullopt when unset. */
+inline std::optional<std::chrono::milliseconds>
+configMilliseconds(std::string_view name, uint64_t min_ms = 0, uint64_t max_ms = INT64_MAX) {
+    auto v = configLookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    uint64_t out = 0;
+    if (!nixlConfigParse::parseMilliseconds(v->text, out) || out < min_ms || out > max_ms) {
+        throw std::invalid_argument(configRejection(
+            name, *v,
+            std::string(nixlConfigParse::millisecondsAccepted) + " between " +
+                std::to_string(min_ms) + " and " + std::to_string(max_ms)));
+    }
+    return std::chrono::milliseconds(static_cast<int64_t>(out));
 }
 
 } // namespace nixlSdk

@@ -14,6 +14,9 @@
 #include "agent/agent_data.h"
 #include "agent/agent_internal.h"
 #include "common/nixl_log.h"
+#include "config/config.h"
+#include "metadata/md_blob.h"
+#include "nixl_plugin_config_parse.h"
 
 using nixlEnumStrings::memTypeStr;
 using nixlEnumStrings::statusStr;
@@ -25,44 +28,26 @@ isUnboundedKind(nixl_mem_t mem) noexcept {
     return mem == BLK_SEG || mem == OBJ_SEG || mem == FILE_SEG;
 }
 
-// NIXL_TELEMETRY_ENABLE wins over captureTelemetry in both directions.
+// NIXL_TELEMETRY_ENABLE (environment or configuration file) wins over captureTelemetry in both
+// directions.
 bool
 telemetryWanted(const std::string &agent, const nixlAgentConfig &cfg) {
-    const char *env = std::getenv(TELEMETRY_ENABLE_VAR);
-    if (env == nullptr || *env == '\0') {
+    const std::optional<bool> value = nixlConfig::getBool(TELEMETRY_ENABLE_VAR, "agent " + agent + ": ");
+    if (!value) {
         return cfg.captureTelemetry;
     }
-    bool value = false;
-    if (!nixlParseBool(env, value)) {
-        const std::string msg = "agent " + agent + ": " + TELEMETRY_ENABLE_VAR + "=" + env +
-            " is not a boolean (use true/false, yes/no, on/off, 1/0)";
-        NIXL_ERROR << msg;
-        throw std::invalid_argument(msg);
-    }
-    if (!value && cfg.captureTelemetry) {
+    if (!*value && cfg.captureTelemetry) {
         NIXL_WARN << "agent " << agent
                   << ": NIXL_TELEMETRY_ENABLE is false; captureTelemetry is ignored";
     }
-    return value;
+    return *value;
 }
 
 } // namespace
 
 bool
 nixlParseBool(std::string_view text, bool &out) noexcept {
-    std::string v;
-    for (char c : text) {
-        v.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    }
-    if (v == "1" || v == "y" || v == "yes" || v == "on" || v == "true" || v == "enable") {
-        out = true;
-        return true;
-    }
-    if (v == "0" || v == "n" || v == "no" || v == "off" || v == "false" || v == "disable") {
-        out = false;
-        return true;
-    }
-    return false;
+    return nixlConfigParse::parseBool(text, out);
 }
 
 nixlAgentData::nixlAgentData(const std::string &agent_name, const nixlAgentConfig &cfg)
@@ -76,6 +61,9 @@ nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
         NIXL_ERROR << "nixlAgent: the agent name must not be empty";
         throw std::invalid_argument("nixlAgent: empty agent name");
     }
+    // A configuration file that does not parse fails construction (as in NIXL), before any
+    // option is read from it.
+    nixlConfig::ensureLoaded();
     data->telemetryEnabled = telemetryWanted(name, cfg);
     if (data->telemetryEnabled) {
         // Before any request can take a timestamp (a 2 ms calibration, once per process).

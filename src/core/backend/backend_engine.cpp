@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "common/nixl_log.h"
+#include "config/config.h"
 
 namespace {
 
@@ -135,6 +136,7 @@ nixlCoreServices(const nixlLoadedPlugin &plugin) {
         slot->ctx = const_cast<nixlLoadedPlugin *>(&plugin);
         slot->log = coreLog;
         slot->log_enabled = coreLogEnabled;
+        slot->get_config = nixlConfig::serviceLookup;
     }
     return slot.get();
 }

@@ -20,6 +20,7 @@
 #include "nixl_telemetry_exporter_plugin.h"
 #include "nixl_trace_backend_plugin.h"
 #include "common/nixl_log.h"
+#include "config/config.h"
 
 namespace {
 
@@ -276,9 +277,14 @@ nixlPluginLoader::instance() {
 
 std::string
 nixlPluginLoader::defaultDirectory() const {
-    const char *env = std::getenv("NIXL_PLUGIN_DIR");
-    if (env != nullptr && *env != '\0') {
-        return env;
+    // Environment, else configuration file. A bad file reached here only outside an agent
+    // constructor (which reports it first); then the default directory is used.
+    try {
+        if (auto dir = nixlConfig::getString("NIXL_PLUGIN_DIR")) {
+            return *dir;
+        }
+    }
+    catch (const std::invalid_argument &) {
     }
     // Any function defined in libnixl identifies the library; dladdr then names its file.
     Dl_info info{};

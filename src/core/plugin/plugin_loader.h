@@ -100,7 +100,10 @@ public:
     static nixlPluginLoader &
     instance();
 
-    /** NIXL_PLUGIN_DIR if set (read at each call), else "<directory of libnixl>/plugins". */
+    /**
+     * NIXL_PLUGIN_DIR if set (environment or configuration file, read at each call), else
+     * "<directory of libnixl>/plugins".
+     */
     std::string
     defaultDirectory() const;
 

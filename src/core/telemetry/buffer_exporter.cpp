@@ -29,6 +29,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,7 @@
 
 #include "common/nixl_log.h"
 #include "common/shared_ring.h"
+#include "config/config.h"
 
 namespace {
 
@@ -193,7 +195,15 @@ createBuffer(const nixl_telemetry_exporter_init_params_t *params,
             std::string(params->agent_name.data, params->agent_name.len);
         const std::string who = "telemetry BUFFER, agent '" + agent + "': ";
 
-        const char *dir = std::getenv(kDirVar);
+        // Environment, else configuration file; a bad file was reported by the agent already.
+        std::optional<std::string> dir_value;
+        try {
+            dir_value = nixlConfig::getString(kDirVar);
+        }
+        catch (const std::invalid_argument &) {
+            return NIXL_PLUGIN_ERR_INVALID_PARAM; // logged where it was found
+        }
+        const char *dir = dir_value ? dir_value->c_str() : nullptr;
         if (dir == nullptr || *dir == '\0') {
             logLine(core, NIXL_PLUGIN_LOG_ERROR,
                     who + kDirVar + " is not set; it names the directory of the ring file");

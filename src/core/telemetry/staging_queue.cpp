@@ -111,8 +111,10 @@ nixlTelemetryStagingQueue::registerLane() noexcept {
             auto l = std::make_unique<lane>();
             l->owner = self;
             l->mask = std::bit_ceil(capacity_) - 1;
-            // Value-initialised: the reserved words are zero from the start.
-            l->storage = std::make_unique<nixl_telemetry_event_abi_t[]>(l->mask + 1);
+            // Not value-initialised: every push writes whole slots (reserved word included)
+            // before publishing them, and zeroing here would touch all 16 * capacity bytes up
+            // front (512 MiB at NIXL_TELEMETRY_BUFFER_SIZE=2^25); pages are used as events come.
+            l->storage.reset(new nixl_telemetry_event_abi_t[l->mask + 1]);
             l->slots = l->storage.get();
             found = l.get();
             lanes_.push_back(std::move(l));

@@ -13,6 +13,7 @@
 
 #include "common/fast_clock.h"
 #include "common/nixl_log.h"
+#include "config/config.h"
 #include "plugin/plugin_loader.h"
 #include "telemetry/buffer_exporter.h"
 #include "telemetry/nop_exporter.h"
@@ -96,6 +97,7 @@ exporterServices(const nixlTelemetryExporterRef &ref) {
         slot->services.ctx = slot.get();
         slot->services.log = exporterLog;
         slot->services.log_enabled = exporterLogEnabled;
+        slot->services.get_config = nixlConfig::serviceLookup;
     }
     return &slot->services;
 }

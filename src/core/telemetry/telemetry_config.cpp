@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "common/nixl_log.h"
+#include "config/config.h"
 
 namespace {
 
@@ -35,39 +36,11 @@ equalsNoCase(std::string_view a, std::string_view b) noexcept {
            });
 }
 
-/** Strict unsigned decimal (surrounding blanks allowed); false on anything else or overflow. */
-bool
-parseUnsigned(std::string_view text, uint64_t &out) noexcept {
-    text = trim(text);
-    if (text.empty()) {
-        return false;
-    }
-    uint64_t v = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') {
-            return false;
-        }
-        const uint64_t d = static_cast<uint64_t>(c - '0');
-        if (v > (UINT64_MAX - d) / 10) {
-            return false;
-        }
-        v = v * 10 + d;
-    }
-    out = v;
-    return true;
-}
-
 [[noreturn]] void
 fail(const std::string &agent, const std::string &what) {
     const std::string msg = "agent " + agent + ": " + what;
     NIXL_ERROR << msg;
     throw std::invalid_argument(msg);
-}
-
-const char *
-env(const char *name) noexcept {
-    const char *v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? v : nullptr;
 }
 
 } // namespace
@@ -108,11 +81,15 @@ nixlParseEnabledMetrics(std::string_view text, std::vector<std::string> &unmatch
 nixlTelemetryConfig
 nixlTelemetryConfig::fromEnvironment(const std::string &agent) {
     nixlTelemetryConfig cfg;
+    const std::string who = "agent " + agent + ": ";
 
-    const char *exporter = std::getenv(TELEMETRY_EXPORTER_VAR);
-    const std::string_view name = exporter != nullptr ? trim(exporter) : std::string_view();
+    const auto exporter = nixlConfig::lookup(TELEMETRY_EXPORTER_VAR);
+    const std::string_view name = exporter ? trim(exporter->text) : std::string_view();
     if (!name.empty()) {
-        cfg.exporterOrigin = std::string(TELEMETRY_EXPORTER_VAR) + "=" + exporter;
+        cfg.exporterOrigin = std::string(TELEMETRY_EXPORTER_VAR) + "=" + exporter->text;
+        if (exporter->origin != "environment") {
+            cfg.exporterOrigin += " (" + exporter->origin + ")";
+        }
         if (equalsNoCase(name, nixl_telemetry_buffer_exporter)) {
             cfg.exporter = nixl_telemetry_buffer_exporter;
         } else if (equalsNoCase(name, nixl_telemetry_nop_exporter)) {
@@ -124,43 +101,46 @@ nixlTelemetryConfig::fromEnvironment(const std::string &agent) {
         } else {
             cfg.exporter = std::string(name);
         }
-    } else if (const char *dir = env(TELEMETRY_DIR_VAR)) {
+    } else if (const auto dir = nixlConfig::lookup(TELEMETRY_DIR_VAR)) {
         cfg.exporter = nixl_telemetry_buffer_exporter;
         cfg.exporterOrigin = std::string(TELEMETRY_EXPORTER_VAR) + " unset and " +
-            TELEMETRY_DIR_VAR + "=" + dir;
+            TELEMETRY_DIR_VAR + "=" + dir->text;
     } else {
         cfg.exporter = nixl_telemetry_nop_exporter;
         cfg.exporterOrigin = std::string(TELEMETRY_EXPORTER_VAR) + " and " + TELEMETRY_DIR_VAR +
             " unset";
     }
 
-    if (const char *size = env(TELEMETRY_BUFFER_SIZE_VAR)) {
-        uint64_t v = 0;
-        if (!parseUnsigned(size, v) || v == 0 || v > nixl_telemetry_max_buffer_size) {
-            fail(agent, std::string(TELEMETRY_BUFFER_SIZE_VAR) + "=" + size +
-                     " is not a number of events between 1 and " +
-                     std::to_string(nixl_telemetry_max_buffer_size));
+    if (const auto size = nixlConfig::getUnsigned(
+            TELEMETRY_BUFFER_SIZE_VAR, who, 1,
+            nixl_telemetry_max_buffer_size)) {
+        cfg.bufferSize = static_cast<size_t>(*size);
+        // NIXL reserves the buffer at construction, so a size the process cannot allocate fails
+        // the agent there. Probe the same way: a large calloc maps fresh zero pages without
+        // touching them, so this costs address space for a moment, not memory.
+        void *probe = std::calloc(cfg.bufferSize, sizeof(nixl_telemetry_event_abi_t));
+        if (probe == nullptr) {
+            fail(agent, std::string(TELEMETRY_BUFFER_SIZE_VAR) + "=" + std::to_string(*size) +
+                     ": a staging buffer of " + std::to_string(*size) + " events (" +
+                     std::to_string(*size * sizeof(nixl_telemetry_event_abi_t)) +
+                     " bytes) cannot be allocated in this process");
         }
-        cfg.bufferSize = static_cast<size_t>(v);
+        std::free(probe);
     }
 
-    if (const char *interval = env(TELEMETRY_RUN_INTERVAL_VAR)) {
-        uint64_t v = 0;
-        if (!parseUnsigned(interval, v) || v == 0 ||
-            v > static_cast<uint64_t>(nixl_telemetry_max_run_interval.count())) {
-            fail(agent, std::string(TELEMETRY_RUN_INTERVAL_VAR) + "=" + interval +
-                     " is not a number of milliseconds between 1 and " +
-                     std::to_string(nixl_telemetry_max_run_interval.count()));
-        }
-        cfg.runInterval = std::chrono::milliseconds(v);
+    if (const auto interval = nixlConfig::getMilliseconds(
+            TELEMETRY_RUN_INTERVAL_VAR, who, 1,
+            static_cast<uint64_t>(nixl_telemetry_max_run_interval.count()))) {
+        cfg.runInterval = *interval;
     }
 
-    if (const char *metrics = std::getenv(TELEMETRY_ENABLED_METRICS_VAR)) {
+    if (const auto metrics = nixlConfig::lookup(TELEMETRY_ENABLED_METRICS_VAR)) {
         std::vector<std::string> unmatched;
-        cfg.enabled = nixlParseEnabledMetrics(metrics, unmatched);
+        cfg.enabled = nixlParseEnabledMetrics(metrics->text, unmatched);
         for (const auto &token : unmatched) {
-            NIXL_WARN << "agent " << agent << ": " << TELEMETRY_ENABLED_METRICS_VAR << "="
-                      << metrics << ": \"" << token << "\" matches no telemetry event";
+            NIXL_WARN << who << TELEMETRY_ENABLED_METRICS_VAR << "=" << metrics->text << " (from "
+                      << metrics->origin << "): \"" << token
+                      << "\" matches no telemetry event";
         }
     }
     return cfg;

@@ -8,7 +8,8 @@
  *        once at agent construction. Whether telemetry is on at all (NIXL_TELEMETRY_ENABLE vs
  *        nixlAgentConfig::captureTelemetry) is decided by the agent before this is read.
  *
- * Pure functions over the environment: thread-safe as far as getenv is.
+ * Every option goes through nixlConfig (environment, then the configuration file); thread-safe
+ * as nixlConfig is.
  */
 #ifndef NIXL_SRC_CORE_TELEMETRY_TELEMETRY_CONFIG_H
 #define NIXL_SRC_CORE_TELEMETRY_TELEMETRY_CONFIG_H
@@ -26,8 +27,13 @@ inline constexpr char nixl_telemetry_buffer_exporter[] = "BUFFER";
 inline constexpr char nixl_telemetry_nop_exporter[] = "NOP";
 
 inline constexpr size_t nixl_telemetry_default_buffer_size = 4096;
-/** Upper bound of NIXL_TELEMETRY_BUFFER_SIZE: two buffers of 16-byte events are reserved. */
-inline constexpr size_t nixl_telemetry_max_buffer_size = size_t{1} << 24;
+/**
+ * Upper bound of NIXL_TELEMETRY_BUFFER_SIZE (2^32 events, 64 GiB of 16-byte events per
+ * recording thread). NIXL has no explicit bound: it reserves the buffer at construction and
+ * fails with the allocation; below this bound we likewise refuse a size whose buffer cannot be
+ * allocated. Memory is reserved, not touched: pages are used as events arrive.
+ */
+inline constexpr size_t nixl_telemetry_max_buffer_size = size_t{1} << 32;
 inline constexpr std::chrono::milliseconds nixl_telemetry_default_run_interval{100};
 /** Upper bound of NIXL_TELEMETRY_RUN_INTERVAL (one hour). */
 inline constexpr std::chrono::milliseconds nixl_telemetry_max_run_interval{3600 * 1000};
@@ -52,9 +58,10 @@ struct nixlTelemetryConfig {
     }
 
     /**
-     * Reads NIXL_TELEMETRY_EXPORTER, _DIR, _BUFFER_SIZE, _RUN_INTERVAL and _ENABLED_METRICS.
-     * A bad value writes one ERROR line naming the agent, variable and value and throws
-     * std::invalid_argument with the same text. Unmatched metric names are one WARN line each.
+     * Reads NIXL_TELEMETRY_EXPORTER, _DIR, _BUFFER_SIZE, _RUN_INTERVAL and _ENABLED_METRICS
+     * (environment, else configuration file). A bad value writes one ERROR line naming the
+     * agent, variable, value, origin and accepted values and throws std::invalid_argument with
+     * the same text. Unmatched metric names are one WARN line each.
      */
     static nixlTelemetryConfig
     fromEnvironment(const std::string &agent);

@@ -42,6 +42,7 @@ const nixl_plugin_core_services_t capture_services = {
     nullptr,
     &captureLog,
     &captureEnabled,
+    nullptr, // get_config: the SDK then reads options from the environment
 };
 
 struct loaded_t {

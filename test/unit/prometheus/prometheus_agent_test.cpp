@@ -15,12 +15,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "agent_test_utils.h"
+#include "config/config.h"
 #include "prom_test_utils.h"
 
 namespace {
@@ -128,6 +131,39 @@ TEST_F(PrometheusAgentTest, PortTakenLeavesAWorkingAgentWithoutExport) {
     ASSERT_EQ(NIXL_SUCCESS, addTest(*a));
     EXPECT_EQ(NIXL_SUCCESS, a->registerMem(regList({bufA.desc()})));
     close(fd);
+}
+
+// Regression: NIXL's "y" used to make the exporter refuse to start and the agent constructor
+// throw, which terminates a NIXL 1.4 program that does not expect it.
+TEST_F(PrometheusAgentTest, LocalYesBindsLoopbackOnly) {
+    ASSERT_NE(port_, 0);
+    nixl_agent_test::scopedEnv local("NIXL_TELEMETRY_PROMETHEUS_LOCAL", "y");
+    auto a = makeAgent("A", agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true));
+    EXPECT_TRUE(httpGet("127.0.0.1", port_).has_value());
+    EXPECT_FALSE(nixl_prom_test::canConnect("127.0.0.2", port_)) << "bound beyond 127.0.0.1";
+}
+
+// An option from the TOML configuration file reaches the plugin through core services.
+TEST_F(PrometheusAgentTest, ConfigFileOptionsReachThePlugin) {
+    ASSERT_NE(port_, 0);
+    char tmpl[] = "/tmp/nixl-prom-config-XXXXXX";
+    ASSERT_NE(nullptr, ::mkdtemp(tmpl));
+    const std::string dir = tmpl;
+    const std::string file = dir + "/nixl.cfg";
+    std::ofstream(file) << "NIXL_TELEMETRY_PROMETHEUS_PORT = " << port_ << "\n"
+                        << "NIXL_TELEMETRY_PROMETHEUS_LOCAL = \"Enable\"\n";
+    nixl_agent_test::scopedEnv config("NIXL_CONFIG_FILE", file.c_str());
+    nixl_agent_test::scopedEnv port("NIXL_TELEMETRY_PROMETHEUS_PORT", nullptr);
+    nixl_agent_test::scopedEnv local("NIXL_TELEMETRY_PROMETHEUS_LOCAL", nullptr);
+    nixlConfig::reloadForTesting();
+    {
+        auto a = makeAgent("A", agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true));
+        EXPECT_TRUE(httpGet("127.0.0.1", port_).has_value()) << "port from the file not used";
+        EXPECT_FALSE(nixl_prom_test::canConnect("127.0.0.2", port_)) << "LOCAL from the file";
+    }
+    nixlConfig::reloadForTesting();
+    std::remove(file.c_str());
+    ::rmdir(dir.c_str());
 }
 
 } // namespace

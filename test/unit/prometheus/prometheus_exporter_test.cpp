@@ -312,7 +312,7 @@ TEST_F(PrometheusExporterTest, MalformedPortFailsCreateNamingVariableAndValue) {
         EXPECT_EQ(createExporter("A", &out), NIXL_PLUGIN_ERR_INVALID_PARAM);
         EXPECT_EQ(out, nullptr);
         expectOneLine(NIXL_PLUGIN_LOG_ERROR,
-                      {std::string(port_var) + "='" + value + "'", "agent 'A'"});
+                      {std::string(port_var) + "=" + value + " (from environment)", "agent 'A'"});
     }
 }
 
@@ -324,7 +324,7 @@ TEST_F(PrometheusExporterTest, MalformedLocalFailsCreateNamingVariableAndValue) 
         EXPECT_EQ(createExporter("A", &out), NIXL_PLUGIN_ERR_INVALID_PARAM);
         EXPECT_EQ(out, nullptr);
         expectOneLine(NIXL_PLUGIN_LOG_ERROR,
-                      {std::string(local_var) + "='" + value + "'", "agent 'A'"});
+                      {std::string(local_var) + "=" + value + " (from environment)", "agent 'A'"});
     }
 }
 
@@ -346,6 +346,7 @@ TEST_F(PrometheusExporterTest, LocalAcceptsEveryBooleanSpelling) {
     const std::vector<std::pair<const char *, bool>> spellings = {
         {"1", true},  {"TRUE", true},  {"Yes", true}, {"on", true},  {"0", false},
         {"False", false}, {"NO", false}, {"oFF", false}, {"", false},
+        {"y", true}, {"Enable", true}, {"n", false}, {"DISABLE", false},
     };
     for (const auto &[value, local] : spellings) {
         SCOPED_TRACE(value);

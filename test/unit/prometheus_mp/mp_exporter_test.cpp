@@ -179,6 +179,22 @@ TEST(PromMpConfig, DefaultsAndOverrides) {
     EXPECT_EQ(parseConfig().localRank, "7");
 }
 
+// NIXL's boolean words and the one port rule (1..65535) shared with every NIXL_* option.
+TEST(PromMpConfig, NixlBooleanWordsAndPortRule) {
+    mpTest::envGuard env;
+    env.set(kDirVar, "/tmp/x");
+    for (const char *w : {"y", "Enable", "ON"}) {
+        env.set(kLocalVar, w);
+        EXPECT_EQ(parseConfig().addr, "127.0.0.1") << w;
+    }
+    for (const char *w : {"n", "DISABLE", "off"}) {
+        env.set(kLocalVar, w);
+        EXPECT_EQ(parseConfig().addr, "0.0.0.0") << w;
+    }
+    env.set(kPortVar, "0");
+    EXPECT_THROW(parseConfig(), std::runtime_error);
+}
+
 TEST(PromMpConfig, BadValuesNameTheVariableAndValue) {
     mpTest::envGuard env;
     env.set(kDirVar, "/tmp/x");

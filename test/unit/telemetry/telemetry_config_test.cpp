@@ -97,7 +97,32 @@ TEST(telemetryConfig, BufferSize) {
     expectRejected("NIXL_TELEMETRY_BUFFER_SIZE", "12k");
     expectRejected("NIXL_TELEMETRY_BUFFER_SIZE", "-4");
     expectRejected("NIXL_TELEMETRY_BUFFER_SIZE", "99999999999999999999999");
-    expectRejected("NIXL_TELEMETRY_BUFFER_SIZE", "16777217"); // above the 2^24 bound
+    expectRejected("NIXL_TELEMETRY_BUFFER_SIZE", "4294967297"); // above the 2^32 bound
+}
+
+// NIXL 1.4 accepts any non-zero size it can allocate; 33,554,432 (2^25) was refused before.
+TEST(telemetryConfig, BufferSizeAcceptsWhatNixlAccepts) {
+    cleanTelemetryEnv clean;
+    for (const char *v : {"16777217", "33554432", "0x2000000"}) {
+        scopedEnv s("NIXL_TELEMETRY_BUFFER_SIZE", v);
+        EXPECT_NO_THROW((void)nixlTelemetryConfig::fromEnvironment("A")) << v;
+    }
+    scopedEnv s("NIXL_TELEMETRY_BUFFER_SIZE", "33554432");
+    EXPECT_EQ(33554432u, nixlTelemetryConfig::fromEnvironment("A").bufferSize);
+}
+
+TEST(telemetryConfig, BufferSizeAboveTheBoundNamesTheBound) {
+    cleanTelemetryEnv clean;
+    scopedEnv s("NIXL_TELEMETRY_BUFFER_SIZE", "4294967297");
+    stderrCapture cap;
+    try {
+        (void)nixlTelemetryConfig::fromEnvironment("A");
+        ADD_FAILURE() << "accepted";
+    }
+    catch (const std::invalid_argument &e) {
+        EXPECT_NE(std::string::npos, std::string(e.what()).find("4294967296")) << e.what();
+    }
+    (void)cap.stop();
 }
 
 TEST(telemetryConfig, RunInterval) {

@@ -38,7 +38,7 @@ values(std::span<const nixl_telemetry_event_abi_t> s) {
 TEST(telemetryStagingQueue, ZeroOrHugeCapacityIsRefused) {
     EXPECT_THROW(nixlTelemetryStagingQueue(0), std::invalid_argument);
     // More than 2^40 events per lane is refused before any allocation is tried (the settings
-    // stop at 2^24, so only a caller's bug gets here).
+    // stop at 2^32, so only a caller's bug gets here).
     EXPECT_THROW(nixlTelemetryStagingQueue((size_t{1} << 40) + 1), std::invalid_argument);
 }
 

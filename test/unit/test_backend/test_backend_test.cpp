@@ -98,6 +98,7 @@ const nixl_plugin_core_services_t core_services = {
     &logRecorder::instance(),
     recordLog,
     logAlwaysEnabled,
+    nullptr, // get_config: the SDK then reads options from the environment
 };
 
 /** Error lines since mark. */
@@ -560,7 +561,7 @@ TEST_P(invalidParamTest, InvalidValueFailsCreationNamingKeyAndValue) {
 
 INSTANTIATE_TEST_SUITE_P(allKeys,
                          invalidParamTest,
-                         ::testing::Values(std::make_pair("async", "yes"),
+                         ::testing::Values(std::make_pair("async", "maybe"),
                                            std::make_pair("async_polls", "abc"),
                                            std::make_pair("async_polls", "-1"),
                                            std::make_pair("fail_post_at", "1x"),
@@ -568,8 +569,24 @@ INSTANTIATE_TEST_SUITE_P(allKeys,
                                            std::make_pair("disconnect_after", " 2"),
                                            std::make_pair("disconnect_after",
                                                           "99999999999999999999999"),
-                                           std::make_pair("fail_release", "TRUE"),
-                                           std::make_pair("fail_create", "1")));
+                                           std::make_pair("fail_release", "tru"),
+                                           std::make_pair("fail_create", "2")));
+
+// Flags take NIXL's boolean words in any case, like every NIXL_* option.
+TEST_F(testBackend, FlagsAcceptNixlBooleanWords) {
+    for (const char *word : {"Yes", "1", "ON", "enable", "y"}) {
+        SCOPED_TRACE(word);
+        size_t mark = logRecorder::instance().mark();
+        testEngine a("A", {{"fail_create", word}});
+        EXPECT_EQ(a.status(), NIXL_PLUGIN_ERR_BACKEND);
+        expectOneError(mark, {"agent 'A'", "fail_create"});
+    }
+    for (const char *word : {"No", "0", "off", "DISABLE", "n"}) {
+        SCOPED_TRACE(word);
+        testEngine a("A", {{"fail_create", word}});
+        EXPECT_EQ(a.status(), NIXL_PLUGIN_SUCCESS);
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Data movement

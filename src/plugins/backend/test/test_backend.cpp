@@ -12,6 +12,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "nixl_plugin_config_parse.h"
+
 namespace {
 
 /** Modelled throughput of a memcpy "link": 10 GB/s, i.e. 10,000 bytes per microsecond. */
@@ -101,15 +103,7 @@ rawValue(const E &value) noexcept {
 
 bool
 parseFlag(const std::string &value, bool &out) {
-    if (value == "true") {
-        out = true;
-        return true;
-    }
-    if (value == "false") {
-        out = false;
-        return true;
-    }
-    return false;
+    return nixlConfigParse::parseBool(value, out); // NIXL's boolean words, any case
 }
 
 /** Plain decimal digits only: no sign, no spaces, no overflow. */

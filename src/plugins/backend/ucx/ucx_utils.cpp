@@ -14,6 +14,8 @@
 
 #include <vector>
 
+#include "nixl_plugin_config_parse.h"
+
 namespace nixlUcx {
 
 namespace {
@@ -196,19 +198,8 @@ tlsAllowsShm(std::string_view tls) {
 
 bool
 parseBool(std::string_view s, bool &out) {
-    std::string v(trim(s));
-    for (char &c : v) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    if (v == "1" || v == "y" || v == "yes" || v == "true" || v == "on") {
-        out = true;
-        return true;
-    }
-    if (v == "0" || v == "n" || v == "no" || v == "false" || v == "off") {
-        out = false;
-        return true;
-    }
-    return false;
+    // NIXL's words (y/yes/on/1/true/enable, n/no/off/0/false/disable), as every NIXL_* option.
+    return nixlConfigParse::parseBool(trim(s), out);
 }
 
 bool

@@ -72,7 +72,7 @@ tlsAllowsCma(std::string_view tls);
 bool
 tlsAllowsShm(std::string_view tls);
 
-/** Parses "yes/no/true/false/1/0/on/off"; false on anything else. */
+/** Parses NIXL's boolean words (y/yes/on/1/true/enable, n/no/off/0/false/disable, any case). */
 bool
 parseBool(std::string_view s, bool &out);
 

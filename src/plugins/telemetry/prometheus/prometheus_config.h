@@ -4,10 +4,10 @@
  */
 /**
  * @file prometheus_config.h
- * @brief Environment configuration of the prometheus exporter: scrape port, bind address and
+ * @brief Configuration of the prometheus exporter: scrape port, bind address and
  *        histogram bounds, read once per exporter at create time.
  *
- * Not thread-affine: pure functions over the strings they are given.
+ * Thread safety: readConfig may run on any thread (core's lookup is thread-safe).
  */
 #ifndef NIXL_PLUGINS_TELEMETRY_PROMETHEUS_CONFIG_H
 #define NIXL_PLUGINS_TELEMETRY_PROMETHEUS_CONFIG_H
@@ -23,7 +23,7 @@ inline constexpr const char *kPortVar = "NIXL_TELEMETRY_PROMETHEUS_PORT";
 inline constexpr const char *kLocalVar = "NIXL_TELEMETRY_PROMETHEUS_LOCAL";
 inline constexpr uint16_t kDefaultPort = 9090;
 
-/** Everything an exporter reads from the environment. */
+/** Every option an exporter reads. */
 struct config_t {
     uint16_t port = kDefaultPort;
     bool local = false; ///< listen on 127.0.0.1 only, else on 0.0.0.0
@@ -35,25 +35,13 @@ struct config_t {
 };
 
 /**
- * NIXL_TELEMETRY_PROMETHEUS_PORT: unset or empty => 9090; otherwise decimal digits only, 1..65535.
- * nullopt => malformed, with *why naming the variable and the value.
- */
-std::optional<uint16_t>
-parsePort(const char *value, std::string *why);
-
-/**
- * NIXL_TELEMETRY_PROMETHEUS_LOCAL: unset or empty => false; 1/true/yes/on and 0/false/no/off in
- * any case. nullopt => anything else, with *why naming the variable and the value.
- */
-std::optional<bool>
-parseLocal(const char *value, std::string *why);
-
-/**
- * Reads the three variables from the process environment. Throws std::invalid_argument with
- * the offending variable and value when one is malformed.
+ * Reads NIXL_TELEMETRY_PROMETHEUS_PORT (1..65535, default 9090), NIXL_TELEMETRY_PROMETHEUS_LOCAL
+ * (NIXL's boolean words, default false) and NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US from the
+ * environment, else the NIXL configuration file, through core services. Throws
+ * std::invalid_argument naming the variable, value and origin when one is malformed.
  */
 config_t
-readFromEnvironment();
+readConfig();
 
 } // namespace nixlPromConfig
 

@@ -29,7 +29,7 @@ hostName() {
 nixlPrometheusExporter::nixlPrometheusExporter(const nixlTelemetryExporterContext &ctx) {
     nixlPromConfig::config_t cfg;
     try {
-        cfg = nixlPromConfig::readFromEnvironment();
+        cfg = nixlPromConfig::readConfig();
     }
     catch (const std::invalid_argument &e) {
         // Name the agent too: the SDK logs what() as the one line for this failure.

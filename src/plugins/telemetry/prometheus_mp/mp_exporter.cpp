@@ -16,16 +16,22 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
-#include <strings.h>
 
 namespace nixlPromMp {
 
 namespace {
 
-    std::string
-    envOr(const char *var, const char *fallback) {
-        const char *v = std::getenv(var);
-        return v == nullptr ? std::string(fallback) : std::string(v);
+    // NIXL_* options come from the environment, else the NIXL configuration file (through
+    // core); the SDK's refusals are std::invalid_argument, this file's contract runtime_error.
+    template<typename Fn>
+    auto
+    option(Fn &&read) {
+        try {
+            return read();
+        }
+        catch (const std::invalid_argument &e) {
+            throw std::runtime_error(std::string("prometheus_mp: ") + e.what());
+        }
     }
 
     [[noreturn]] void
@@ -53,7 +59,7 @@ namespace {
 nixlMpConfig
 parseConfig() {
     nixlMpConfig c;
-    c.dir = envOr(kDirVar, "");
+    c.dir = option([] { return nixlSdk::configString(kDirVar); }).value_or("");
     if (c.dir.empty()) {
         badVar(kDirVar,
                c.dir,
@@ -63,42 +69,25 @@ parseConfig() {
         c.dir.pop_back();
     }
 
-    const std::string port = envOr(kPortVar, "");
-    if (!port.empty()) {
-        char *end = nullptr;
-        errno = 0;
-        const long p = std::strtol(port.c_str(), &end, 10);
-        if (errno != 0 || end == port.c_str() || *end != '\0' || p < 0 || p > 65535) {
-            badVar(kPortVar, port, "is not a port number (0-65535)");
-        }
-        c.port = static_cast<uint16_t>(p);
-    }
-
-    const std::string local = envOr(kLocalVar, "");
-    bool isLocal = false;
-    if (local.empty() || strcasecmp(local.c_str(), "false") == 0 || local == "0" ||
-        strcasecmp(local.c_str(), "no") == 0 || strcasecmp(local.c_str(), "off") == 0) {
-        isLocal = false;
-    } else if (strcasecmp(local.c_str(), "true") == 0 || local == "1" ||
-               strcasecmp(local.c_str(), "yes") == 0 || strcasecmp(local.c_str(), "on") == 0) {
-        isLocal = true;
-    } else {
-        badVar(kLocalVar, local, "is not a boolean (true/false, 1/0, yes/no, on/off)");
-    }
+    c.port = option([] { return nixlSdk::configPort(kPortVar); }).value_or(kDefaultPort);
+    const bool isLocal = option([] { return nixlSdk::configBool(kLocalVar); }).value_or(false);
     c.addr = isLocal ? "127.0.0.1" : "0.0.0.0";
 
-    const std::string ttl = envOr(kTtlVar, "");
-    if (!ttl.empty()) {
+    if (const auto ttl = option([] { return nixlSdk::configLookup(kTtlVar); })) {
         char *end = nullptr;
         errno = 0;
-        const double t = std::strtod(ttl.c_str(), &end);
-        if (errno != 0 || end == ttl.c_str() || *end != '\0' || !std::isfinite(t) || t < 0) {
-            badVar(kTtlVar, ttl, "is not a non-negative number of seconds");
+        const double t = std::strtod(ttl->text.c_str(), &end);
+        if (errno != 0 || end == ttl->text.c_str() || *end != '\0' || !std::isfinite(t) ||
+            t < 0) {
+            throw std::runtime_error(
+                "prometheus_mp: " +
+                nixlSdk::configRejection(kTtlVar, *ttl, "a non-negative number of seconds"));
         }
         c.ttlSeconds = t;
     }
 
-    const char *buckets = std::getenv(nixlProm::kBucketsVar);
+    const auto bucketsValue = option([] { return nixlSdk::configString(nixlProm::kBucketsVar); });
+    const char *buckets = bucketsValue ? bucketsValue->c_str() : nullptr;
     std::string why;
     auto bounds = nixlProm::parseBucketBoundsUs(buckets, &why);
     if (!bounds) {
@@ -112,8 +101,10 @@ parseConfig() {
     }
     c.boundsUs = std::move(*bounds);
 
-    const std::string rankEnv = envOr(kRankEnvVar, kDefaultRankEnv);
+    const std::string rankEnv =
+        option([] { return nixlSdk::configString(kRankEnvVar); }).value_or(kDefaultRankEnv);
     if (!rankEnv.empty()) {
+        // The variable it names (LOCAL_RANK, ...) is the launcher's, not a NIXL option.
         const char *rank = std::getenv(rankEnv.c_str());
         if (rank != nullptr && *rank != '\0') {
             std::string r(rank);

@@ -34,8 +34,8 @@ inline constexpr const char *kDefaultRankEnv = "LOCAL_RANK";
 inline constexpr uint16_t kDefaultPort = 9090;
 inline constexpr double kDefaultTtlSeconds = 30;
 
-/** Everything the environment says; parseConfig() throws std::runtime_error naming the
- *  variable and value at fault. */
+/** Every option (environment, else the NIXL configuration file, through core); parseConfig()
+ *  throws std::runtime_error naming the variable, value and origin at fault. */
 struct nixlMpConfig {
     std::string dir;
     std::string addr; ///< 0.0.0.0, or 127.0.0.1 when NIXL_TELEMETRY_PROMETHEUS_LOCAL is true

@@ -1,0 +1,414 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "config/config.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include <toml++/toml.h>
+
+#include "common/nixl_log.h"
+#include "nixl_plugin_config_parse.h"
+
+namespace {
+
+[[noreturn]] void
+fail(const std::string &msg) {
+    NIXL_ERROR << msg;
+    throw std::invalid_argument(msg);
+}
+
+std::string
+fileError(const std::string &path, const std::string &why) {
+    return "configuration file " + path + ": " + why;
+}
+
+std::optional<std::string>
+envValue(std::string_view name) {
+    const std::string n(name);
+    const char *v = std::getenv(n.c_str());
+    if (v == nullptr || *v == '\0') {
+        return std::nullopt;
+    }
+    return std::string(v);
+}
+
+bool
+isRegularFileOrMissing(const std::string &path, bool &exists, std::string &why) {
+    struct stat st{};
+    if (::stat(path.c_str(), &st) != 0) {
+        exists = false;
+        if (errno == ENOENT || errno == ENOTDIR) {
+            return true;
+        }
+        why = std::strerror(errno);
+        return false;
+    }
+    exists = true;
+    if (!S_ISREG(st.st_mode)) {
+        why = "not a regular file";
+        return false;
+    }
+    return true;
+}
+
+// Text of one scalar as the typed getters expect it; false for tables and arrays.
+bool
+scalarText(const toml::node &node, std::string &out) {
+    if (const auto *s = node.as_string()) {
+        out = s->get();
+    } else if (const auto *i = node.as_integer()) {
+        out = std::to_string(i->get());
+    } else if (const auto *b = node.as_boolean()) {
+        out = b->get() ? "true" : "false";
+    } else if (const auto *f = node.as_floating_point()) {
+        char buf[64];
+        const auto res = std::to_chars(buf, buf + sizeof(buf), f->get());
+        out.assign(buf, res.ptr);
+    } else if (const auto *t = node.as_time()) {
+        // NIXL reads a TOML time as a duration: 00:00:05.5 is 5500 ms.
+        const toml::time &v = t->get();
+        const uint64_t ms = uint64_t{v.hour} * 3600000 + uint64_t{v.minute} * 60000 +
+            uint64_t{v.second} * 1000 + v.nanosecond / 1000000;
+        out = std::to_string(ms);
+    } else if (const auto *d = node.as_date()) {
+        std::ostringstream os;
+        os << d->get();
+        out = os.str();
+    } else if (const auto *dt = node.as_date_time()) {
+        std::ostringstream os;
+        os << dt->get();
+        out = os.str();
+    } else {
+        return false;
+    }
+    return true;
+}
+
+std::mutex &
+loadMutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::shared_ptr<const nixlConfigFile> &
+loaded() {
+    static std::shared_ptr<const nixlConfigFile> file;
+    return file;
+}
+
+} // namespace
+
+nixlConfigSources
+nixlConfigSources::fromEnvironment() {
+    nixlConfigSources s;
+    if (auto v = envValue(nixl_config_file_var)) {
+        s.explicitFile = std::move(*v);
+    }
+    if (auto home = envValue("HOME")) {
+        std::string h = std::move(*home);
+        if (h.back() != '/') {
+            h += '/';
+        }
+        s.homeFile = h + nixl_config_home_name;
+    }
+    return s;
+}
+
+std::shared_ptr<const nixlConfigFile>
+nixlConfigFile::parse(const std::string &path) {
+    bool exists = false;
+    std::string why;
+    if (!isRegularFileOrMissing(path, exists, why)) {
+        fail(fileError(path, why));
+    }
+    if (!exists) {
+        fail(fileError(path, "does not exist"));
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        fail(fileError(path, std::string("cannot open: ") + std::strerror(errno)));
+    }
+    std::ostringstream content;
+    content << in.rdbuf();
+    if (in.bad()) {
+        fail(fileError(path, "read error"));
+    }
+
+    toml::table table;
+    try {
+        table = toml::parse(content.str(), path);
+    }
+    catch (const toml::parse_error &e) {
+        const auto &where = e.source().begin;
+        fail("configuration file " + path + ":" + std::to_string(where.line) + ":" +
+             std::to_string(where.column) + ": not valid TOML: " + std::string(e.description()));
+    }
+
+    auto file = std::make_shared<nixlConfigFile>();
+    file->path_ = path;
+    for (auto &&[key, node] : table) {
+        const std::string name(key.str());
+        const std::string origin = path + ":" + std::to_string(node.source().begin.line);
+        std::string text;
+        if (scalarText(node, text)) {
+            file->values_.emplace(name, nixlConfigValue{std::move(text), origin});
+            continue;
+        }
+        if (const auto *arr = node.as_array()) {
+            std::string joined;
+            bool ok = true;
+            for (const auto &elem : *arr) {
+                std::string t;
+                if (!scalarText(elem, t)) {
+                    ok = false;
+                    break;
+                }
+                if (!joined.empty()) {
+                    joined += ',';
+                }
+                joined += t;
+            }
+            if (ok) {
+                file->values_.emplace(name, nixlConfigValue{std::move(joined), origin});
+                continue;
+            }
+            file->unusable_.emplace(name,
+                                    name + " (from " + origin +
+                                        ") is an array holding tables or arrays, not a value");
+            continue;
+        }
+        file->unusable_.emplace(name,
+                                name + " (from " + origin + ") is a table, not a value");
+    }
+    return file;
+}
+
+std::shared_ptr<const nixlConfigFile>
+nixlConfigFile::load(const nixlConfigSources &sources) {
+    if (!sources.explicitFile.empty()) {
+        // Named explicitly: a missing file is a mistake to report, not a default.
+        return parse(sources.explicitFile);
+    }
+    for (const std::string *candidate : {&sources.homeFile, &sources.systemFile}) {
+        if (candidate->empty()) {
+            continue;
+        }
+        bool exists = false;
+        std::string why;
+        if (!isRegularFileOrMissing(*candidate, exists, why)) {
+            fail(fileError(*candidate, why));
+        }
+        if (exists) {
+            return parse(*candidate);
+        }
+    }
+    return std::make_shared<nixlConfigFile>();
+}
+
+std::optional<nixlConfigValue>
+nixlConfigFile::find(std::string_view name) const {
+    if (auto it = values_.find(name); it != values_.end()) {
+        return it->second;
+    }
+    if (auto it = unusable_.find(name); it != unusable_.end()) {
+        fail(it->second);
+    }
+    return std::nullopt;
+}
+
+void
+nixlConfig::ensureLoaded() {
+    (void)file();
+}
+
+std::shared_ptr<const nixlConfigFile>
+nixlConfig::file() {
+    std::lock_guard<std::mutex> lock(loadMutex());
+    auto &f = loaded();
+    if (!f) {
+        // A failed load is not remembered: the next use reads the file again.
+        f = nixlConfigFile::load(nixlConfigSources::fromEnvironment());
+        if (!f->path().empty()) {
+            NIXL_INFO << "configuration file " << f->path() << ": " << f->size()
+                      << " options";
+        }
+    }
+    return f;
+}
+
+void
+nixlConfig::reloadForTesting() {
+    std::lock_guard<std::mutex> lock(loadMutex());
+    loaded().reset();
+}
+
+std::optional<nixlConfigValue>
+nixlConfig::lookup(std::string_view name) {
+    const auto f = file();
+    if (auto v = envValue(name)) {
+        if (nixl::log::enabled(nixl::log::level::DEBUG)) {
+            try {
+                if (auto shadowed = f->find(name)) {
+                    NIXL_DEBUG << name << ": the environment overrides " << shadowed->origin;
+                }
+            }
+            catch (const std::invalid_argument &) {
+            }
+        }
+        return nixlConfigValue{std::move(*v), "environment"};
+    }
+    return f->find(name);
+}
+
+void
+nixlConfig::reject(std::string_view who,
+                   std::string_view name,
+                   const nixlConfigValue &value,
+                   std::string_view accepted) {
+    std::string msg(who);
+    msg.append(name).append("=").append(value.text).append(" (from ");
+    msg.append(value.origin).append(") is not ").append(accepted);
+    fail(msg);
+}
+
+std::optional<bool>
+nixlConfig::getBool(std::string_view name, std::string_view who) {
+    auto v = lookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    bool out = false;
+    if (!nixlConfigParse::parseBool(v->text, out)) {
+        reject(who, name, *v, nixlConfigParse::boolAccepted);
+    }
+    return out;
+}
+
+namespace {
+
+std::string
+rangeText(std::string_view kind, const std::string &min, const std::string &max) {
+    return std::string(kind) + " between " + min + " and " + max;
+}
+
+} // namespace
+
+std::optional<uint64_t>
+nixlConfig::getUnsigned(std::string_view name, std::string_view who, uint64_t min, uint64_t max) {
+    auto v = lookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    uint64_t out = 0;
+    if (!nixlConfigParse::parseUnsigned(v->text, out) || out < min || out > max) {
+        reject(who,
+               name,
+               *v,
+               rangeText(nixlConfigParse::unsignedAccepted, std::to_string(min),
+                         std::to_string(max)));
+    }
+    return out;
+}
+
+std::optional<int64_t>
+nixlConfig::getSigned(std::string_view name, std::string_view who, int64_t min, int64_t max) {
+    auto v = lookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    int64_t out = 0;
+    if (!nixlConfigParse::parseSigned(v->text, out) || out < min || out > max) {
+        reject(who,
+               name,
+               *v,
+               rangeText(nixlConfigParse::signedAccepted, std::to_string(min),
+                         std::to_string(max)));
+    }
+    return out;
+}
+
+std::optional<uint16_t>
+nixlConfig::getPort(std::string_view name, std::string_view who) {
+    auto v = lookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    uint16_t out = 0;
+    if (!nixlConfigParse::parsePort(v->text, out)) {
+        reject(who, name, *v, nixlConfigParse::portAccepted);
+    }
+    return out;
+}
+
+std::optional<std::string>
+nixlConfig::getString(std::string_view name) {
+    auto v = lookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    return std::move(v->text);
+}
+
+std::optional<std::chrono::milliseconds>
+nixlConfig::getMilliseconds(std::string_view name,
+                            std::string_view who,
+                            uint64_t min_ms,
+                            uint64_t max_ms) {
+    auto v = lookup(name);
+    if (!v) {
+        return std::nullopt;
+    }
+    uint64_t out = 0;
+    if (!nixlConfigParse::parseMilliseconds(v->text, out) || out < min_ms || out > max_ms) {
+        reject(who,
+               name,
+               *v,
+               rangeText(nixlConfigParse::millisecondsAccepted, std::to_string(min_ms),
+                         std::to_string(max_ms)));
+    }
+    return std::chrono::milliseconds(static_cast<int64_t>(out));
+}
+
+nixl_plugin_status_t
+nixlConfig::serviceLookup(void *ctx,
+                          const char *name,
+                          size_t name_len,
+                          const nixl_plugin_bytes_sink_t *value,
+                          const nixl_plugin_bytes_sink_t *origin) noexcept {
+    (void)ctx;
+    if (name == nullptr || value == nullptr || value->append == nullptr) {
+        return NIXL_PLUGIN_ERR_INVALID_PARAM;
+    }
+    try {
+        const std::string_view n(name, name_len);
+        if (n.find('\0') != std::string_view::npos) {
+            return NIXL_PLUGIN_ERR_INVALID_PARAM;
+        }
+        auto v = lookup(n);
+        if (!v) {
+            return NIXL_PLUGIN_ERR_NOT_FOUND;
+        }
+        nixl_plugin_status_t st = value->append(value->ctx, v->text.data(), v->text.size());
+        if (st == NIXL_PLUGIN_SUCCESS && origin != nullptr && origin->append != nullptr) {
+            st = origin->append(origin->ctx, v->origin.data(), v->origin.size());
+        }
+        return st;
+    }
+    catch (const std::invalid_argument &) {
+        return NIXL_PLUGIN_ERR_INVALID_PARAM; // logged where it was found
+    }
+    catch (...) {
+        return NIXL_PLUGIN_ERR_UNKNOWN;
+    }
+}
