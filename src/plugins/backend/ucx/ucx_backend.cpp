@@ -15,9 +15,6 @@
 #include <unistd.h>
 #include <uct/api/uct.h>
 
-using nixlUcx::nixlUcxWriter;
-using nixlUcx::conn_magic;
-using nixlUcx::wire_version;
 using nixlUcx::notif_am_id;
 using nixlUcx::reg_table_slots;
 using nixlUcx::nowNs;
@@ -320,18 +317,17 @@ nixlUcxEngine::initUcx() {
         vram_ = (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
     }
 
-    nixlUcxWriter w;
-    w.put<uint32_t>(conn_magic);
-    w.put<uint16_t>(wire_version);
-    w.put<uint16_t>(0);
-    w.put<uint64_t>(nonce_);
-    w.putBytes(self_.bootId);
-    w.put<uint64_t>(self_.pidNs);
-    w.put<int32_t>(self_.pid);
-    w.put<uint64_t>(self_.startTime);
-    w.put<uint64_t>(reinterpret_cast<uintptr_t>(regTable_));
-    w.put<uint64_t>(regSlots_);
-    w.put<uint32_t>(static_cast<uint32_t>(cfg_.numWorkers));
+    if (!learnRkeyLayout()) {
+        return false;
+    }
+    nixlUcx::connInfoWire ci;
+    ci.nonce = nonce_;
+    ci.bootId = self_.bootId;
+    ci.pidNs = self_.pidNs;
+    ci.pid = self_.pid;
+    ci.startTime = self_.startTime;
+    ci.regTable = reinterpret_cast<uintptr_t>(regTable_);
+    ci.regSlots = regSlots_;
     for (size_t i = 0; i < cfg_.numWorkers; ++i) {
         auto worker = createWorker(true, localAgent + "/home" + std::to_string(i));
         if (!worker) {
@@ -345,17 +341,63 @@ nixlUcxEngine::initUcx() {
                                     << ": ucp_worker_get_address: " << ucs_status_string(st));
             return false;
         }
-        w.putBytes(addr, addr_len);
+        ci.addrs.emplace_back(reinterpret_cast<const char *>(addr), addr_len);
         ucp_worker_release_address(worker->worker, addr);
         home_.push_back(std::move(worker));
     }
-    connInfo_ = std::move(w.str());
+    connInfo_ = nixlUcx::encodeConnInfo(ci);
     NIXL_SDK_DEBUG("agent " << localAgent << ": UCX engine up: " << cfg_.numWorkers
                             << " worker(s), UCX_TLS=" << tls << ", direct cma "
                             << (cfg_.directCma && cmaAllowed_ && cmaWorks_ ? "on" : "off")
                             << ", error handling "
                             << (cfg_.peerErrMode ? "peer" : "none") << ", progress thread "
                             << (progThread_ ? "on" : "off"));
+    return true;
+}
+
+bool
+nixlUcxEngine::learnRkeyLayout() {
+    const size_t len = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    void *page = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX: cannot map a probe page: "
+                                << std::strerror(errno));
+        return false;
+    }
+    ucp_mem_map_params_t mp{};
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+        UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    mp.address = page;
+    mp.length = len;
+    mp.memory_type = UCS_MEMORY_TYPE_HOST;
+    ucp_mem_h memh = nullptr;
+    void *rkey = nullptr;
+    size_t rkey_len = 0;
+    ucs_status_t st = ucp_mem_map(ctx_, &mp, &memh);
+    if (st == UCS_OK) {
+        st = ucp_rkey_pack(ctx_, memh, &rkey, &rkey_len);
+    }
+    std::string why;
+    if (st != UCS_OK) {
+        why = std::string("packing a probe key: ") + ucs_status_string(st);
+    } else if (nixlUcx::parsePackedRkey(
+                   std::string_view(static_cast<const char *>(rkey), rkey_len), hostRkey_, why)) {
+        rkeyLayoutKnown_ = true;
+    }
+    if (rkey != nullptr) {
+        ucp_rkey_buffer_release(rkey);
+    }
+    if (memh != nullptr) {
+        ucp_mem_unmap(ctx_, memh);
+    }
+    ::munmap(page, len);
+    if (!rkeyLayoutKnown_) {
+        // A UCX whose key layout differs from the one ucx_wire.cpp knows: peers' keys are then
+        // only covered by the checksum.
+        NIXL_SDK_WARN("agent " << localAgent << ": UCX: the layout of this UCX's remote keys "
+                               << "is not the expected one (" << why
+                               << "); peers' keys are checked by checksum only");
+    }
     return true;
 }
 

@@ -49,6 +49,7 @@
 
 #include "nixl_backend_sdk.h"
 #include "ucx_utils.h"
+#include "ucx_wire.h"
 
 class nixlUcxEngine;
 class nixlUcxConn;
@@ -342,6 +343,9 @@ private:
     parseParams(const nixl_b_params_t &params);
     bool
     initUcx();
+    /** Packs a key of the engine's own for host memory and keeps its layout (hostRkey_). */
+    bool
+    learnRkeyLayout();
     std::shared_ptr<nixlUcxWorker>
     createWorker(bool home, const std::string &name);
     nixl_status_t
@@ -394,6 +398,9 @@ private:
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
     bool cmaWorks_ = false; ///< process_vm_readv is permitted in this process
+    /** What a peer's key for DRAM must look like; checked before UCX unpacks one. */
+    nixlUcx::rkeyLayout hostRkey_;
+    bool rkeyLayoutKnown_ = false;
 
     ucp_context_h ctx_ = nullptr;
     std::vector<std::shared_ptr<nixlUcxWorker>> home_;

@@ -10,9 +10,6 @@
 #include <cstring>
 #include <sys/uio.h>
 
-using nixlUcx::nixlUcxReader;
-using nixlUcx::conn_magic;
-using nixlUcx::wire_version;
 using nixlUcx::nowNs;
 
 namespace {
@@ -46,32 +43,24 @@ nixl_status_t
 nixlUcxEngine::buildConn(const std::string &remote_agent,
                          const std::string &conn_info,
                          std::shared_ptr<nixlUcxConn> &out) {
-    nixlUcxReader rd(conn_info);
-    uint32_t magic = 0;
-    uint16_t version = 0;
-    uint16_t flags = 0;
-    std::string_view boot;
-    uint32_t nworkers = 0;
-    auto conn = std::make_shared<nixlUcxConn>();
-    conn->name = remote_agent;
-    bool ok = rd.get(magic) && magic == conn_magic && rd.get(version) &&
-        version == wire_version && rd.get(flags) && rd.get(conn->remoteNonce) &&
-        rd.getBytes(boot) && rd.get(conn->peer.pidNs) && rd.get(conn->peer.pid) &&
-        rd.get(conn->peer.startTime) && rd.get(conn->remoteRegTable) &&
-        rd.get(conn->remoteRegSlots) && rd.get(nworkers) && nworkers > 0 && nworkers <= 1024;
-    std::vector<std::string_view> addrs;
-    for (uint32_t i = 0; ok && i < nworkers; ++i) {
-        std::string_view a;
-        ok = rd.getBytes(a) && !a.empty();
-        addrs.push_back(a);
-    }
-    if (!ok || !rd.atEnd()) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX connection info of " << remote_agent
-                                << " (" << conn_info.size()
-                                << " bytes) is malformed or from another UCX plugin version");
+    nixlUcx::connInfoWire ci;
+    std::string why;
+    // Nothing of the peer's bytes reaches UCX before they pass these checks (ucx_wire.h).
+    if (!nixlUcx::decodeConnInfo(conn_info, ci, why)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX refused the connection info of "
+                                << remote_agent << " (" << conn_info.size() << " bytes): " << why);
         return NIXL_ERR_MISMATCH;
     }
-    conn->peer.bootId = std::string(boot);
+    auto conn = std::make_shared<nixlUcxConn>();
+    conn->name = remote_agent;
+    conn->remoteNonce = ci.nonce;
+    conn->peer.pidNs = ci.pidNs;
+    conn->peer.pid = ci.pid;
+    conn->peer.startTime = ci.startTime;
+    conn->remoteRegTable = ci.regTable;
+    conn->remoteRegSlots = ci.regSlots;
+    const std::vector<std::string> &addrs = ci.addrs;
+    conn->peer.bootId = std::move(ci.bootId);
     conn->self = remote_agent == localAgent;
     conn->local = self_.sameHost(conn->peer);
     const bool same_process = self_.sameProcess(conn->peer);

@@ -21,13 +21,12 @@
 #include <vector>
 
 #include "ucx_backend.h"
+#include "ucx_wire.h"
 
 namespace nixlUcx {
 
-inline constexpr uint32_t conn_magic = 0x4355584eu; // "NXUC"
-inline constexpr uint32_t rkey_magic = 0x5255584eu; // "NXUR"
+// Connection info and public data: see ucx_wire.h.
 inline constexpr uint32_t notif_magic = 0x4e55584eu; // "NXUN"
-inline constexpr uint16_t wire_version = 1;
 inline constexpr unsigned notif_am_id = 1;
 
 /** Registration table slots (8 bytes each, touched lazily): more than any agent registers. */

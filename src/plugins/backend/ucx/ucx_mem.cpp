@@ -6,10 +6,6 @@
 #include "ucx_internal.h"
 
 
-using nixlUcx::nixlUcxReader;
-using nixlUcx::nixlUcxWriter;
-using nixlUcx::rkey_magic;
-using nixlUcx::wire_version;
 using nixlUcx::memName;
 
 nixl_status_t
@@ -66,17 +62,15 @@ nixlUcxEngine::registerMem(const nixlBlobDesc &mem,
             regTable_[md->slot].store(md->regId, std::memory_order_release);
         }
     }
-    nixlUcxWriter w;
-    w.put<uint32_t>(rkey_magic);
-    w.put<uint16_t>(wire_version);
-    w.put<uint16_t>(static_cast<uint16_t>(nixl_mem));
-    w.put<uint64_t>(md->base);
-    w.put<uint64_t>(md->len);
-    w.put<uint32_t>(md->slot);
-    w.put<uint64_t>(md->regId);
-    w.putBytes(rkey, rkey_len);
+    nixlUcx::publicDataWire pd;
+    pd.mem = static_cast<uint16_t>(nixl_mem);
+    pd.base = md->base;
+    pd.len = md->len;
+    pd.slot = md->slot;
+    pd.regId = md->regId;
+    pd.rkey.assign(static_cast<const char *>(rkey), rkey_len);
     ucp_rkey_buffer_release(rkey);
-    md->publicData = std::move(w.str());
+    md->publicData = nixlUcx::encodePublicData(pd);
     out = md.release();
     return NIXL_SUCCESS;
 }
@@ -152,29 +146,36 @@ nixlUcxEngine::loadRemoteMD(const nixlBlobDesc &input,
                                 << " was lost");
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
-    nixlUcxReader rd(input.metaInfo);
-    uint32_t magic = 0;
-    uint16_t version = 0;
-    uint16_t mem = 0;
-    std::string_view rkey;
-    auto md = std::make_unique<nixlUcxRemoteMD>();
-    bool ok = rd.get(magic) && magic == rkey_magic && rd.get(version) &&
-        version == wire_version && rd.get(mem) && rd.get(md->base) && rd.get(md->len) &&
-        rd.get(md->slot) && rd.get(md->regId) && rd.getBytes(rkey) && rd.atEnd();
-    if (!ok || mem != static_cast<uint16_t>(nixl_mem) || md->base != input.addr ||
-        md->len != input.len) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX public data of " << remote_agent
-                                << "'s registration of " << input.len << " bytes at 0x"
-                                << std::hex << input.addr << std::dec
-                                << " is malformed or describes another range");
+    nixlUcx::publicDataWire pd;
+    std::string why;
+    // Nothing of the peer's bytes reaches UCX before they pass these checks (ucx_wire.h).
+    if (!nixlUcx::decodePublicData(input.metaInfo, pd, why)) {
+        // why says what is wrong
+    } else if (pd.mem != static_cast<uint16_t>(nixl_mem) || pd.base != input.addr ||
+               pd.len != input.len) {
+        why = "describes another range or memory kind";
+    } else if (nixl_mem == DRAM_SEG && rkeyLayoutKnown_ &&
+               !nixlUcx::checkPackedRkey(pd.rkey, &hostRkey_, why)) {
+        why = "remote key: " + why;
+    }
+    if (!why.empty()) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX refused the public data of "
+                                << remote_agent << "'s registration of " << input.len
+                                << " bytes at 0x" << std::hex << input.addr << std::dec << " ("
+                                << input.metaInfo.size() << " bytes): " << why);
         return NIXL_ERR_MISMATCH;
     }
+    auto md = std::make_unique<nixlUcxRemoteMD>();
+    md->base = pd.base;
+    md->len = pd.len;
+    md->slot = pd.slot;
+    md->regId = pd.regId;
     if (md->slot >= conn->remoteRegSlots) {
         md->slot = 0;
     }
     md->mem = nixl_mem;
     md->conn = conn;
-    md->packedRkey = std::string(rkey);
+    md->packedRkey = std::move(pd.rkey);
     md->rkeys.assign(conn->lanes.size(), nullptr);
     {
         std::lock_guard<std::mutex> g(conn->mdLock);
