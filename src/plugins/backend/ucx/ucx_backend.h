@@ -305,6 +305,21 @@ public:
     checkXfer(nixlBackendReqH *handle) const override;
     nixl_status_t
     releaseReqH(nixlBackendReqH *handle) const override;
+    /**
+     * UCX's own model of the request's endpoint (ucp_ep_evaluate_perf: the fastest lane's
+     * latency plus bytes over its bandwidth), summed over the descriptors, plus the WRITE flush
+     * and the notification; err_margin is 16 times it, which covered the measured times
+     * (docs/backends/ucx.md). Method ANALYTICAL_BACKEND, as NIXL's UCX backend.
+     */
+    nixl_status_t
+    estimateXferCost(const nixl_xfer_op_t &operation,
+                     const nixl_meta_dlist_t &local,
+                     const nixl_meta_dlist_t &remote,
+                     const std::string &remote_agent,
+                     nixlBackendReqH *const &handle,
+                     std::chrono::microseconds &duration,
+                     std::chrono::microseconds &err_margin,
+                     nixl_cost_t &method) const override;
 
     nixl_status_t
     getNotifs(notif_list_t &notif_list) override;
