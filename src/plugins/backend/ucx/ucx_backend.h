@@ -49,6 +49,7 @@
 
 #include "nixl_backend_sdk.h"
 #include "ucx_utils.h"
+#include "ucx_wire.h"
 
 class nixlUcxEngine;
 class nixlUcxConn;
@@ -304,6 +305,21 @@ public:
     checkXfer(nixlBackendReqH *handle) const override;
     nixl_status_t
     releaseReqH(nixlBackendReqH *handle) const override;
+    /**
+     * UCX's own model of the request's endpoint (ucp_ep_evaluate_perf: the fastest lane's
+     * latency plus bytes over its bandwidth), summed over the descriptors, plus the WRITE flush
+     * and the notification; err_margin is 16 times it, which covered the measured times
+     * (docs/backends/ucx.md). Method ANALYTICAL_BACKEND, as NIXL's UCX backend.
+     */
+    nixl_status_t
+    estimateXferCost(const nixl_xfer_op_t &operation,
+                     const nixl_meta_dlist_t &local,
+                     const nixl_meta_dlist_t &remote,
+                     const std::string &remote_agent,
+                     nixlBackendReqH *const &handle,
+                     std::chrono::microseconds &duration,
+                     std::chrono::microseconds &err_margin,
+                     nixl_cost_t &method) const override;
 
     nixl_status_t
     getNotifs(notif_list_t &notif_list) override;
@@ -344,6 +360,9 @@ private:
     parseParams(const nixl_b_params_t &params);
     bool
     initUcx();
+    /** Packs a key of the engine's own for host memory and keeps its layout (hostRkey_). */
+    bool
+    learnRkeyLayout();
     std::shared_ptr<nixlUcxWorker>
     createWorker(bool home, const std::string &name);
     nixl_status_t
@@ -396,6 +415,9 @@ private:
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
     bool cmaWorks_ = false; ///< process_vm_readv is permitted in this process
+    /** What a peer's key for DRAM must look like; checked before UCX unpacks one. */
+    nixlUcx::rkeyLayout hostRkey_;
+    bool rkeyLayoutKnown_ = false;
 
     ucp_context_h ctx_ = nullptr;
     std::vector<std::shared_ptr<nixlUcxWorker>> home_;

@@ -1,0 +1,403 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The UCX engine: connections (connection info, endpoints, lanes) and peer liveness.
+#include "ucx_internal.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sys/uio.h>
+
+using nixlUcx::nowNs;
+
+namespace {
+
+void
+epErrorCb(void *arg, ucp_ep_h ep, ucs_status_t status) {
+    (void)ep;
+    auto *lane = static_cast<nixlUcxLane *>(arg);
+    const nixlUcxEngine *engine = lane->worker->engine;
+    engine->markLost(*lane->conn,
+                     std::string("UCX reported ") + ucs_status_string(status) + " on lane " +
+                         std::to_string(lane->index));
+}
+
+} // namespace
+
+nixl_status_t
+nixlUcxEngine::getConnInfo(std::string &str) const {
+    str = connInfo_;
+    return NIXL_SUCCESS;
+}
+
+std::shared_ptr<nixlUcxConn>
+nixlUcxEngine::findConn(const std::string &name) const {
+    std::shared_lock<std::shared_mutex> g(connLock_);
+    auto it = conns_.find(name);
+    return it == conns_.end() ? nullptr : it->second;
+}
+
+nixl_status_t
+nixlUcxEngine::buildConn(const std::string &remote_agent,
+                         const std::string &conn_info,
+                         std::shared_ptr<nixlUcxConn> &out) {
+    nixlUcx::connInfoWire ci;
+    std::string why;
+    // Nothing of the peer's bytes reaches UCX before they pass these checks (ucx_wire.h).
+    if (!nixlUcx::decodeConnInfo(conn_info, ci, why)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX refused the connection info of "
+                                << remote_agent << " (" << conn_info.size() << " bytes): " << why);
+        return NIXL_ERR_MISMATCH;
+    }
+    auto conn = std::make_shared<nixlUcxConn>();
+    conn->name = remote_agent;
+    conn->remoteNonce = ci.nonce;
+    conn->peer.pidNs = ci.pidNs;
+    conn->peer.pid = ci.pid;
+    conn->peer.startTime = ci.startTime;
+    conn->remoteRegTable = ci.regTable;
+    conn->remoteRegSlots = ci.regSlots;
+    const std::vector<std::string> &addrs = ci.addrs;
+    conn->peer.bootId = std::move(ci.bootId);
+    conn->self = remote_agent == localAgent;
+    conn->local = self_.sameHost(conn->peer);
+    const bool same_process = self_.sameProcess(conn->peer);
+    conn->watched = conn->local && !same_process;
+    if (conn->watched &&
+        nixlUcx::probeProcess(conn->peer.pid, conn->peer.startTime) ==
+            nixlUcx::proc_state_t::GONE) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX connection info of " << remote_agent
+                                << " names process " << conn->peer.pid
+                                << ", which has exited");
+        return NIXL_ERR_REMOTE_DISCONNECT;
+    }
+    // "none" only where it buys the shared-memory transports (UCX 1.13 drops them in peer
+    // mode); a same-host peer reached over tcp anyway keeps UCX's own failure handling.
+    conn->peerMode = cfg_.peerErrMode && !(conn->local && shmAllowed_);
+    // Operations on a "none" endpoint to a process that died can only be completed by
+    // destroying their worker, so same-host peers in other processes get workers of their own.
+    conn->privateWorkers = conn->watched;
+
+    auto cleanup = [&]() {
+        for (auto &lane : conn->lanes) {
+            std::lock_guard<std::mutex> g(lane->worker->lock);
+            if (lane->ep != nullptr && lane->worker->worker != nullptr) {
+                ucp_request_param_t p{};
+                p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+                p.flags = conn->peerMode ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+                ucs_status_ptr_t sp = ucp_ep_close_nbx(lane->ep, &p);
+                if (UCS_PTR_IS_PTR(sp)) {
+                    ucp_request_free(sp);
+                }
+            }
+            lane->ep = nullptr;
+            if (conn->privateWorkers) {
+                lane->worker->destroyLocked(NIXL_ERR_REMOTE_DISCONNECT);
+            }
+        }
+        std::lock_guard<std::mutex> g(workersLock_);
+        for (auto &lane : conn->lanes) {
+            workers_.erase(std::remove(workers_.begin(), workers_.end(), lane->worker),
+                           workers_.end());
+        }
+    };
+
+    for (size_t i = 0; i < cfg_.numWorkers; ++i) {
+        auto lane = std::make_unique<nixlUcxLane>();
+        lane->conn = conn.get();
+        lane->index = i;
+        if (conn->privateWorkers) {
+            lane->worker = createWorker(false, localAgent + "->" + remote_agent + "/" +
+                                                   std::to_string(i));
+            if (!lane->worker) {
+                cleanup();
+                return NIXL_ERR_BACKEND;
+            }
+        } else {
+            lane->worker = home_[i];
+        }
+        const std::string_view addr = addrs[i % addrs.size()];
+        const std::string ep_name = localAgent + "->" + remote_agent;
+        ucp_ep_params_t ep{};
+        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+            UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_NAME;
+        ep.address = reinterpret_cast<const ucp_address_t *>(addr.data());
+        ep.err_mode = conn->peerMode ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+        ep.name = ep_name.c_str();
+        if (conn->peerMode) {
+            ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep.err_handler.cb = epErrorCb;
+            ep.err_handler.arg = lane.get();
+        }
+        nixlUcxLane *raw = lane.get();
+        conn->lanes.push_back(std::move(lane));
+        ucs_status_t st;
+        std::string transports;
+        {
+            std::lock_guard<std::mutex> g(raw->worker->lock);
+            st = ucp_ep_create(raw->worker->worker, &ep, &raw->ep);
+            if (st != UCS_OK) {
+                raw->ep = nullptr;
+            } else if (nixlSdk::logEnabled(NIXL_PLUGIN_LOG_DEBUG)) {
+                transports = nixlUcx::epTransports(raw->ep);
+            }
+        }
+        if (st != UCS_OK) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot reach " << remote_agent
+                                    << " (worker " << (i % addrs.size())
+                                    << " of its connection info): " << ucs_status_string(st)
+                                    << "; no common transport");
+            cleanup();
+            return NIXL_ERR_BACKEND;
+        }
+        NIXL_SDK_DEBUG("agent " << localAgent << ": UCX lane " << i << " to " << remote_agent
+                                << " on " << raw->worker->name << ": transports " << transports
+                                << ", error handling " << (conn->peerMode ? "peer" : "none"));
+    }
+
+    std::string why_not;
+    if (!cfg_.directCma) {
+        why_not = "ucx_direct_cma=no";
+    } else if (!conn->local) {
+        why_not = "peer on another host or pid namespace";
+    } else if (!cmaAllowed_) {
+        why_not = "UCX_TLS excludes cma";
+    } else if (!cmaWorks_) {
+        why_not = "process_vm_readv not permitted";
+    } else {
+        uint64_t probe = 0;
+        struct iovec liov = {&probe, sizeof(probe)};
+        struct iovec riov = {reinterpret_cast<void *>(conn->remoteRegTable), sizeof(probe)};
+        ssize_t r = ::process_vm_readv(conn->peer.pid, &liov, 1, &riov, 1, 0);
+        if (r == static_cast<ssize_t>(sizeof(probe)) && probe == conn->remoteNonce) {
+            conn->direct = true;
+        } else if (r < 0) {
+            why_not = std::string("cma probe failed: ") + std::strerror(errno);
+        } else {
+            why_not = "cma probe read another process";
+        }
+    }
+    NIXL_SDK_DEBUG("agent " << localAgent << ": UCX connection to " << remote_agent
+                            << " (pid " << conn->peer.pid << (conn->local ? ", same host" : "")
+                            << "): data path "
+                            << (conn->direct ? std::string("direct cma") :
+                                               "ucp_put/get (" + why_not + ")")
+                            << ", " << conn->lanes.size() << " lane(s)"
+                            << (conn->privateWorkers ? " on private workers" : "")
+                            << (conn->watched ? ", liveness from /proc" : ""));
+    out = std::move(conn);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlUcxEngine::loadRemoteConnInfo(const std::string &remote_agent,
+                                  const std::string &remote_conn_info) {
+    if (findConn(remote_agent)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX already has connection info of "
+                                << remote_agent << "; disconnect first");
+        return NIXL_ERR_NOT_ALLOWED;
+    }
+    std::shared_ptr<nixlUcxConn> conn;
+    nixl_status_t st = buildConn(remote_agent, remote_conn_info, conn);
+    if (st != NIXL_SUCCESS) {
+        return st;
+    }
+    std::unique_lock<std::shared_mutex> g(connLock_);
+    conns_[remote_agent] = std::move(conn);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlUcxEngine::connect(const std::string &remote_agent) {
+    std::shared_ptr<nixlUcxConn> conn = findConn(remote_agent);
+    if (!conn && remote_agent == localAgent) {
+        nixl_status_t st = buildConn(localAgent, connInfo_, conn);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+        std::unique_lock<std::shared_mutex> g(connLock_);
+        conns_[localAgent] = conn;
+        return NIXL_SUCCESS;
+    }
+    if (!conn) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX connect: no connection info of "
+                                << remote_agent << " was loaded");
+        return NIXL_ERR_NOT_FOUND;
+    }
+    if (!conn->usable()) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX connect: " << remote_agent
+                                << " was lost");
+        return NIXL_ERR_REMOTE_DISCONNECT;
+    }
+    // The endpoints exist since the connection info was loaded; a flush starts the wireup now
+    // rather than with the first transfer.
+    for (auto &lane : conn->lanes) {
+        std::lock_guard<std::mutex> g(lane->worker->lock);
+        if (lane->worker->worker == nullptr || lane->ep == nullptr) {
+            continue;
+        }
+        ucp_request_param_t p{};
+        ucs_status_ptr_t sp = ucp_ep_flush_nbx(lane->ep, &p);
+        if (UCS_PTR_IS_PTR(sp)) {
+            ucp_request_free(sp); // nobody waits for it; UCX frees it when done
+        } else if (UCS_PTR_IS_ERR(sp)) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX connect to " << remote_agent
+                                    << ", lane " << lane->index << ": "
+                                    << ucs_status_string(UCS_PTR_STATUS(sp)));
+            return nixlUcx::statusFromUcs(UCS_PTR_STATUS(sp), false);
+        }
+        lane->worker->progressLocked();
+    }
+    wakeProgress();
+    return NIXL_SUCCESS;
+}
+
+void
+nixlUcxEngine::closeConn(nixlUcxConn &conn) {
+    const bool was_lost = conn.state.load(std::memory_order_acquire) == nixlUcxConn::LOST;
+    conn.state.store(nixlUcxConn::CLOSED, std::memory_order_release);
+    std::lock_guard<std::mutex> reap(reapLock_);
+    for (auto &lane : conn.lanes) {
+        nixlUcxWorker &w = *lane->worker;
+        std::lock_guard<std::mutex> g(w.lock);
+        {
+            std::lock_guard<std::mutex> m(conn.mdLock);
+            for (nixlUcxRemoteMD *md : conn.mds) {
+                if (md->rkeys[lane->index] != nullptr) {
+                    if (w.worker != nullptr) {
+                        ucp_rkey_destroy(md->rkeys[lane->index]);
+                    }
+                    md->rkeys[lane->index] = nullptr;
+                }
+            }
+        }
+        if (lane->ep != nullptr && w.worker != nullptr && !conn.privateWorkers) {
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+            // A failed peer-mode endpoint cannot flush. A live one closes gracefully, without
+            // waiting here: the peer may be an agent of this very thread, and the worker's
+            // later progress (or destruction) completes the close. UCX frees a released
+            // request when it completes, and insists on the release before the worker goes.
+            p.flags = conn.peerMode && was_lost ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+            ucs_status_ptr_t sp = ucp_ep_close_nbx(lane->ep, &p);
+            if (UCS_PTR_IS_PTR(sp)) {
+                ucp_request_free(sp);
+            } else if (UCS_PTR_IS_ERR(sp)) {
+                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX closing the endpoint to "
+                                        << conn.name << ": "
+                                        << ucs_status_string(UCS_PTR_STATUS(sp)));
+            }
+            w.progressLocked();
+        }
+        lane->ep = nullptr;
+        if (conn.privateWorkers) {
+            w.destroyLocked(was_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND);
+            abandonedWorkers_ = abandonedWorkers_ || w.abandoned;
+        }
+    }
+    if (conn.privateWorkers) {
+        std::lock_guard<std::mutex> g(workersLock_);
+        for (auto &lane : conn.lanes) {
+            workers_.erase(std::remove(workers_.begin(), workers_.end(), lane->worker),
+                           workers_.end());
+        }
+    }
+}
+
+nixl_status_t
+nixlUcxEngine::disconnect(const std::string &remote_agent) {
+    std::shared_ptr<nixlUcxConn> conn;
+    {
+        std::unique_lock<std::shared_mutex> g(connLock_);
+        auto it = conns_.find(remote_agent);
+        if (it == conns_.end()) {
+            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX disconnect: " << remote_agent
+                                    << " is not connected");
+            return NIXL_SUCCESS;
+        }
+        conn = std::move(it->second);
+        conns_.erase(it);
+    }
+    closeConn(*conn);
+    NIXL_SDK_DEBUG("agent " << localAgent << ": UCX disconnected from " << remote_agent);
+    return NIXL_SUCCESS;
+}
+
+void
+nixlUcxEngine::markLost(nixlUcxConn &conn, const std::string &why) const {
+    int expected = nixlUcxConn::ALIVE;
+    if (conn.state.compare_exchange_strong(expected, nixlUcxConn::LOST)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX lost agent " << conn.name << " (pid "
+                                << conn.peer.pid << "): " << why
+                                << "; its transfers fail with NIXL_ERR_REMOTE_DISCONNECT");
+    }
+}
+
+void
+nixlUcxEngine::reapLost(nixlUcxConn &conn) const {
+    if (!conn.privateWorkers ||
+        conn.state.load(std::memory_order_acquire) != nixlUcxConn::LOST) {
+        return;
+    }
+    std::lock_guard<std::mutex> reap(reapLock_);
+    bool any = false;
+    for (auto &lane : conn.lanes) {
+        nixlUcxWorker &w = *lane->worker;
+        std::lock_guard<std::mutex> g(w.lock);
+        if (w.worker == nullptr) {
+            continue;
+        }
+        {
+            std::lock_guard<std::mutex> m(conn.mdLock);
+            for (nixlUcxRemoteMD *md : conn.mds) {
+                if (md->rkeys[lane->index] != nullptr) {
+                    ucp_rkey_destroy(md->rkeys[lane->index]);
+                    md->rkeys[lane->index] = nullptr;
+                }
+            }
+        }
+        lane->ep = nullptr;
+        // Completes everything stuck on it (callbacks run here, or destroyLocked finishes them).
+        w.destroyLocked(NIXL_ERR_REMOTE_DISCONNECT);
+        any = true;
+    }
+    if (any) {
+        std::lock_guard<std::mutex> g(workersLock_);
+        for (auto &lane : conn.lanes) {
+            workers_.erase(std::remove(workers_.begin(), workers_.end(), lane->worker),
+                           workers_.end());
+        }
+    }
+}
+
+void
+nixlUcxEngine::checkPeers(bool force) const {
+    const int64_t now = nowNs();
+    int64_t last = lastPeerCheckNs_.load(std::memory_order_relaxed);
+    if (!force && now - last < static_cast<int64_t>(cfg_.peerCheckMs) * 1000000) {
+        return;
+    }
+    if (!lastPeerCheckNs_.compare_exchange_strong(last, now)) {
+        return; // another thread is checking
+    }
+    std::vector<std::shared_ptr<nixlUcxConn>> watched;
+    {
+        std::shared_lock<std::shared_mutex> g(connLock_);
+        for (const auto &[name, conn] : conns_) {
+            if (conn->watched && conn->state.load(std::memory_order_acquire) !=
+                                     nixlUcxConn::CLOSED) {
+                watched.push_back(conn);
+            }
+        }
+    }
+    for (auto &conn : watched) {
+        if (conn->usable() &&
+            nixlUcx::probeProcess(conn->peer.pid, conn->peer.startTime) ==
+                nixlUcx::proc_state_t::GONE) {
+            markLost(*conn, "process " + std::to_string(conn->peer.pid) + " exited");
+        }
+        reapLost(*conn);
+    }
+}

@@ -1,0 +1,222 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The UCX engine: the direct path (process_vm_readv/writev between same-host peers).
+#include "ucx_internal.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sys/uio.h>
+
+using nixlUcx::iov_batch;
+using nixlUcx::thread_budget;
+using nixlUcx::opName;
+using nixlUcx::finishReq;
+using nixlUcx::goneStatus;
+
+bool
+nixlUcxEngine::staleCheck(nixlUcxReq &req) const {
+    // Peers write 0 into a registration's slot when they release it, so one readv of the
+    // slots tells whether every remote key of the request is still valid.
+    uint64_t vals[iov_batch];
+    struct iovec liov[iov_batch];
+    struct iovec riov[iov_batch];
+    for (size_t base = 0; base < req.remoteMds.size(); base += iov_batch) {
+        size_t n = std::min(iov_batch, req.remoteMds.size() - base);
+        for (size_t i = 0; i < n; ++i) {
+            vals[i] = 0;
+            liov[i] = {&vals[i], sizeof(uint64_t)};
+            riov[i] = {reinterpret_cast<void *>(req.conn->remoteRegTable +
+                                                req.remoteMds[base + i]->slot * sizeof(uint64_t)),
+                       sizeof(uint64_t)};
+        }
+        ssize_t r = ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
+        if (r != static_cast<ssize_t>(n * sizeof(uint64_t))) {
+            int e = r < 0 ? errno : EFAULT;
+            if (e == ESRCH || e == EFAULT) {
+                // The process is gone, or (same process) its engine was destroyed.
+                markLost(*req.conn,
+                         std::string("its registration table is unreadable: ") +
+                             std::strerror(e));
+                reapLost(*req.conn);
+                finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
+            } else {
+                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                                        << req.remoteAgent
+                                        << ": cannot read its registration table: "
+                                        << std::strerror(e));
+                finishReq(req, NIXL_ERR_BACKEND);
+            }
+            return false;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            const nixlUcxRemoteMD *md = req.remoteMds[base + i];
+            if (vals[i] != md->regId) {
+                size_t desc = 0;
+                while (desc < req.count &&
+                       reinterpret_cast<nixlBackendMD *>(req.remote[desc].md) != md) {
+                    ++desc;
+                }
+                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                                        << req.remoteAgent << ", descriptor " << desc
+                                        << ": the remote registration of " << md->len
+                                        << " bytes at 0x" << std::hex << md->base << std::dec
+                                        << " was released (stale remote key); reload its "
+                                        << "metadata");
+                finishReq(req, NIXL_ERR_NOT_FOUND);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+void
+nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
+    if (req.phase != nixlUcxReq::phase_t::DATA || req.cancelled) {
+        return;
+    }
+    if (!req.conn->usable()) {
+        finishReq(req, goneStatus(*req.conn));
+        return;
+    }
+    if (cfg_.faultDirectHoldBytes != 0) {
+        // Fault injection (tests only): copy no further, so that the request is still in
+        // flight when the test kills the peer, however slowly this process runs.
+        if (req.copied >= cfg_.faultDirectHoldBytes) {
+            return;
+        }
+        budget = std::min<size_t>(budget, cfg_.faultDirectHoldBytes - req.copied);
+    }
+    struct iovec liov[iov_batch];
+    struct iovec riov[iov_batch];
+    size_t done = 0;
+    while (done < budget && req.curDesc < req.count) {
+        size_t n = 0;
+        size_t bytes = 0;
+        size_t d = req.curDesc;
+        size_t off = req.curOff;
+        while (n < iov_batch && d < req.count && done + bytes < budget) {
+            const size_t len = req.local[d].len - off;
+            if (len == 0) {
+                ++d;
+                off = 0;
+                continue;
+            }
+            const size_t take = std::min(len, budget - done - bytes);
+            liov[n] = {reinterpret_cast<void *>(req.local[d].addr + off), take};
+            riov[n] = {reinterpret_cast<void *>(req.remote[d].addr + off), take};
+            ++n;
+            bytes += take;
+            if (take == len) {
+                ++d;
+                off = 0;
+            } else {
+                off += take;
+            }
+        }
+        if (n == 0) {
+            req.curDesc = d;
+            req.curOff = off;
+            break;
+        }
+        ssize_t r = req.op == NIXL_WRITE ?
+            ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
+            ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
+        if (r <= 0) {
+            int e = r < 0 ? errno : EFAULT;
+            if (e == EINTR) {
+                continue;
+            }
+            const size_t i = req.curDesc;
+            if (e == ESRCH) {
+                markLost(*req.conn, std::string(req.op == NIXL_WRITE ? "process_vm_writev" :
+                                                                       "process_vm_readv") +
+                                        ": no such process");
+                reapLost(*req.conn);
+                finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
+                return;
+            }
+            if (e == EFAULT) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                                        << req.remoteAgent << ", descriptor " << i << " ("
+                                        << req.local[i].len << " bytes, local 0x" << std::hex
+                                        << req.local[i].addr << ", remote 0x"
+                                        << req.remote[i].addr << std::dec
+                                        << "): memory not accessible; the remote registration "
+                                        << "was probably released (stale remote key)");
+                finishReq(req, NIXL_ERR_NOT_FOUND);
+                return;
+            }
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                                    << req.remoteAgent << ", descriptor " << i << ": "
+                                    << (req.op == NIXL_WRITE ? "process_vm_writev" :
+                                                               "process_vm_readv")
+                                    << ": " << std::strerror(e));
+            finishReq(req, NIXL_ERR_BACKEND);
+            return;
+        }
+        // Advance the cursor by what was copied; a short count stops at the failing iovec,
+        // which the next call then reports.
+        size_t left = static_cast<size_t>(r);
+        done += left;
+        req.copied += left;
+        while (left > 0) {
+            const size_t len = req.local[req.curDesc].len - req.curOff;
+            if (left >= len) {
+                left -= len;
+                ++req.curDesc;
+                req.curOff = 0;
+            } else {
+                req.curOff += left;
+                left = 0;
+            }
+        }
+        while (req.curDesc < req.count && req.local[req.curDesc].len == req.curOff) {
+            ++req.curDesc;
+            req.curOff = 0;
+        }
+    }
+    if (req.curDesc >= req.count) {
+        finishDirectDataLocked(req);
+    }
+}
+
+void
+nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
+    if (!req.hasNotif) {
+        finishReq(req, NIXL_SUCCESS);
+        return;
+    }
+    nixlUcxWorker &w = *req.lane->worker;
+    std::lock_guard<std::mutex> g(w.lock);
+    sendXferNotifLocked(req);
+    w.progressLocked();
+}
+
+size_t
+nixlUcxEngine::stepActive() const {
+    std::lock_guard<std::mutex> g(activeLock_);
+    size_t total = 0;
+    for (auto it = active_.begin(); it != active_.end();) {
+        nixlUcxReq *req = *it;
+        bool drop = false;
+        if (req->stepLock.try_lock()) {
+            const size_t before = req->copied;
+            stepDirectLocked(*req, thread_budget);
+            total += req->copied - before;
+            drop = req->phase != nixlUcxReq::phase_t::DATA || req->cancelled ||
+                req->status.load(std::memory_order_acquire) != NIXL_IN_PROG;
+            req->stepLock.unlock();
+        }
+        if (drop) {
+            req->listed = false;
+            it = active_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return total;
+}

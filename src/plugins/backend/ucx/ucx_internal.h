@@ -1,0 +1,135 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file ucx_internal.h
+ * @brief What the UCX backend's source files share and the engine's class does not declare:
+ *        wire constants, small request helpers and the callbacks installed from another file.
+ *        Internal to libplugin_UCX.so.
+ */
+#ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_INTERNAL_H
+#define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_INTERNAL_H
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ucx_backend.h"
+#include "ucx_wire.h"
+
+namespace nixlUcx {
+
+// Connection info and public data: see ucx_wire.h.
+inline constexpr uint32_t notif_magic = 0x4e55584eu; // "NXUN"
+inline constexpr unsigned notif_am_id = 1;
+
+/** Registration table slots (8 bytes each, touched lazily): more than any agent registers. */
+inline constexpr size_t reg_table_slots = size_t(1) << 20;
+/** process_vm_readv/writev take at most this many iovecs per side (UIO_MAXIOV). */
+inline constexpr size_t iov_batch = 1024;
+/** A post copies this much inline before handing the rest to checkXfer or the thread. */
+inline constexpr size_t inline_bytes = 64 * 1024;
+/** Bytes one checkXfer or one post copies at most on the direct path. */
+inline constexpr size_t step_budget = 4 * 1024 * 1024;
+/** Bytes the progress thread copies per request and round, so requests share it fairly. */
+inline constexpr size_t thread_budget = 1024 * 1024;
+
+inline int64_t
+nowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+/** A small per-thread number, so that threads spread over the workers without asking. */
+inline size_t
+threadSlot() {
+    static std::atomic<size_t> next{0};
+    thread_local size_t slot = next.fetch_add(1, std::memory_order_relaxed);
+    return slot;
+}
+
+/** Plugins do not call into libnixl, so this plugin names memory kinds itself. */
+inline const char *
+memName(nixl_mem_t m) {
+    switch (m) {
+    case DRAM_SEG:
+        return "DRAM_SEG";
+    case VRAM_SEG:
+        return "VRAM_SEG";
+    case BLK_SEG:
+        return "BLK_SEG";
+    case OBJ_SEG:
+        return "OBJ_SEG";
+    case FILE_SEG:
+        return "FILE_SEG";
+    }
+    return "BAD_SEG";
+}
+
+inline const char *
+opName(nixl_xfer_op_t op) {
+    return op == NIXL_WRITE ? "WRITE" : "READ";
+}
+
+/**
+ * Completes req. A tracked request (UCX operations or a notification in flight) is only
+ * finished with its lane worker's lock held, which is also what guards the tracking set.
+ */
+inline void
+finishReq(nixlUcxReq &req, nixl_status_t st) {
+    if (req.tracked) {
+        req.lane->worker->inflight.erase(&req);
+        req.tracked = false;
+    }
+    req.phase = nixlUcxReq::phase_t::DONE;
+    req.status.store(st, std::memory_order_release);
+}
+
+inline void
+track(nixlUcxReq &req) {
+    if (!req.tracked) {
+        req.lane->worker->inflight.insert(&req);
+        req.tracked = true;
+    }
+}
+
+/** What a request to a connection that is no longer usable reports. */
+inline nixl_status_t
+goneStatus(const nixlUcxConn &conn) {
+    return conn.state.load(std::memory_order_acquire) == nixlUcxConn::LOST ?
+        NIXL_ERR_REMOTE_DISCONNECT :
+        NIXL_ERR_NOT_FOUND; // disconnected: the agent invalidated the peer's metadata
+}
+
+inline bool
+rangeCovers(uintptr_t base, size_t len, uintptr_t addr, size_t n) {
+    return addr >= base && n <= len && addr - base <= len - n;
+}
+
+/**
+ * Splits "a=1,b=2" into pairs. An item without '=' continues the previous value, so that
+ * "TLS=sysv,posix,self,RNDV_THRESH=8k" is TLS=sysv,posix,self and RNDV_THRESH=8k; false when
+ * the first item has no '='.
+ */
+bool
+splitPairs(std::string_view s, std::vector<std::pair<std::string, std::string>> &out);
+
+/** Receives notifications on a home worker (arg: the nixlUcxWorker). */
+ucs_status_t
+amRecvCb(void *arg,
+         const void *header,
+         size_t header_length,
+         void *data,
+         size_t length,
+         const ucp_am_recv_param_t *param);
+
+} // namespace nixlUcx
+
+#endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_INTERNAL_H

@@ -1,0 +1,226 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The UCX engine: notifications (active messages) sent and received.
+#include "ucx_internal.h"
+
+#include <cstring>
+#include <memory>
+
+using nixlUcx::notif_magic;
+using nixlUcx::notif_am_id;
+using nixlUcx::threadSlot;
+using nixlUcx::opName;
+using nixlUcx::finishReq;
+using nixlUcx::track;
+using nixlUcx::goneStatus;
+
+namespace {
+
+void
+amSendCb(void *request, ucs_status_t status, void *user_data) {
+    ucp_request_free(request);
+    auto *s = static_cast<nixlUcxAmSend *>(user_data);
+    s->worker->sends.erase(s);
+    if (s->req != nullptr) {
+        nixlUcxReq &req = *s->req;
+        req.notifSend = nullptr;
+        const bool lost = !req.conn->usable();
+        if (status == UCS_OK) {
+            finishReq(req, NIXL_SUCCESS);
+        } else {
+            if (!lost) {
+                NIXL_SDK_ERROR("agent " << s->engine->agentName() << ": notification of a "
+                                        << opName(req.op) << " to " << s->remote
+                                        << " failed after the data was delivered: "
+                                        << ucs_status_string(status));
+            }
+            finishReq(req, nixlUcx::statusFromUcs(status, lost));
+        }
+    } else if (status != UCS_OK && status != UCS_ERR_CANCELED) {
+        NIXL_SDK_ERROR("agent " << s->engine->agentName() << ": notification to " << s->remote
+                                << " failed: " << ucs_status_string(status));
+    }
+    delete s;
+}
+
+/** A rendezvous notification being received. */
+struct rndvRecv {
+    const nixlUcxEngine *engine;
+    std::string sender;
+    std::string msg;
+};
+
+void
+rndvRecvCb(void *request, ucs_status_t status, size_t length, void *user_data) {
+    auto *r = static_cast<rndvRecv *>(user_data);
+    if (status == UCS_OK) {
+        r->msg.resize(length);
+        r->engine->pushNotif(std::move(r->sender), std::move(r->msg));
+    } else {
+        NIXL_SDK_ERROR("agent " << r->engine->agentName() << ": receiving a "
+                                << r->msg.size() << "-byte notification from " << r->sender
+                                << " failed: " << ucs_status_string(status));
+    }
+    ucp_request_free(request);
+    delete r;
+}
+
+} // namespace
+
+namespace nixlUcx {
+
+ucs_status_t
+amRecvCb(void *arg,
+         const void *header,
+         size_t header_length,
+         void *data,
+         size_t length,
+         const ucp_am_recv_param_t *param) {
+    auto *w = static_cast<nixlUcxWorker *>(arg);
+    const nixlUcxEngine *engine = w->engine;
+    uint32_t magic = 0;
+    if (header_length < sizeof(magic) ||
+        (std::memcpy(&magic, header, sizeof(magic)), magic != notif_magic)) {
+        NIXL_SDK_ERROR("agent " << engine->agentName() << ": dropped a " << length
+                                << "-byte active message with a foreign header");
+        return UCS_OK;
+    }
+    std::string sender(static_cast<const char *>(header) + sizeof(magic),
+                       header_length - sizeof(magic));
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+        auto *r = new rndvRecv{engine, std::move(sender), std::string(length, '\0')};
+        ucp_request_param_t p{};
+        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+        p.cb.recv_am = rndvRecvCb;
+        p.user_data = r;
+        ucs_status_ptr_t sp = ucp_am_recv_data_nbx(w->worker, data, r->msg.data(), length, &p);
+        if (sp == nullptr) {
+            engine->pushNotif(std::move(r->sender), std::move(r->msg));
+            delete r;
+        } else if (UCS_PTR_IS_ERR(sp)) {
+            NIXL_SDK_ERROR("agent " << engine->agentName() << ": cannot receive a " << length
+                                    << "-byte notification from " << r->sender << ": "
+                                    << ucs_status_string(UCS_PTR_STATUS(sp)));
+            delete r;
+        }
+        return UCS_OK;
+    }
+    engine->pushNotif(std::move(sender), std::string(static_cast<const char *>(data), length));
+    return UCS_OK;
+}
+
+} // namespace nixlUcx
+
+void
+nixlUcxEngine::sendXferNotifLocked(nixlUcxReq &req) const {
+    if (!req.hasNotif || req.dropNotif) {
+        finishReq(req, NIXL_SUCCESS);
+        return;
+    }
+    if (!req.conn->usable()) {
+        finishReq(req, goneStatus(*req.conn));
+        return;
+    }
+    req.phase = nixlUcxReq::phase_t::NOTIF;
+    nixl_status_t st = sendAm(*req.lane, req.remoteAgent, req.notif, &req);
+    if (st != NIXL_IN_PROG) {
+        finishReq(req, st);
+    }
+}
+
+nixl_status_t
+nixlUcxEngine::sendAm(nixlUcxLane &lane,
+                      const std::string &remote,
+                      const std::string &msg,
+                      nixlUcxReq *req) const {
+    if (lane.worker->worker == nullptr || lane.ep == nullptr) {
+        return NIXL_ERR_REMOTE_DISCONNECT;
+    }
+    auto s = std::make_unique<nixlUcxAmSend>();
+    s->header.reserve(sizeof(uint32_t) + localAgent.size());
+    s->header.append(reinterpret_cast<const char *>(&notif_magic), sizeof(notif_magic));
+    s->header.append(localAgent);
+    s->body = msg;
+    s->req = req;
+    s->remote = remote;
+    s->engine = this;
+    s->worker = lane.worker.get();
+    ucp_request_param_t p{};
+    p.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    p.cb.send = amSendCb;
+    p.user_data = s.get();
+    // To a watched same-host peer, eager only: a rendezvous would leave the receiver reading
+    // from this process, and that read cannot be cancelled on a "none" endpoint if we die.
+    p.flags = lane.conn->watched ? UCP_AM_SEND_FLAG_EAGER : 0;
+    ucs_status_ptr_t sp = ucp_am_send_nbx(
+        lane.ep, notif_am_id, s->header.data(), s->header.size(), s->body.data(), s->body.size(),
+        &p);
+    if (sp == nullptr) {
+        return NIXL_SUCCESS;
+    }
+    if (UCS_PTR_IS_ERR(sp)) {
+        const bool lost = !lane.conn->usable();
+        if (!lost) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot send a " << msg.size()
+                                    << "-byte notification to " << remote << ": "
+                                    << ucs_status_string(UCS_PTR_STATUS(sp)));
+        }
+        return nixlUcx::statusFromUcs(UCS_PTR_STATUS(sp), lost);
+    }
+    if (req != nullptr) {
+        req->notifSend = s.get();
+        track(*req);
+    }
+    lane.worker->sends.insert(s.get());
+    s.release();
+    return NIXL_IN_PROG;
+}
+
+void
+nixlUcxEngine::pushNotif(std::string sender, std::string msg) const {
+    std::lock_guard<std::mutex> g(notifLock_);
+    notifs_.emplace_back(std::move(sender), std::move(msg));
+}
+
+nixl_status_t
+nixlUcxEngine::getNotifs(notif_list_t &notif_list) {
+    progressAll(progThread_);
+    checkPeers();
+    std::lock_guard<std::mutex> g(notifLock_);
+    if (notif_list.empty()) {
+        notif_list.swap(notifs_);
+    } else {
+        for (auto &n : notifs_) {
+            notif_list.push_back(std::move(n));
+        }
+        notifs_.clear();
+    }
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlUcxEngine::genNotif(const std::string &remote_agent, const std::string &msg) const {
+    std::shared_ptr<nixlUcxConn> conn = findConn(remote_agent);
+    if (!conn) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX genNotif: no connection to "
+                                << remote_agent);
+        return NIXL_ERR_NOT_FOUND;
+    }
+    if (!conn->usable()) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX genNotif: " << remote_agent
+                                << " was lost or disconnected");
+        return NIXL_ERR_REMOTE_DISCONNECT;
+    }
+    nixlUcxLane &lane = *conn->lanes[threadSlot() % conn->lanes.size()];
+    nixl_status_t st;
+    {
+        std::lock_guard<std::mutex> g(lane.worker->lock);
+        st = sendAm(lane, remote_agent, msg, nullptr);
+        lane.worker->progressLocked();
+    }
+    wakeProgress();
+    return st == NIXL_IN_PROG ? NIXL_SUCCESS : st;
+}

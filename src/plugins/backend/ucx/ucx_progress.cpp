@@ -1,0 +1,163 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The UCX engine: workers' progress, their teardown, and the progress thread.
+#include "ucx_internal.h"
+
+#include <algorithm>
+#include <poll.h>
+#include <thread>
+#include <unistd.h>
+
+using nixlUcx::finishReq;
+
+nixlUcxWorker::~nixlUcxWorker() {
+    if (worker != nullptr) {
+        ucp_worker_destroy(worker);
+    }
+}
+
+unsigned
+nixlUcxWorker::progressLocked() {
+    if (worker == nullptr) {
+        return 0;
+    }
+    unsigned total = 0;
+    // Bounded, so that one busy worker cannot starve the others of the same thread.
+    for (int i = 0; i < 256; ++i) {
+        unsigned n = ucp_worker_progress(worker);
+        if (n == 0) {
+            break;
+        }
+        total += n;
+    }
+    while (!ready.empty()) {
+        std::vector<nixlUcxReq *> batch;
+        batch.swap(ready);
+        for (nixlUcxReq *req : batch) {
+            req->engine->sendXferNotifLocked(*req);
+            ++total;
+        }
+    }
+    return total;
+}
+
+void
+nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
+    if (worker != nullptr) {
+        if (inflight.empty()) {
+            ucp_worker_destroy(worker);
+        } else {
+            NIXL_SDK_WARN("agent " << (engine != nullptr ? engine->agentName() : std::string())
+                                   << ": UCX worker torn down with " << inflight.size()
+                                   << " transfer(s) still running in UCX; leaving the worker "
+                                      "allocated because UCX 1.13 aborts when it is destroyed "
+                                      "with RMA in flight");
+            abandoned = true;
+        }
+        worker = nullptr;
+    }
+    ready.clear();
+    // No callback can come any more: what UCX did not complete is finished and freed here.
+    for (nixlUcxAmSend *s : sends) {
+        if (s->req != nullptr) {
+            s->req->notifSend = nullptr;
+        }
+        delete s;
+    }
+    sends.clear();
+    std::unordered_set<nixlUcxReq *> left;
+    left.swap(inflight);
+    for (nixlUcxReq *req : left) {
+        req->tracked = false;
+        req->outstanding = 0;
+        req->notifSend = nullptr;
+        finishReq(*req, pending_status);
+    }
+}
+
+unsigned
+nixlUcxEngine::progressAll(bool try_only) const {
+    std::vector<std::shared_ptr<nixlUcxWorker>> ws;
+    {
+        std::lock_guard<std::mutex> g(workersLock_);
+        ws = workers_;
+    }
+    unsigned total = 0;
+    for (auto &w : ws) {
+        std::unique_lock<std::mutex> g(w->lock, std::defer_lock);
+        if (try_only ? g.try_lock() : (g.lock(), true)) {
+            total += w->progressLocked();
+        }
+    }
+    return total;
+}
+
+void
+nixlUcxEngine::wakeProgress() const {
+    if (wakeFd_ >= 0) {
+        uint64_t one = 1;
+        ssize_t r = ::write(wakeFd_, &one, sizeof(one));
+        (void)r; // a full counter already wakes the thread
+    }
+}
+
+void
+nixlUcxEngine::progressLoop() {
+    const int idle_ms =
+        static_cast<int>(std::max<uint64_t>(1, (pthrDelayUs_ + 999) / 1000));
+    const int timeout_ms = std::min<int>(idle_ms, static_cast<int>(cfg_.peerCheckMs));
+    std::vector<struct pollfd> fds;
+    std::vector<std::shared_ptr<nixlUcxWorker>> ws;
+    int idle_rounds = 0;
+    while (!stop_.load(std::memory_order_acquire)) {
+        const unsigned events = progressAll(false);
+        const size_t bytes = stepActive();
+        checkPeers();
+        if (events != 0 || bytes != 0) {
+            idle_rounds = 0;
+            continue;
+        }
+        bool busy;
+        {
+            std::lock_guard<std::mutex> g(activeLock_);
+            busy = !active_.empty();
+        }
+        // Spin a little before sleeping: completions that raise no event (cma, shm FIFOs
+        // being drained by the peer) are then seen without a poll timeout.
+        if (++idle_rounds < 64) {
+            std::this_thread::yield();
+            continue;
+        }
+        {
+            std::lock_guard<std::mutex> g(workersLock_);
+            ws = workers_;
+        }
+        fds.clear();
+        fds.push_back({wakeFd_, POLLIN, 0});
+        bool armed = true;
+        for (auto &w : ws) {
+            std::lock_guard<std::mutex> g(w->lock);
+            if (w->worker == nullptr || w->efd < 0) {
+                continue;
+            }
+            ucs_status_t st = ucp_worker_arm(w->worker);
+            if (st == UCS_ERR_BUSY) {
+                armed = false;
+                break;
+            }
+            fds.push_back({w->efd, POLLIN, 0});
+        }
+        ws.clear();
+        if (!armed) {
+            idle_rounds = 0;
+            continue;
+        }
+        ::poll(fds.data(), fds.size(), busy ? 1 : timeout_ms);
+        uint64_t v = 0;
+        ssize_t r = ::read(wakeFd_, &v, sizeof(v));
+        (void)r;
+        idle_rounds = 0;
+    }
+}

@@ -1,0 +1,290 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "ucx_wire.h"
+
+#include <array>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+#include "ucx_utils.h"
+
+namespace nixlUcx {
+
+namespace {
+
+constexpr std::array<uint32_t, 256>
+crcTable() {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; ++k) {
+            c = (c & 1) != 0 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        }
+        t[i] = c;
+    }
+    return t;
+}
+
+constexpr std::array<uint32_t, 256> crc_table = crcTable();
+
+/** Magic, version, flags. */
+constexpr size_t head_size = 8;
+constexpr size_t trailer_size = sizeof(uint32_t);
+/** UCX 1.13 accepts address versions 0 (v1) and 1 (v2); the version is the low 4 bits. */
+constexpr uint8_t addr_version_mask = 0x0f;
+constexpr uint8_t addr_version_max = 1;
+/** Header byte(s) plus at least one more byte. */
+constexpr size_t addr_min_len = 3;
+/** A packed key's distance part: one system-device byte and 3 bytes per device. */
+constexpr size_t rkey_max_tail = 1 + 3 * 64;
+/** UCX's memory types fit in a few bits; anything above is damage. */
+constexpr unsigned max_mem_type = 31;
+
+std::string
+hex32(uint32_t v) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "0x%08x", v);
+    return buf;
+}
+
+void
+seal(std::string &s) {
+    const uint32_t crc = crc32c(s.data(), s.size());
+    s.append(reinterpret_cast<const char *>(&crc), sizeof(crc));
+}
+
+/**
+ * Checks magic, version and checksum, in that order: a peer of another plugin version is told
+ * so rather than being called corrupt. body is what the checksum covers, minus the head.
+ */
+bool
+unseal(std::string_view in, uint32_t magic, std::string_view &body, std::string &why) {
+    if (in.size() < head_size + trailer_size) {
+        why = std::to_string(in.size()) + " bytes, too short";
+        return false;
+    }
+    nixlUcxReader rd(in);
+    uint32_t m = 0;
+    uint16_t version = 0;
+    uint16_t flags = 0;
+    rd.get(m);
+    rd.get(version);
+    rd.get(flags);
+    if (m != magic) {
+        why = "bad magic " + hex32(m);
+        return false;
+    }
+    if (version != wire_version) {
+        why = "format version " + std::to_string(version) + ", expected " +
+            std::to_string(wire_version) + " (another UCX plugin version, or damage)";
+        return false;
+    }
+    uint32_t stored = 0;
+    std::memcpy(&stored, in.data() + in.size() - trailer_size, sizeof(stored));
+    const uint32_t computed = crc32c(in.data(), in.size() - trailer_size);
+    if (stored != computed) {
+        why = "checksum mismatch (stored " + hex32(stored) + ", computed " + hex32(computed) +
+            "): damaged in transit or storage";
+        return false;
+    }
+    if (flags != 0) {
+        why = "flags " + std::to_string(flags) + ", expected 0";
+        return false;
+    }
+    body = in.substr(head_size, in.size() - head_size - trailer_size);
+    return true;
+}
+
+void
+head(nixlUcxWriter &w, uint32_t magic) {
+    w.put<uint32_t>(magic);
+    w.put<uint16_t>(wire_version);
+    w.put<uint16_t>(0);
+}
+
+} // namespace
+
+uint32_t
+crc32c(const void *data, size_t len, uint32_t crc) noexcept {
+    const auto *p = static_cast<const unsigned char *>(data);
+    crc = ~crc;
+    for (size_t i = 0; i < len; ++i) {
+        crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+std::string
+encodeConnInfo(const connInfoWire &in) {
+    nixlUcxWriter w;
+    head(w, conn_magic);
+    w.put<uint64_t>(in.nonce);
+    w.putBytes(in.bootId);
+    w.put<uint64_t>(in.pidNs);
+    w.put<int32_t>(in.pid);
+    w.put<uint64_t>(in.startTime);
+    w.put<uint64_t>(in.regTable);
+    w.put<uint64_t>(in.regSlots);
+    w.put<uint32_t>(static_cast<uint32_t>(in.addrs.size()));
+    for (const auto &a : in.addrs) {
+        w.putBytes(a);
+    }
+    seal(w.str());
+    return std::move(w.str());
+}
+
+std::string
+encodePublicData(const publicDataWire &in) {
+    nixlUcxWriter w;
+    head(w, rkey_magic);
+    w.put<uint16_t>(in.mem);
+    w.put<uint64_t>(in.base);
+    w.put<uint64_t>(in.len);
+    w.put<uint32_t>(in.slot);
+    w.put<uint64_t>(in.regId);
+    w.putBytes(in.rkey);
+    seal(w.str());
+    return std::move(w.str());
+}
+
+bool
+decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
+    std::string_view body;
+    if (!unseal(in, conn_magic, body, why)) {
+        return false;
+    }
+    nixlUcxReader rd(body);
+    std::string_view boot;
+    uint32_t n = 0;
+    if (!(rd.get(out.nonce) && rd.getBytes(boot) && rd.get(out.pidNs) && rd.get(out.pid) &&
+          rd.get(out.startTime) && rd.get(out.regTable) && rd.get(out.regSlots) && rd.get(n))) {
+        why = "truncated before the worker addresses";
+        return false;
+    }
+    if (n == 0 || n > max_conn_workers) {
+        why = std::to_string(n) + " worker addresses, expected 1.." +
+            std::to_string(max_conn_workers);
+        return false;
+    }
+    out.bootId = std::string(boot);
+    out.addrs.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+        std::string_view a;
+        if (!rd.getBytes(a)) {
+            why = "truncated in worker address " + std::to_string(i);
+            return false;
+        }
+        std::string sub;
+        if (!checkWorkerAddress(a, sub)) {
+            why = "worker address " + std::to_string(i) + ": " + sub;
+            return false;
+        }
+        out.addrs.emplace_back(a);
+    }
+    if (!rd.atEnd()) {
+        why = "trailing bytes after the worker addresses";
+        return false;
+    }
+    return true;
+}
+
+bool
+decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
+    std::string_view body;
+    if (!unseal(in, rkey_magic, body, why)) {
+        return false;
+    }
+    nixlUcxReader rd(body);
+    std::string_view rkey;
+    if (!(rd.get(out.mem) && rd.get(out.base) && rd.get(out.len) && rd.get(out.slot) &&
+          rd.get(out.regId) && rd.getBytes(rkey))) {
+        why = "truncated";
+        return false;
+    }
+    if (!rd.atEnd()) {
+        why = "trailing bytes after the remote key";
+        return false;
+    }
+    out.rkey = std::string(rkey);
+    return true;
+}
+
+bool
+checkWorkerAddress(std::string_view addr, std::string &why) {
+    if (addr.size() < addr_min_len) {
+        why = std::to_string(addr.size()) + " bytes, too short for a UCP worker address";
+        return false;
+    }
+    const uint8_t version = static_cast<uint8_t>(addr[0]) & addr_version_mask;
+    if (version > addr_version_max) {
+        why = "address version " + std::to_string(version) + ", UCX knows 0.." +
+            std::to_string(addr_version_max);
+        return false;
+    }
+    return true;
+}
+
+bool
+parsePackedRkey(std::string_view rkey, rkeyLayout &out, std::string &why) {
+    out = rkeyLayout{};
+    constexpr size_t fixed = sizeof(uint64_t) + sizeof(uint8_t);
+    if (rkey.size() < fixed) {
+        why = std::to_string(rkey.size()) + " bytes, too short for a packed key";
+        return false;
+    }
+    std::memcpy(&out.mdMap, rkey.data(), sizeof(out.mdMap));
+    out.memType = static_cast<uint8_t>(rkey[sizeof(uint64_t)]);
+    if (out.memType > max_mem_type) {
+        why = "memory type " + std::to_string(out.memType);
+        return false;
+    }
+    size_t pos = fixed;
+    for (uint64_t m = out.mdMap; m != 0; m &= m - 1) {
+        const int md = std::countr_zero(m);
+        const size_t size = pos < rkey.size() ? static_cast<uint8_t>(rkey[pos]) : 0;
+        if (pos >= rkey.size() || rkey.size() - pos - 1 < size) {
+            why = "memory domain " + std::to_string(md) + "'s key runs past the " +
+                std::to_string(rkey.size()) + " bytes";
+            return false;
+        }
+        out.sizes[md] = static_cast<uint8_t>(size);
+        pos += 1 + size;
+    }
+    out.packedLen = pos;
+    if (rkey.size() - pos > rkey_max_tail) {
+        why = std::to_string(rkey.size() - pos) + " bytes after the memory domain keys";
+        return false;
+    }
+    return true;
+}
+
+bool
+checkPackedRkey(std::string_view rkey, const rkeyLayout *local, std::string &why) {
+    rkeyLayout l;
+    if (!parsePackedRkey(rkey, l, why)) {
+        return false;
+    }
+    if (local == nullptr) {
+        return true;
+    }
+    if (l.memType != local->memType) {
+        why = "memory type " + std::to_string(l.memType) + ", expected " +
+            std::to_string(local->memType);
+        return false;
+    }
+    for (uint64_t m = l.mdMap & local->mdMap; m != 0; m &= m - 1) {
+        const int md = std::countr_zero(m);
+        if (l.sizes[md] != local->sizes[md]) {
+            why = "memory domain " + std::to_string(md) + "'s key is " +
+                std::to_string(l.sizes[md]) + " bytes, this UCX packs " +
+                std::to_string(local->sizes[md]);
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace nixlUcx

@@ -1,0 +1,105 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file fuzz_ucx_wire.cpp
+ * @brief libFuzzer target for the UCX plugin's handling of the bytes a peer sends it:
+ *        connection info, the public data of a registration, and the UCX worker address and
+ *        packed remote key inside them (src/plugins/backend/ucx/ucx_wire.h).
+ *
+ * The first input byte picks what the rest is: 0 connection info, 1 public data, 2 a worker
+ * address, 3 a packed remote key. With bit 0x80 set, the target rewrites the trailing CRC32C
+ * of a connection info or public data before decoding, so the structural checks behind the
+ * checksum are fuzzed too, not only the checksum.
+ *
+ * Checked beyond "no crash, no out-of-bounds read": a refusal says why; what decodes encodes
+ * back to the same bytes (the format is canonical); a key that parses has its per-domain keys
+ * inside the input and passes the check against its own layout.
+ *
+ * These are pure functions: nothing here calls UCX. What UCX does with bytes that pass (a
+ * hostile but consistent peer) is outside what a checksum can stop; docs/metadata.md says what
+ * such a peer can still do.
+ */
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "fuzz_common.h"
+#include "ucx_wire.h"
+
+namespace {
+
+void
+reseal(std::string &s) {
+    if (s.size() < sizeof(uint32_t)) {
+        return;
+    }
+    const uint32_t crc = nixlUcx::crc32c(s.data(), s.size() - sizeof(uint32_t));
+    std::memcpy(s.data() + s.size() - sizeof(uint32_t), &crc, sizeof(crc));
+}
+
+} // namespace
+
+extern "C" int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0) {
+        return 0;
+    }
+    const uint8_t mode = data[0];
+    std::string in(reinterpret_cast<const char *>(data) + 1, size - 1);
+    std::string why;
+    switch (mode & 0x7f) {
+    case 0: {
+        if ((mode & 0x80) != 0) {
+            reseal(in);
+        }
+        nixlUcx::connInfoWire ci;
+        if (nixlUcx::decodeConnInfo(in, ci, why)) {
+            NIXL_FUZZ_CHECK(!ci.addrs.empty());
+            NIXL_FUZZ_CHECK(nixlUcx::encodeConnInfo(ci) == in);
+        } else {
+            NIXL_FUZZ_CHECK(!why.empty());
+        }
+        break;
+    }
+    case 1: {
+        if ((mode & 0x80) != 0) {
+            reseal(in);
+        }
+        nixlUcx::publicDataWire pd;
+        if (nixlUcx::decodePublicData(in, pd, why)) {
+            NIXL_FUZZ_CHECK(nixlUcx::encodePublicData(pd) == in);
+            // What the engine does next with the key.
+            nixlUcx::rkeyLayout l;
+            std::string sub;
+            if (nixlUcx::parsePackedRkey(pd.rkey, l, sub)) {
+                NIXL_FUZZ_CHECK(nixlUcx::checkPackedRkey(pd.rkey, &l, sub));
+            }
+        } else {
+            NIXL_FUZZ_CHECK(!why.empty());
+        }
+        break;
+    }
+    case 2:
+        if (!nixlUcx::checkWorkerAddress(in, why)) {
+            NIXL_FUZZ_CHECK(!why.empty());
+        }
+        break;
+    case 3: {
+        nixlUcx::rkeyLayout l;
+        if (nixlUcx::parsePackedRkey(in, l, why)) {
+            NIXL_FUZZ_CHECK(l.packedLen >= sizeof(uint64_t) + 1 && l.packedLen <= in.size());
+            NIXL_FUZZ_CHECK(nixlUcx::checkPackedRkey(in, &l, why));
+        } else {
+            NIXL_FUZZ_CHECK(!why.empty());
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}

@@ -1,0 +1,165 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The UCX plugin's wire formats (src/plugins/backend/ucx/ucx_wire.h) without an engine: the
+// checksum, round trips, and which damage each check refuses.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "ucx_wire.h"
+
+using namespace nixlUcx;
+
+namespace {
+
+/** A packed key as UCX 1.13 lays it out: md map, memory type, per domain size + bytes. */
+std::string
+packedKey(uint64_t md_map, uint8_t mem_type, const std::string &keys) {
+    std::string k(reinterpret_cast<const char *>(&md_map), sizeof(md_map));
+    k.push_back(static_cast<char>(mem_type));
+    return k + keys;
+}
+
+connInfoWire
+sampleConn() {
+    connInfoWire ci;
+    ci.nonce = 77;
+    ci.bootId = "boot";
+    ci.pidNs = 9;
+    ci.pid = 1234;
+    ci.startTime = 55;
+    ci.regTable = 0x1000;
+    ci.regSlots = 16;
+    ci.addrs = {std::string("\x01\x00uvwxyz", 8), std::string("\x00\x05" "abc", 5)};
+    return ci;
+}
+
+publicDataWire
+samplePd() {
+    publicDataWire pd;
+    pd.mem = 0;
+    pd.base = 0x2000;
+    pd.len = 4096;
+    pd.slot = 3;
+    pd.regId = 8;
+    // Two domains: index 1 with a 2-byte key, index 4 with an empty one.
+    pd.rkey = packedKey(0x12, 0, std::string("\x02xy\x00", 4));
+    return pd;
+}
+
+TEST(ucxWire, Crc32cKnownAnswer) {
+    // The standard check value of CRC-32C.
+    EXPECT_EQ(crc32c("123456789", 9), 0xe3069283u);
+    EXPECT_EQ(crc32c("", 0), 0u);
+    // Chaining equals one pass.
+    EXPECT_EQ(crc32c("6789", 4, crc32c("12345", 5)), 0xe3069283u);
+}
+
+TEST(ucxWire, RoundTrips) {
+    const connInfoWire ci = sampleConn();
+    connInfoWire ci2;
+    std::string why;
+    ASSERT_TRUE(decodeConnInfo(encodeConnInfo(ci), ci2, why)) << why;
+    EXPECT_EQ(ci2.nonce, ci.nonce);
+    EXPECT_EQ(ci2.bootId, ci.bootId);
+    EXPECT_EQ(ci2.pid, ci.pid);
+    EXPECT_EQ(ci2.addrs, ci.addrs);
+    EXPECT_EQ(encodeConnInfo(ci2), encodeConnInfo(ci));
+
+    const publicDataWire pd = samplePd();
+    publicDataWire pd2;
+    ASSERT_TRUE(decodePublicData(encodePublicData(pd), pd2, why)) << why;
+    EXPECT_EQ(pd2.base, pd.base);
+    EXPECT_EQ(pd2.len, pd.len);
+    EXPECT_EQ(pd2.rkey, pd.rkey);
+}
+
+TEST(ucxWire, EveryChangedByteIsRefused) {
+    const std::string conn = encodeConnInfo(sampleConn());
+    const std::string pub = encodePublicData(samplePd());
+    for (const std::string *field : {&conn, &pub}) {
+        for (size_t i = 0; i < field->size(); ++i) {
+            for (uint8_t flip : {0x01, 0x80, 0xff}) {
+                std::string bad = *field;
+                bad[i] = static_cast<char>(bad[i] ^ flip);
+                std::string why;
+                connInfoWire ci;
+                publicDataWire pd;
+                const bool ok = field == &conn ? decodeConnInfo(bad, ci, why) :
+                                                 decodePublicData(bad, pd, why);
+                EXPECT_FALSE(ok) << "byte " << i << " ^ " << int(flip);
+                EXPECT_FALSE(why.empty());
+            }
+        }
+        // Cut short at every length.
+        for (size_t n = 0; n < field->size(); ++n) {
+            std::string why;
+            connInfoWire ci;
+            publicDataWire pd;
+            EXPECT_FALSE(field == &conn ? decodeConnInfo(field->substr(0, n), ci, why) :
+                                          decodePublicData(field->substr(0, n), pd, why));
+        }
+    }
+}
+
+TEST(ucxWire, NamesTheCause) {
+    std::string why;
+    connInfoWire ci;
+    std::string conn = encodeConnInfo(sampleConn());
+    conn[20] ^= 1;
+    EXPECT_FALSE(decodeConnInfo(conn, ci, why));
+    EXPECT_NE(why.find("checksum mismatch"), std::string::npos) << why;
+
+    // A version-1 peer (no checksum) is told apart from damage.
+    std::string v1 = encodeConnInfo(sampleConn());
+    v1[4] = 1;
+    EXPECT_FALSE(decodeConnInfo(v1, ci, why));
+    EXPECT_NE(why.find("format version 1, expected 2"), std::string::npos) << why;
+
+    // A worker address whose version UCX would assert on, under a valid checksum.
+    connInfoWire bad = sampleConn();
+    bad.addrs[1][0] = 0x09;
+    EXPECT_FALSE(decodeConnInfo(encodeConnInfo(bad), ci, why));
+    EXPECT_NE(why.find("worker address 1: address version 9"), std::string::npos) << why;
+}
+
+TEST(ucxWire, WorkerAddress) {
+    std::string why;
+    EXPECT_TRUE(checkWorkerAddress(std::string("\x00\x01\x02", 3), why));
+    EXPECT_TRUE(checkWorkerAddress(std::string("\xf1\x01\x02", 3), why)); // v2, flags above
+    EXPECT_FALSE(checkWorkerAddress(std::string("\x02\x01\x02", 3), why));
+    EXPECT_FALSE(checkWorkerAddress(std::string("\x01\x01", 2), why));
+    EXPECT_FALSE(checkWorkerAddress("", why));
+}
+
+TEST(ucxWire, PackedRkeyWalk) {
+    std::string why;
+    rkeyLayout l;
+    const std::string good = packedKey(0x12, 0, std::string("\x02xy\x00", 4));
+    ASSERT_TRUE(parsePackedRkey(good, l, why)) << why;
+    EXPECT_EQ(l.mdMap, 0x12u);
+    EXPECT_EQ(l.sizes[1], 2);
+    EXPECT_EQ(l.sizes[4], 0);
+    EXPECT_EQ(l.packedLen, good.size());
+    EXPECT_TRUE(checkPackedRkey(good, &l, why)) << why;
+    // Distance bytes after the domain keys are allowed.
+    EXPECT_TRUE(checkPackedRkey(good + std::string("\x01\x02\x03\x04", 4), &l, why));
+
+    // A domain key longer than what is left.
+    EXPECT_FALSE(checkPackedRkey(packedKey(0x12, 0, std::string("\x09xy\x00", 4)), &l, why));
+    // A domain bit without its size byte.
+    EXPECT_FALSE(checkPackedRkey(packedKey(0x13, 0, std::string("\x02xy\x00", 4)), &l, why));
+    // Same domain, another size than this UCX packs.
+    EXPECT_FALSE(checkPackedRkey(packedKey(0x12, 0, std::string("\x01x\x01y", 4)), &l, why));
+    EXPECT_NE(why.find("memory domain 1"), std::string::npos) << why;
+    // Another memory type.
+    EXPECT_FALSE(checkPackedRkey(packedKey(0x12, 1, std::string("\x02xy\x00", 4)), &l, why));
+    // Too short for the fixed part.
+    EXPECT_FALSE(checkPackedRkey(std::string(8, '\0'), nullptr, why));
+}
+
+} // namespace
