@@ -5,19 +5,21 @@
 
 With NIXL_TELEMETRY_DIR set, each agent writes its events to the shared-memory ring
 $NIXL_TELEMETRY_DIR/<agent name> (format: docs/telemetry-ring.md, layout version 5). This reader
-is its consumer: it maps the file, takes events as they arrive and stores its read position in
-the file, so a reader started later (or this one restarted) resumes where the last one stopped.
+is its consumer: it reads the file with pread (never maps it, so a file truncated by someone
+else ends the reader with a message instead of SIGBUS), takes events as they arrive and stores
+its read position in the file, so a reader started later (or this one restarted) resumes where the last one stopped.
 Only one reader may consume a ring at a time.
 
-Standard library only (mmap, ctypes, struct). The header layout below mirrors the C++
+Standard library only (os, ctypes, struct). The header layout below mirrors the C++
 static_asserts in src/utils/common/shared_ring.h and is checked at import.
 
 Usage:
     telemetry_reader.py --telemetry_path /tmp/telemetry/agent0 [--count N] [--timeout S]
 
 Output: one line per event, "<type> <name> <value>", after a "# ..." line describing the ring.
-Exit status: 0 done, 1 the file is not a ring this reader understands, 2 --timeout expired
-before --count events arrived.
+Exit status: 0 done, 1 the file is not a ring this reader understands (or stops being one
+while it reads: truncated, resized, header rewritten), 2 --timeout expired before --count
+events arrived.
 
 Memory ordering: the producer publishes slots with a release store of write_pos. On x86 plain
 loads are not reordered with each other, so reading write_pos before the slots is enough; on
@@ -27,8 +29,8 @@ meant as an example, not a production consumer.
 
 import argparse
 import ctypes
-import mmap
 import os
+import stat
 import struct
 import sys
 import time
@@ -37,6 +39,8 @@ TELEMETRY_VERSION = 5
 HEADER_SIZE = 512
 EVENT_SIZE = 16
 _VERSION_OFFSET = 16  # the same in every layout version
+_READ_POS_OFFSET = 256
+_CHECKED_BYTES = _READ_POS_OFFSET + 8  # producer line and read_pos, re-read every poll
 _EVENT = struct.Struct("<I4xQ")  # type u32, 4 bytes padding, value u64
 
 # NIXL 1.4 event names by type (the BUFFER file does not carry the table). Unknown types print
@@ -125,31 +129,41 @@ check_layout()
 
 
 class RingReader:
-    """Consumer side of one ring file. Not thread-safe; one reader per ring at a time."""
+    """Consumer side of one ring file. Not thread-safe; one reader per ring at a time.
+
+    The file is read and written with os.pread/os.pwrite, never mapped: another process that
+    truncates or rewrites it makes pop_batch raise RingFileError; it cannot kill the reader
+    (a mapping would fault with SIGBUS). Every poll re-reads the header and checks it is still
+    the ring validated at open: same size, version, capacity and mask, write_pos inside the
+    ring and read_pos where this reader left it.
+    """
 
     def __init__(self, path):
         self.path = path
-        self._mm = None
-        self._hdr = None
-        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        self._fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
         try:
-            self._open(fd)
-        finally:
-            os.close(fd)  # the mapping keeps the file alive
+            self._open()
+        except BaseException:
+            self.close()
+            raise
 
     def _fail(self, why):
         raise RingFileError(f"ring file {self.path}: {why}")
 
-    def _open(self, fd):
-        size = os.fstat(fd).st_size
+    def _open(self):
+        st = os.fstat(self._fd)
+        if not stat.S_ISREG(st.st_mode):
+            self._fail("not a regular file")
+        size = st.st_size
         if size < _VERSION_OFFSET + 4:
             self._fail(f"too small ({size} bytes) to hold a ring header")
-        # Read the header with pread before mapping: a short file cannot fault us.
-        head = os.pread(fd, min(size, HEADER_SIZE), 0)
+        head = os.pread(self._fd, min(size, HEADER_SIZE), 0)
+        if len(head) < _VERSION_OFFSET + 4:
+            self._fail("cannot read the header")
         (version,) = struct.unpack_from("<i", head, _VERSION_OFFSET)
         if version != TELEMETRY_VERSION:
             self._fail(f"version mismatch: expected {TELEMETRY_VERSION}, got {version}")
-        if size < HEADER_SIZE:
+        if size < HEADER_SIZE or len(head) < HEADER_SIZE:
             self._fail(f"too small ({size} bytes) to hold the {HEADER_SIZE}-byte header")
         hdr = RingHeader.from_buffer_copy(head)
         cap, mask = hdr.capacity, hdr.mask
@@ -158,16 +172,35 @@ class RingReader:
         need = HEADER_SIZE + EVENT_SIZE * cap
         if need != size:
             self._fail(f"capacity {cap} needs {need} bytes but the file has {size}")
-        self._mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        self._hdr = RingHeader.from_buffer(self._mm)
-        if self._hdr.capacity != cap or self._hdr.mask != mask:
-            self.close()
-            self._fail("header changed while attaching")
+        if hdr.write_pos > mask or hdr.read_pos > mask:
+            self._fail(f"write_pos {hdr.write_pos} or read_pos {hdr.read_pos} is outside "
+                       f"the {cap}-slot ring")
         # Seed every cached value from the header, so a re-attached reader resumes exactly
         # where the previous one stopped.
+        self._size = size
         self._mask = mask
-        self._read = self._hdr.read_pos & mask
-        self._cached_write = self._hdr.write_pos & mask
+        self._read = hdr.read_pos
+        self._lost = hdr.lost_events
+
+    def _recheck(self):
+        """Re-read the header; raise RingFileError unless it is still our ring."""
+        size = os.fstat(self._fd).st_size
+        if size != self._size:
+            self._fail(f"changed while reading: size {size} bytes, expected {self._size} "
+                       "(truncated or re-created?)")
+        head = os.pread(self._fd, _CHECKED_BYTES, 0)
+        if len(head) != _CHECKED_BYTES:
+            self._fail("changed while reading: the header cannot be read")
+        hdr = RingHeader.from_buffer_copy(head + bytes(HEADER_SIZE - _CHECKED_BYTES))
+        if (hdr.version != TELEMETRY_VERSION or hdr.capacity != self._mask + 1
+                or hdr.mask != self._mask or hdr.write_pos > self._mask
+                or hdr.read_pos != self._read):
+            self._fail(f"header changed while reading (version {hdr.version}, capacity "
+                       f"{hdr.capacity}, mask {hdr.mask}, write_pos {hdr.write_pos}, read_pos "
+                       f"{hdr.read_pos} where this reader stored {self._read}); re-attach if "
+                       "the agent was re-created")
+        self._lost = hdr.lost_events
+        return hdr
 
     @property
     def capacity(self):
@@ -175,31 +208,35 @@ class RingReader:
 
     @property
     def lost_events(self):
-        return self._hdr.lost_events
+        return self._lost
 
     def pop_batch(self, max_events):
-        """Return up to max_events (type, value) pairs, oldest first; [] when empty."""
+        """Return up to max_events (type, value) pairs, oldest first; [] when empty.
+
+        Raises RingFileError when the file stopped being the ring opened (see the class).
+        """
+        hdr = self._recheck()
         r = self._read
         mask = self._mask
-        if r == self._cached_write:
-            # Looks empty: only now read the producer's line.
-            self._cached_write = self._hdr.write_pos & mask
-            if r == self._cached_write:
-                return []
-        n = min((self._cached_write - r) & mask, max_events)
-        out = [_EVENT.unpack_from(self._mm, HEADER_SIZE + ((r + i) & mask) * EVENT_SIZE)
-               for i in range(n)]
-        # One aligned 8-byte store (ctypes) frees the slots for the producer.
+        n = min((hdr.write_pos - r) & mask, max_events)
+        if n == 0:
+            return []
+        first = min(n, mask + 1 - r)
+        data = os.pread(self._fd, first * EVENT_SIZE, HEADER_SIZE + r * EVENT_SIZE)
+        if n > first:
+            data += os.pread(self._fd, (n - first) * EVENT_SIZE, HEADER_SIZE)
+        if len(data) != n * EVENT_SIZE:
+            self._fail("changed while reading: short read of the events")
+        out = [_EVENT.unpack_from(data, i * EVENT_SIZE) for i in range(n)]
+        # One aligned 8-byte write frees the slots for the producer.
         self._read = (r + n) & mask
-        self._hdr.read_pos = self._read
+        os.pwrite(self._fd, struct.pack("<Q", self._read), _READ_POS_OFFSET)
         return out
 
     def close(self):
-        # The ctypes view pins the mapping; drop it first.
-        self._hdr = None
-        if self._mm is not None:
-            self._mm.close()
-            self._mm = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def __enter__(self):
         return self
@@ -252,6 +289,10 @@ def main(argv=None):
                 time.sleep(args.poll_interval)
         except KeyboardInterrupt:
             pass
+        except (OSError, RingFileError) as e:
+            sys.stdout.flush()
+            print(f"telemetry_reader: {e}", file=sys.stderr)
+            status = 1
         print(f"# read {seen} events, lost_events {reader.lost_events}", flush=True)
     return status
 

@@ -9,7 +9,9 @@
 //
 // It is the ring's consumer: it stores its read position in the file, so a reader started later
 // resumes where this one stopped. One reader per ring at a time. Exit status: 0 done, 1 the file
-// is not a version-5 ring (the message says why), 2 --timeout expired before --count events.
+// is not a version-5 ring or stops being one while it reads (truncated, resized or its header
+// rewritten; the message says why), 2 --timeout expired before --count events. The file is read
+// with pread/pwrite, never mapped, so nothing another process does to it can kill the reader.
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -19,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "common/shared_ring.h"
+#include "common/shared_ring_io.h"
 
 namespace {
 
@@ -97,7 +99,7 @@ main(int argc, char **argv) {
     }
 
     std::string error;
-    auto ring = nixlSharedRing<ringEvent>::attach(path, error);
+    auto ring = nixlSharedRingIo<ringEvent>::attach(path, error);
     if (!ring) {
         std::fprintf(stderr, "telemetry_reader: %s\n", error.c_str());
         return 1;
@@ -105,7 +107,7 @@ main(int argc, char **argv) {
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
     std::printf("# ring %s version %d capacity %llu lost_events %llu\n", path.c_str(),
-                ring->version(), static_cast<unsigned long long>(ring->capacity()),
+                NIXL_SHARED_RING_VERSION, static_cast<unsigned long long>(ring->capacity()),
                 static_cast<unsigned long long>(ring->lost()));
     std::fflush(stdout);
 
@@ -120,7 +122,13 @@ main(int argc, char **argv) {
         if (count > 0 && count - seen < want) {
             want = static_cast<size_t>(count - seen);
         }
-        const size_t n = ring->popBatch(batch, want);
+        size_t n = 0;
+        if (!ring->popBatch(batch, want, n, error)) {
+            std::fflush(stdout);
+            std::fprintf(stderr, "telemetry_reader: %s\n", error.c_str());
+            status = 1;
+            break;
+        }
         for (size_t i = 0; i < n; ++i) {
             const uint32_t t = batch[i].type;
             if (t < sizeof(kNames) / sizeof(kNames[0])) {

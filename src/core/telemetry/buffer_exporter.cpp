@@ -21,6 +21,11 @@
 //    report. A refused DROPPED report from core is merged into that report by its value.
 //    export_events still returns success in that case: the loss is already accounted here, and
 //    an error would make core count it again.
+//  - The ring file is written with pread/pwrite only (common/shared_ring_io.h), never mapped: no
+//    truncation, rewrite or removal of the file by another process can raise SIGBUS in the
+//    application. Every flush (batch_begin) checks the file; a damaged one is restored in place
+//    (size and header, positions 0) with one warning per episode, and the events it held unread
+//    are counted as lost and reported like any other loss.
 #include "buffer_exporter.h"
 
 #include <cerrno>
@@ -38,12 +43,12 @@
 #include <unistd.h>
 
 #include "common/nixl_log.h"
-#include "common/shared_ring.h"
+#include "common/shared_ring_io.h"
 #include "config/config.h"
 
 namespace {
 
-using eventRing = nixlSharedRing<nixl_telemetry_event_abi_t>;
+using eventRing = nixlSharedRingIo<nixl_telemetry_event_abi_t>;
 
 static_assert(sizeof(nixl_telemetry_event_abi_t) == 16);
 static_assert(offsetof(nixl_telemetry_event_abi_t, value) == 8);
@@ -115,16 +120,15 @@ public:
     nixlBufferExporter &
     operator=(const nixlBufferExporter &) = delete;
 
-    /** Writes the pending "events dropped" report if the ring has room again. */
+    /**
+     * Start of a flush: checks that the file still is our ring (restoring it if someone
+     * truncated or rewrote it), then writes the pending "events dropped" report if the ring has
+     * room again.
+     */
     void
-    reportDropped() noexcept {
-        if (pendingDropped_ > 0 && hasDropped_) {
-            const nixl_telemetry_event_abi_t dropped{droppedType_, 0, pendingDropped_};
-            if (ring_->push(dropped)) {
-                pendingDropped_ = 0;
-                lossLogged_ = false;
-            }
-        }
+    beginBatch() noexcept {
+        checkFile();
+        reportDropped();
     }
 
     nixl_plugin_status_t
@@ -134,7 +138,8 @@ public:
         if (count == 0) {
             return NIXL_PLUGIN_SUCCESS;
         }
-        const size_t pushed = ring_->pushBatch(events, count);
+        std::string error;
+        const size_t pushed = ring_->pushBatch(events, count, error);
         if (pushed < count) {
             // A refused "events dropped" report from core is merged into ours (its value, not
             // one event), so the sum readers see stays exact; every other refused event is one
@@ -147,28 +152,90 @@ public:
                     ++lost;
                 }
             }
-            ring_->addLost(lost);
-            pendingDropped_ += lost;
+            countLost(lost);
             if (!lossLogged_) {
-                // Once per episode of fullness: the counter carries the rest.
+                // Once per episode of fullness (or of I/O errors): the counter carries the rest.
                 lossLogged_ = true;
-                try {
-                    logLine(core_, NIXL_PLUGIN_LOG_WARN,
-                            "telemetry BUFFER, agent " + agent_ + ": ring file " +
-                                ring_->path() + " is full (" +
-                                std::to_string(ring_->usableCapacity()) +
-                                " events, " + kSizeVar +
-                                "); losing events until a reader drains it; lost_events in the "
-                                "header counts them");
-                }
-                catch (...) {
-                }
+                warn(error.empty() ?
+                         "ring file " + ring_->path() + " is full (" +
+                             std::to_string(ring_->usableCapacity()) + " events, " + kSizeVar +
+                             "); losing events until a reader drains it; lost_events in the "
+                             "header counts them" :
+                         error + "; losing events until writing succeeds again");
             }
         }
         return NIXL_PLUGIN_SUCCESS;
     }
 
 private:
+    void
+    warn(const std::string &msg) noexcept {
+        try {
+            logLine(core_, NIXL_PLUGIN_LOG_WARN, "telemetry BUFFER, agent " + agent_ + ": " + msg);
+        }
+        catch (...) {
+        }
+    }
+
+    void
+    countLost(uint64_t lost) noexcept {
+        std::string ignored; // an I/O error here is the one already being reported
+        ring_->addLost(lost, ignored);
+        pendingDropped_ += lost;
+    }
+
+    void
+    reportDropped() noexcept {
+        if (pendingDropped_ > 0 && hasDropped_) {
+            const nixl_telemetry_event_abi_t dropped{droppedType_, 0, pendingDropped_};
+            std::string error;
+            if (ring_->pushBatch(&dropped, 1, error) == 1) {
+                pendingDropped_ = 0;
+                lossLogged_ = false;
+            }
+        }
+    }
+
+    // Someone else may have truncated, resized or rewritten the file (a reader cannot, by the
+    // protocol): restore it so readers can attach again, and count what it held as lost.
+    void
+    checkFile() noexcept {
+        if (ring_->removed()) {
+            return; // reported once; nothing in the directory to repair
+        }
+        try {
+            std::string what;
+            if (ring_->verify(what)) {
+                damageLogged_ = false;
+                return;
+            }
+            if (ring_->removed()) {
+                warn("ring file " + ring_->path() + ": " + what);
+                return;
+            }
+            const uint64_t unread = ring_->unread();
+            std::string error;
+            if (!ring_->reset(error)) {
+                if (!damageLogged_) {
+                    damageLogged_ = true;
+                    warn("ring file " + ring_->path() + " was changed by another process (" +
+                         what + ") and cannot be restored: " + error);
+                }
+                return;
+            }
+            countLost(unread);
+            if (!damageLogged_) {
+                // Once per episode: a process that keeps truncating the file gets one line.
+                damageLogged_ = true;
+                warn("ring file " + ring_->path() + " was changed by another process (" + what +
+                     "); restored it with an empty ring, up to " + std::to_string(unread) +
+                     " unread events in it are counted as lost; readers must re-attach");
+            }
+        }
+        catch (...) {
+        }
+    }
+
     std::string agent_;
     const nixl_plugin_core_services_t *core_;
     int lockFd_; // holds flock(LOCK_EX) on the ring file: one producer per file
@@ -177,6 +244,7 @@ private:
     uint32_t droppedType_;
     uint64_t pendingDropped_ = 0; // lost and not yet reported in the ring
     bool lossLogged_ = false;
+    bool damageLogged_ = false;
 };
 
 nixl_plugin_status_t
@@ -301,7 +369,7 @@ createBuffer(const nixl_telemetry_exporter_init_params_t *params,
 void
 batchBeginBuffer(nixl_telemetry_exporter_t *exporter) noexcept {
     if (exporter != nullptr) {
-        reinterpret_cast<nixlBufferExporter *>(exporter)->reportDropped();
+        reinterpret_cast<nixlBufferExporter *>(exporter)->beginBatch();
     }
 }
 

@@ -193,43 +193,11 @@ public:
         if (!ring) {
             return nullptr;
         }
-        const auto size = static_cast<uint64_t>(st.st_size);
-        constexpr size_t kVersionEnd = offsetof(nixlSharedRingHeader, version) + sizeof(int32_t);
-        if (size < kVersionEnd) {
-            error = "ring file " + path + ": too small (" + std::to_string(size) +
-                " bytes) to hold a ring header";
-            return nullptr;
-        }
-        // pread, not mmap: a short file must not be able to raise SIGBUS.
         nixlSharedRingHeader h{};
-        const size_t want = size < kHeaderSize ? static_cast<size_t>(size) : kHeaderSize;
-        if (::pread(fd, &h, want, 0) != static_cast<ssize_t>(want)) {
-            error = "ring file " + path + ": cannot read the header: " + std::strerror(errno);
-            return nullptr;
-        }
-        if (h.version != NIXL_SHARED_RING_VERSION) {
-            error = "ring file " + path + ": version mismatch: expected " +
-                std::to_string(NIXL_SHARED_RING_VERSION) + ", got " + std::to_string(h.version);
-            return nullptr;
-        }
-        if (size < kHeaderSize) {
-            error = "ring file " + path + ": too small (" + std::to_string(size) +
-                " bytes) to hold the " + std::to_string(kHeaderSize) + "-byte header";
-            return nullptr;
-        }
-        if (h.capacity < 2 || (h.capacity & (h.capacity - 1)) != 0 ||
-            h.mask != h.capacity - 1) {
-            error = "ring file " + path + ": bad capacity " + std::to_string(h.capacity) +
-                " (mask " + std::to_string(h.mask) + ")";
+        if (!readHeader(path, fd, static_cast<uint64_t>(st.st_size), h, error)) {
             return nullptr;
         }
         const size_t bytes = fileSize(h.capacity);
-        if (bytes == 0 || bytes != size) {
-            error = "ring file " + path + ": capacity " + std::to_string(h.capacity) +
-                " needs " + std::to_string(bytes) + " bytes but the file has " +
-                std::to_string(size);
-            return nullptr;
-        }
         if (!ring->map(bytes, error)) {
             return nullptr;
         }
@@ -241,6 +209,56 @@ public:
         }
         ring->seedCaches();
         return ring;
+    }
+
+    /**
+     * Reads the header of the open file fd (size bytes) with pread and validates it in the
+     * documented order (version field present, version 5, whole header, capacity a power of two
+     * with mask == capacity - 1, size == fileSize(capacity)). False, with error naming path and
+     * the cause, when the file is not a version-5 ring of T. Never maps anything, so a short or
+     * foreign file cannot raise SIGBUS. Shared by attach() and nixlSharedRingIo.
+     */
+    static bool
+    readHeader(const std::string &path,
+               int fd,
+               uint64_t size,
+               nixlSharedRingHeader &h,
+               std::string &error) {
+        constexpr size_t kVersionEnd = offsetof(nixlSharedRingHeader, version) + sizeof(int32_t);
+        if (size < kVersionEnd) {
+            error = "ring file " + path + ": too small (" + std::to_string(size) +
+                " bytes) to hold a ring header";
+            return false;
+        }
+        const size_t want = size < kHeaderSize ? static_cast<size_t>(size) : kHeaderSize;
+        if (::pread(fd, &h, want, 0) != static_cast<ssize_t>(want)) {
+            error = "ring file " + path + ": cannot read the header: " + std::strerror(errno);
+            return false;
+        }
+        if (h.version != NIXL_SHARED_RING_VERSION) {
+            error = "ring file " + path + ": version mismatch: expected " +
+                std::to_string(NIXL_SHARED_RING_VERSION) + ", got " + std::to_string(h.version);
+            return false;
+        }
+        if (size < kHeaderSize) {
+            error = "ring file " + path + ": too small (" + std::to_string(size) +
+                " bytes) to hold the " + std::to_string(kHeaderSize) + "-byte header";
+            return false;
+        }
+        if (h.capacity < 2 || (h.capacity & (h.capacity - 1)) != 0 ||
+            h.mask != h.capacity - 1) {
+            error = "ring file " + path + ": bad capacity " + std::to_string(h.capacity) +
+                " (mask " + std::to_string(h.mask) + ")";
+            return false;
+        }
+        const size_t bytes = fileSize(h.capacity);
+        if (bytes == 0 || bytes != size) {
+            error = "ring file " + path + ": capacity " + std::to_string(h.capacity) +
+                " needs " + std::to_string(bytes) + " bytes but the file has " +
+                std::to_string(size);
+            return false;
+        }
+        return true;
     }
 
     ~nixlSharedRing() {

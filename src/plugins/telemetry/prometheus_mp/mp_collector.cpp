@@ -112,16 +112,24 @@ namespace {
         return age * 1e9 >= static_cast<double>(ttlNs);
     }
 
-    /** A departed file (lock free) whose mtime is past the TTL; for files we cannot parse. */
+    /**
+     * A departed file (lock free) whose mtime is past the TTL; for files we cannot parse. Opened
+     * like a store (openStoreFile: never blocks, never follows a link, regular files of this
+     * user only); *why is set when the file is not one we may touch at all.
+     */
     bool
-    departedAndOld(const std::string &path, uint64_t ttlNs) noexcept {
-        const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    departedAndOld(const std::string &path, uint64_t ttlNs, std::string *why) noexcept {
+        nixlMpReadStatus status = nixlMpReadStatus::OK;
+        const int fd = openStoreFile(path, &status, why);
         if (fd < 0) {
+            if (status == nixlMpReadStatus::VANISHED) {
+                why->clear();
+            }
             return false;
         }
         struct stat st{};
-        const bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-            flock(fd, LOCK_SH | LOCK_NB) == 0 && olderThan(st, ttlNs);
+        const bool ok =
+            fstat(fd, &st) == 0 && flock(fd, LOCK_SH | LOCK_NB) == 0 && olderThan(st, ttlNs);
         close(fd);
         return ok;
     }
@@ -144,11 +152,17 @@ buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot>
             auto &c = fams.get(n.counter, n.help, MetricType::Counter);
             auto &g = fams.get(n.gauge, n.help + " (last operation)", MetricType::Gauge);
             for (size_t s = 0; s < stores.size(); ++s) {
+                if (stores[s].slots[i].torn) {
+                    continue; // no consistent value exists: not published
+                }
                 const nixlMpSlotSnapshot &v = stores[s].slots[i];
                 c.metric.push_back(
                     scalar(labels[s], static_cast<double>(v.counter), MetricType::Counter));
             }
             for (size_t s = 0; s < stores.size(); ++s) {
+                if (stores[s].slots[i].torn) {
+                    continue; // no consistent value exists: not published
+                }
                 const nixlMpSlotSnapshot &v = stores[s].slots[i];
                 g.metric.push_back(
                     scalar(labels[s], static_cast<double>(v.gauge), MetricType::Gauge));
@@ -163,6 +177,9 @@ buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot>
             }
             auto &c = fams.get(n.counter, n.help, MetricType::Counter);
             for (size_t s = 0; s < stores.size(); ++s) {
+                if (stores[s].slots[i].torn) {
+                    continue; // no consistent value exists: not published
+                }
                 auto l = labels[s];
                 if (row.category == NIXL_TELEMETRY_CAT_ERROR) {
                     l.push_back({"status", sanitizeLabel(row.statusLabel)});
@@ -176,6 +193,9 @@ buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot>
             auto &h = fams.get(n.histogram, n.help, MetricType::Histogram);
             auto &g = fams.get(n.gauge, n.help + " (last operation)", MetricType::Gauge);
             for (size_t s = 0; s < stores.size(); ++s) {
+                if (stores[s].slots[i].torn) {
+                    continue; // no consistent value exists: not published
+                }
                 const nixlMpSlotSnapshot &v = stores[s].slots[i];
                 const std::vector<double> &bounds = stores[s].boundsUs;
                 ClientMetric m;
@@ -196,6 +216,9 @@ buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot>
                 h.metric.push_back(std::move(m));
             }
             for (size_t s = 0; s < stores.size(); ++s) {
+                if (stores[s].slots[i].torn) {
+                    continue; // no consistent value exists: not published
+                }
                 g.metric.push_back(scalar(labels[s],
                                           static_cast<double>(stores[s].slots[i].gauge) /
                                               kUsPerSecond,
@@ -247,12 +270,17 @@ nixlMpCollector::gatherLocked() {
     gathered g;
     std::vector<nixlMpStoreSnapshot> &stores = g.stores;
     std::set<std::string> present;
+    nixlMpReadBudget budget;
     for (const std::string &name : names) {
         const std::string path = dir_ + "/" + name;
+        std::string why;
         if (isStagingName(name)) {
+            present.insert(path);
             // A writer killed between creating and renaming its staged store.
-            if (departedAndOld(path, ttlNs_) && unlink(path.c_str()) == 0) {
+            if (departedAndOld(path, ttlNs_, &why) && unlink(path.c_str()) == 0) {
                 ++reaped_;
+            } else if (!why.empty() && warned_.insert(path).second) {
+                NIXL_SDK_WARN("prometheus_mp: ignoring '" << path << "': " << why);
             }
             continue;
         }
@@ -261,8 +289,7 @@ nixlMpCollector::gatherLocked() {
         }
         present.insert(path);
         nixlMpStoreSnapshot snap;
-        std::string why;
-        switch (readStore(path, *schema_, &snap, &why)) {
+        switch (readStore(path, *schema_, &snap, &why, &budget)) {
         case nixlMpReadStatus::OK:
             stores.push_back(std::move(snap));
             break;
@@ -273,7 +300,8 @@ nixlMpCollector::gatherLocked() {
                 ++refused_;
                 NIXL_SDK_WARN("prometheus_mp: refusing store '" << path << "': " << why);
             }
-            if (snap.departed && departedAndOld(path, ttlNs_) && unlink(path.c_str()) == 0) {
+            if (snap.departed && departedAndOld(path, ttlNs_, &why) &&
+                unlink(path.c_str()) == 0) {
                 ++reaped_;
                 refusedSeen_.erase(path);
             }
@@ -289,6 +317,8 @@ nixlMpCollector::gatherLocked() {
     // Forget files that are gone, so the sets stay as small as the directory.
     std::erase_if(refusedSeen_, [&](const std::string &p) { return present.count(p) == 0; });
     std::erase_if(warned_, [&](const std::string &p) { return present.count(p) == 0; });
+    std::erase_if(departedSince_, [&](const auto &kv) { return present.count(kv.first) == 0; });
+    lastBudget_ = budget;
 
     std::set<std::string> liveRanks;
     for (const auto &s : stores) {
@@ -303,7 +333,11 @@ nixlMpCollector::gatherLocked() {
             continue;
         }
         ++g.departed;
-        const bool expired = now > s.lastUpdateNs && now - s.lastUpdateNs >= ttlNs_;
+        // Age from the last update, but never from a time in the future (a clock of another
+        // boot, a corrupted header): then from when this collector first saw it departed.
+        const uint64_t firstSeen = departedSince_.try_emplace(s.path, now).first->second;
+        const uint64_t since = std::min(s.lastUpdateNs, firstSeen);
+        const bool expired = now - since >= ttlNs_;
         const bool replaced = liveRanks.count(rankKey(s.id)) != 0;
         // This scrape still publishes it: the final values are seen once more.
         if ((expired || replaced) && unlink(s.path.c_str()) == 0) {

@@ -14,7 +14,12 @@
  *    exists; the scrape that decides to drop it publishes it one last time and unlinks it;
  *  - stores of another schema, layout or size are refused, counted once per file, and reaped
  *    like other departed files once their mtime is older than the TTL;
- *  - files not owned by this user, or not regular files, are ignored (one warning per file).
+ *  - files not owned by this user, or not regular files, are ignored (one warning per file);
+ *    nothing in the directory is opened in a way that can block (FIFOs are never opened);
+ *  - the read work of a scrape is bounded (nixlMpReadBudget); a slot its departed writer left
+ *    mid-update is not published for that store;
+ *  - a departed store's age counts from its last update, or from when this collector first saw
+ *    it departed if that update lies in the future.
  *
  * Thread-safety: collect()/scrape() may be called from any thread; calls are serialised.
  */
@@ -22,6 +27,7 @@
 #define NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_COLLECTOR_H
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -66,6 +72,13 @@ public:
         return dir_;
     }
 
+    /** The read work of the last scrape (its bound is in nixlMpReadBudget). */
+    nixlMpReadBudget
+    lastReadBudget() {
+        std::lock_guard<std::mutex> lk(mu_);
+        return lastBudget_;
+    }
+
 private:
     /** The stores one scrape publishes, sorted, after reaping. */
     struct gathered {
@@ -99,6 +112,9 @@ private:
     size_t lastScrapeBytes_ = 0; ///< size of the previous scrape's text, to reserve for the next
     std::set<std::string> refusedSeen_; ///< refused files already counted and warned about
     std::set<std::string> warned_; ///< foreign/unreadable files already warned about
+    /** Departed stores by path: when this collector first saw them departed (monotonic ns). */
+    std::map<std::string, uint64_t> departedSince_;
+    nixlMpReadBudget lastBudget_;
 };
 
 } // namespace nixlPromMp

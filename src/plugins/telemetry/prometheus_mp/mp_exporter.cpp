@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
+#include <tuple>
 #include <stdexcept>
 
 namespace nixlPromMp {
@@ -46,6 +48,22 @@ namespace {
             return "unknown";
         }
         return buf;
+    }
+
+    /**
+     * True the first time this process asks about directory dir (its path without trailing
+     * slashes and its dev/inode, so a directory removed and re-created elsewhere with a reused
+     * inode is reported again).
+     */
+    bool
+    firstWarningFor(std::string dir, const struct stat &st) {
+        static std::mutex mu;
+        static std::set<std::tuple<std::string, dev_t, ino_t>> warned;
+        while (dir.size() > 1 && dir.back() == '/') {
+            dir.pop_back();
+        }
+        std::lock_guard<std::mutex> lk(mu);
+        return warned.emplace(std::move(dir), st.st_dev, st.st_ino).second;
     }
 
     std::atomic<uint64_t> &
@@ -140,7 +158,7 @@ prepareDir(const std::string &dir) {
     }
     const bool foreign = st.st_uid != geteuid();
     const bool loose = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-    if (foreign || loose) {
+    if ((foreign || loose) && firstWarningFor(dir, st)) {
         char mode[8];
         std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
         NIXL_SDK_WARN("prometheus_mp: " << kDirVar << "='" << dir << "' is "

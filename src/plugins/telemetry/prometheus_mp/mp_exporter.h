@@ -49,8 +49,9 @@ nixlMpConfig
 parseConfig();
 
 /**
- * Creates the directory 0700 when missing; warns (one line) when an existing one is group- or
- * world-writable or owned by another user. Throws when it is not a directory or cannot be made.
+ * Creates the directory 0700 when missing; warns (one line, once per process and directory,
+ * however many agents use it) when an existing one is group- or world-writable or owned by
+ * another user. Throws when it is not a directory or cannot be made.
  */
 void
 prepareDir(const std::string &dir);

@@ -365,71 +365,119 @@ nixlMpStoreWriter::touch() noexcept {
 
 namespace {
 
-    /**
-     * Copies one slot under its seqlock. A flush writes in bursts and then sleeps for the run
-     * interval, so retrying for up to kCopyDeadlineNs always finds a quiet moment unless the
-     * writer died inside an update (seq odd forever). Returns false when it gave up.
-     */
-    constexpr uint64_t kCopyDeadlineNs = 200'000'000ull;
-
+    /** One copy of a slot; true when it is consistent (seq even and unchanged). */
     bool
-    copySlot(const nixlMpStoreSlot *s, uint32_t buckets, nixlMpSlotSnapshot *out) {
+    copySlotOnce(const nixlMpStoreSlot *s, uint32_t buckets, nixlMpSlotSnapshot *out) noexcept {
+        const uint64_t s1 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+        out->counter = loadData(&s->counter);
+        out->gauge = loadData(&s->gauge);
+        for (uint32_t b = 0; b <= buckets; ++b) {
+            out->buckets[b] = loadData(&s->buckets[b]);
+        }
+        const uint64_t s2 = load(&s->seq);
+        return s1 == s2 && (s1 & 1u) == 0;
+    }
+
+    /**
+     * Copies one slot under its seqlock within budget (see nixlMpReadBudget). A live writer's
+     * update takes nanoseconds, so a few re-reads (yielding after the first 64) find it done;
+     * a departed writer's odd seq never changes, so its slot is read once and marked torn.
+     */
+    void
+    copySlot(const nixlMpStoreSlot *s,
+             uint32_t buckets,
+             bool departed,
+             nixlMpSlotSnapshot *out,
+             nixlMpReadBudget &budget) {
         out->buckets.assign(buckets + 1, 0);
-        const uint64_t start = monotonicNs();
-        for (uint64_t attempt = 0;; ++attempt) {
-            const uint64_t s1 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-            out->counter = loadData(&s->counter);
-            out->gauge = loadData(&s->gauge);
-            for (uint32_t b = 0; b <= buckets; ++b) {
-                out->buckets[b] = loadData(&s->buckets[b]);
-            }
-            const uint64_t s2 = load(&s->seq);
-            if (s1 == s2 && (s1 & 1u) == 0) {
-                return true;
-            }
-            if (attempt < 64) {
-                continue;
-            }
-            if (monotonicNs() - start > kCopyDeadlineNs) {
-                // The copy is off by at most the events of one burst, and the histogram's
-                // count is derived from its buckets, so it stays self-consistent.
-                return false;
-            }
-            if (attempt < 256) {
+        out->torn = false;
+        ++budget.copies;
+        if (copySlotOnce(s, buckets, out)) {
+            return;
+        }
+        if (departed) {
+            out->torn = true;
+            ++budget.torn;
+            return;
+        }
+        for (uint64_t r = 0; r < kSlotRetries && budget.retriesLeft > 0; ++r) {
+            --budget.retriesLeft;
+            if (r >= 64) {
                 std::this_thread::yield();
-            } else {
-                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+            ++budget.copies;
+            if (copySlotOnce(s, buckets, out)) {
+                return;
             }
         }
+        // The copy is off by at most the events of one burst, and the histogram's count is
+        // derived from its buckets, so it stays self-consistent.
+        ++budget.unsettled;
     }
 
 } // namespace
+
+int
+openStoreFile(const std::string &path, nixlMpReadStatus *status, std::string *why) noexcept {
+    try {
+        const std::string notOurs = "not a regular file owned by uid " + std::to_string(geteuid());
+        // lstat first: a FIFO or device named like a store is never opened at all.
+        struct stat st{};
+        if (lstat(path.c_str(), &st) != 0) {
+            const int err = errno;
+            *status = err == ENOENT ? nixlMpReadStatus::VANISHED : nixlMpReadStatus::UNREADABLE;
+            *why = "cannot stat: " + errnoText(err);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+            *status = nixlMpReadStatus::FOREIGN;
+            *why = notOurs;
+            return -1;
+        }
+        // O_NONBLOCK: the name may have been replaced by a FIFO since lstat.
+        const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+            const int err = errno;
+            *status = err == ENOENT ? nixlMpReadStatus::VANISHED :
+                err == ELOOP        ? nixlMpReadStatus::FOREIGN :
+                                      nixlMpReadStatus::UNREADABLE;
+            *why = "cannot open: " + errnoText(err);
+            return -1;
+        }
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+            close(fd);
+            *status = nixlMpReadStatus::FOREIGN;
+            *why = notOurs;
+            return -1;
+        }
+        return fd;
+    }
+    catch (...) {
+        *status = nixlMpReadStatus::UNREADABLE;
+        return -1;
+    }
+}
 
 nixlMpReadStatus
 readStore(const std::string &path,
           const nixlMpSchema &schema,
           nixlMpStoreSnapshot *out,
-          std::string *why) noexcept {
+          std::string *why,
+          nixlMpReadBudget *budget) noexcept {
     try {
+        nixlMpReadBudget own;
+        nixlMpReadBudget &bud = budget != nullptr ? *budget : own;
         out->path = path;
         out->departed = false;
-        fdGuard fd{open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)};
+        nixlMpReadStatus status = nixlMpReadStatus::OK;
+        fdGuard fd{openStoreFile(path, &status, why)};
         if (fd.fd < 0) {
-            const int err = errno;
-            if (err == ENOENT) {
-                return nixlMpReadStatus::VANISHED;
-            }
-            *why = "cannot open: " + errnoText(err);
-            return err == ELOOP ? nixlMpReadStatus::FOREIGN : nixlMpReadStatus::UNREADABLE;
+            return status;
         }
         struct stat st{};
         if (fstat(fd.fd, &st) != 0) {
             *why = "cannot stat: " + errnoText(errno);
             return nixlMpReadStatus::UNREADABLE;
-        }
-        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-            *why = "not a regular file owned by uid " + std::to_string(geteuid());
-            return nixlMpReadStatus::FOREIGN;
         }
         // A shared lock succeeds only when no writer holds its exclusive one. Where flock is
         // unusable the store reads as held, so it is never reaped by mistake.
@@ -469,7 +517,9 @@ readStore(const std::string &path,
             return nixlMpReadStatus::REFUSED;
         }
         if (h->totalSize != expected || static_cast<size_t>(st.st_size) < expected) {
-            *why = "size " + std::to_string(st.st_size) + ", expected " + std::to_string(expected);
+            // Both sizes: either one can be the one that differs.
+            *why = "size " + std::to_string(h->totalSize) + " in the header and " +
+                std::to_string(st.st_size) + " on disk, expected " + std::to_string(expected);
             return nixlMpReadStatus::REFUSED;
         }
         if (h->bucketCount > kMaxBuckets || !validBounds(h->bucketBoundsUs, h->bucketCount)) {
@@ -491,10 +541,7 @@ readStore(const std::string &path,
         const auto *slots = reinterpret_cast<const nixlMpStoreSlot *>(
             static_cast<const char *>(map) + sizeof(nixlMpStoreHeader));
         for (uint32_t i = 0; i < schema.slotCount(); ++i) {
-            if (!copySlot(&slots[i], h->bucketCount, &out->slots[i]) && !out->departed) {
-                NIXL_SDK_DEBUG("prometheus_mp: slot " << i << " of '" << path
-                                                      << "' kept changing; published as read");
-            }
+            copySlot(&slots[i], h->bucketCount, out->departed, &out->slots[i], bud);
         }
         return nixlMpReadStatus::OK;
     }

@@ -190,6 +190,29 @@ struct nixlMpSlotSnapshot {
     uint64_t counter = 0;
     uint64_t gauge = 0;
     std::vector<uint64_t> buckets; ///< bucketCount + 1 non-cumulative counts
+    /**
+     * Its writer departed in the middle of updating it (seq odd for good): no consistent value
+     * exists, so the slot's series are not published for this store.
+     */
+    bool torn = false;
+};
+
+/** Re-reads of one slot while its seq says the writer is updating it (live writers only). */
+inline constexpr uint64_t kSlotRetries = 128;
+/** Re-reads of all slots of all stores in one scrape; after that every slot is read once. */
+inline constexpr uint64_t kScrapeRetries = 4096;
+
+/**
+ * The work of one scrape's store reads, bounded whatever the directory holds: a slot is copied
+ * once, plus at most kSlotRetries re-reads while a live writer updates it, and all re-reads of
+ * a scrape share kScrapeRetries. A departed writer cannot finish an update, so its slot is
+ * never re-read. No sleeps. Counted, so tests check the bound without timing.
+ */
+struct nixlMpReadBudget {
+    uint64_t retriesLeft = kScrapeRetries;
+    uint64_t copies = 0; ///< slot copies made (first reads and re-reads)
+    uint64_t torn = 0; ///< slots of departed writers with no consistent value
+    uint64_t unsettled = 0; ///< slots of live writers published as read after the retries
 };
 
 /** A consistent copy of one store plus what the reader learnt about its writer. */
@@ -211,7 +234,8 @@ enum class nixlMpReadStatus {
 };
 
 /**
- * Opens and validates a store, probes its lock and copies it. out->departed says whether the
+ * Opens (openStoreFile) and validates a store, probes its lock and copies it within budget
+ * (a private one when null). out->departed says whether the
  * lock could be taken (also on REFUSED, so a refused leftover can be reaped); on any status but
  * OK, *why says what was wrong. Never throws.
  */
@@ -219,7 +243,17 @@ nixlMpReadStatus
 readStore(const std::string &path,
           const nixlMpSchema &schema,
           nixlMpStoreSnapshot *out,
-          std::string *why) noexcept;
+          std::string *why,
+          nixlMpReadBudget *budget = nullptr) noexcept;
+
+/**
+ * Opens path for reading without ever blocking or following a link: non-regular files (a FIFO
+ * named like a store would block open() forever) and files of another user are refused from
+ * lstat, before any open, and again from fstat on the descriptor. Returns the descriptor, or -1
+ * with *status (VANISHED, FOREIGN or UNREADABLE) and *why set.
+ */
+int
+openStoreFile(const std::string &path, nixlMpReadStatus *status, std::string *why) noexcept;
 
 /** CLOCK_MONOTONIC in nanoseconds (host-wide, comparable between processes). */
 uint64_t

@@ -259,6 +259,9 @@ writeStoresText(const nixlMpSchema &schema,
                     continue; // readStore() sizes slots to the schema; never index past it
                 }
                 const nixlMpSlotSnapshot &v = stores[s].slots[e.row];
+                if (v.torn) {
+                    continue; // its departed writer died mid-update: no consistent value
+                }
                 const std::string &labels = text[s].labels;
                 switch (e.kind) {
                 case entryKind::COUNTER:

@@ -1,0 +1,187 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Hostile or broken contents of NIXL_TELEMETRY_MULTIPROC_DIR: FIFOs named like stores (must
+// not block the scrape), stores whose writer died mid-update (the scrape's read work is bounded,
+// counted here in slot copies rather than timed), departed stores stamped in the future (still
+// reaped), and a refused size that names both differing values.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
+
+#include <gtest/gtest.h>
+
+#include "mp_collector.h"
+#include "mp_exporter.h"
+#include "mp_test_utils.h"
+
+using namespace nixlPromMp;
+
+namespace {
+
+class PromMpRobust : public ::testing::Test {
+protected:
+    std::shared_ptr<const nixlMpSchema> schema_ =
+        std::make_shared<const nixlMpSchema>(mpTest::eventTable());
+    mpTest::tempDir dir_;
+
+    std::unique_ptr<nixlMpStoreWriter>
+    writer(const std::string &name) {
+        nixlMpIdentity id;
+        id.agentName = name;
+        id.hostname = "host-a";
+        id.pid = getpid();
+        id.instance = next_++;
+        return std::make_unique<nixlMpStoreWriter>(dir_.path(), *schema_, std::vector<double>{10},
+                                                   id);
+    }
+
+    // Writes v at byte off of the file, as a writer killed at the wrong moment leaves it.
+    static void
+    poke(const std::string &path, size_t off, uint64_t v) {
+        const int fd = open(path.c_str(), O_WRONLY);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(pwrite(fd, &v, sizeof(v), static_cast<off_t>(off)), 8);
+        close(fd);
+    }
+
+    // Every slot's seq odd: an update that will never finish.
+    void
+    oddSeqEverywhere(const std::string &path) {
+        for (uint32_t i = 0; i < schema_->slotCount(); ++i) {
+            poke(path, sizeof(nixlMpStoreHeader) + i * sizeof(nixlMpStoreSlot), 2 * i + 1);
+        }
+    }
+
+    uint64_t next_ = 0;
+};
+
+} // namespace
+
+TEST_F(PromMpRobust, FifosNamedLikeStoresDoNotBlockTheScrape) {
+    const std::string store = dir_.path() + "/nixl.1.2.3.mmap";
+    const std::string staging = dir_.path() + "/.nixl.4.5.6.staging";
+    ASSERT_EQ(mkfifo(store.c_str(), 0600), 0);
+    ASSERT_EQ(mkfifo(staging.c_str(), 0600), 0);
+    auto w = writer("real");
+    w->record(mpTest::kTx, 5);
+    nixlMpCollector c(dir_.path(), schema_, 0);
+    mpTest::globalLog().clear();
+    for (int i = 0; i < 3; ++i) {
+        auto scrape = std::async(std::launch::async, [&] { return c.scrape(); });
+        // Only a broken build waits here: then open the FIFOs for writing, which releases an
+        // open() blocked on them, so the test fails instead of hanging.
+        bool blocked = false;
+        while (scrape.wait_for(std::chrono::seconds(blocked ? 1 : 60)) !=
+               std::future_status::ready) {
+            blocked = true;
+            for (const std::string &p : {store, staging}) {
+                const int fd = open(p.c_str(), O_WRONLY | O_NONBLOCK);
+                if (fd >= 0) {
+                    close(fd);
+                }
+            }
+        }
+        const std::string text = scrape.get();
+        ASSERT_FALSE(blocked) << "scrape blocked on a FIFO";
+        EXPECT_EQ(mpTest::sampleValue(text, "agent_tx_bytes_total", {"agent_name=\"real\""}), 5.0)
+            << text;
+    }
+    // One line per file, not one per scrape.
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, store + "': not a regular file"), 1u)
+        << mpTest::globalLog().all();
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, staging + "': not a regular file"),
+              1u)
+        << mpTest::globalLog().all();
+    EXPECT_EQ(access(store.c_str(), F_OK), 0) << "a FIFO is not ours to reap";
+}
+
+TEST_F(PromMpRobust, TornSlotsOfDepartedWritersAreReadOnceAndNotPublished) {
+    std::vector<std::string> paths;
+    for (int i = 0; i < 3; ++i) {
+        auto w = writer("torn" + std::to_string(i));
+        w->record(mpTest::kTx, 100);
+        paths.push_back(w->path());
+    } // departed
+    for (const auto &p : paths) {
+        oddSeqEverywhere(p);
+    }
+    auto live = writer("fine");
+    live->record(mpTest::kTx, 7);
+    nixlMpCollector c(dir_.path(), schema_, 3600);
+    const uint32_t slots = schema_->slotCount();
+    for (int scrape = 0; scrape < 2; ++scrape) {
+        const std::string text = c.scrape();
+        const nixlMpReadBudget b = c.lastReadBudget();
+        // One copy per slot of each of the four stores: no re-reads of a dead writer's slot.
+        EXPECT_EQ(b.copies, 4u * slots);
+        EXPECT_EQ(b.torn, 3u * slots);
+        EXPECT_EQ(mpTest::countLines(text, "agent_tx_bytes_total{", {"agent_name=\"torn"}), 0u)
+            << text;
+        EXPECT_EQ(mpTest::sampleValue(text, "agent_tx_bytes_total", {"agent_name=\"fine\""}), 7.0);
+        EXPECT_EQ(mpTest::sampleValue(text, kStoresMetric, {"state=\"departed\""}), 3.0);
+    }
+}
+
+TEST_F(PromMpRobust, StuckLiveWritersCostABoundedNumberOfReads) {
+    // Writers alive (lock held) but stopped mid-update: re-read, within the scrape's budget.
+    std::vector<std::unique_ptr<nixlMpStoreWriter>> writers;
+    for (int i = 0; i < 4; ++i) {
+        writers.push_back(writer("stuck" + std::to_string(i)));
+        writers.back()->record(mpTest::kTx, 9);
+        oddSeqEverywhere(writers.back()->path());
+    }
+    nixlMpCollector c(dir_.path(), schema_, 0);
+    const uint64_t slots = 4u * schema_->slotCount();
+    for (int scrape = 0; scrape < 2; ++scrape) {
+        const std::string text = c.scrape();
+        const nixlMpReadBudget b = c.lastReadBudget();
+        EXPECT_EQ(b.copies, slots + kScrapeRetries) << "every re-read of the budget, no more";
+        EXPECT_EQ(b.unsettled, slots);
+        EXPECT_EQ(b.torn, 0u);
+        // Published as read: a live writer's values are only ever ahead by one update.
+        EXPECT_EQ(mpTest::countLines(text, "agent_tx_bytes_total{", {"agent_name=\"stuck"}), 4u);
+    }
+}
+
+TEST_F(PromMpRobust, DepartedStoreStampedInTheFutureIsStillReaped) {
+    std::string path;
+    {
+        auto w = writer("future");
+        path = w->path();
+    }
+    // After the writer's last touch(): an hour ahead of CLOCK_MONOTONIC.
+    poke(path, offsetof(nixlMpStoreHeader, lastUpdateNs), monotonicNs() + 3600'000'000'000ull);
+    nixlMpCollector c(dir_.path(), schema_, 0);
+    const std::string text = c.scrape();
+    EXPECT_EQ(mpTest::countLines(text, "agent_tx_bytes_total{", {"agent_name=\"future\""}), 1u);
+    EXPECT_NE(access(path.c_str(), F_OK), 0) << "TTL 0: reaped by the scrape that saw it departed";
+}
+
+TEST_F(PromMpRobust, RefusedSizeNamesTheValuesThatDiffer) {
+    auto w = writer("sized");
+    poke(w->path(), offsetof(nixlMpStoreHeader, totalSize), 4096);
+    nixlMpStoreSnapshot snap;
+    std::string why;
+    EXPECT_EQ(readStore(w->path(), *schema_, &snap, &why), nixlMpReadStatus::REFUSED);
+    const std::string expected = std::to_string(storeSize(schema_->slotCount()));
+    EXPECT_EQ(why, "size 4096 in the header and " + expected + " on disk, expected " + expected);
+}
+
+TEST_F(PromMpRobust, LooseDirectoryIsReportedOncePerProcess) {
+    const std::string dir = dir_.path() + "/shared";
+    ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+    ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+    mpTest::globalLog().clear();
+    for (int agent = 0; agent < 3; ++agent) {
+        prepareDir(dir);
+        prepareDir(dir + "/"); // another spelling of the same directory
+    }
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "group- or world-writable"), 1u)
+        << mpTest::globalLog().all();
+}
