@@ -22,6 +22,10 @@
  * allocs_per_iter is the number of global operator new calls per iteration, counted by the
  * replacement operator new below (it sees libnixl's and the plugin's allocations as well).
  * At the end the ratios agent/direct are printed.
+ * Registration of many descriptors (agent_register.cpp):
+ *   agent_register/n   registerMem + deregisterMem of n DRAM descriptors in one call each
+ *   direct_register/n  the same work on the TEST plugin's C ABI
+ * (n = 10,000, 100,000, 1,000,000), printed as a second table.
  *
  * Extra flag (removed before Google Benchmark sees the arguments):
  *   --nixl_check  exit non-zero if a benchmark failed or agent_prepped (with or without
@@ -44,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "agent_register.h"
 #include "nixl.h"
 #include "nixl_backend_plugin.h"
 
@@ -925,16 +930,32 @@ main(int argc, char **argv) {
         b->Unit(benchmark::kNanosecond);
     }
 
+    setRegisterDirectEngine(direct->ops(), direct->engine());
+    for (const entry_t &e : {entry_t{"agent_register", agentRegisterMany},
+                             entry_t{"direct_register", directRegisterMany}}) {
+        benchmark::internal::Benchmark *b = benchmark::RegisterBenchmark(e.name, e.fn);
+        for (int n : register_counts) {
+            b->Arg(n);
+        }
+        b->Unit(benchmark::kMillisecond);
+    }
+
     collectingReporter reporter(isatty(STDOUT_FILENO) ?
                                     benchmark::ConsoleReporter::OO_ColorTabular :
                                     benchmark::ConsoleReporter::OO_Tabular);
     benchmark::RunSpecifiedBenchmarks(&reporter);
     const bool good = printRatios(reporter);
+    printRegisterTable([&reporter](const std::string &name, double &ms) {
+        double allocs = 0; // the registration runs report in milliseconds (their unit)
+        return lookup(reporter, name, ms, allocs) == lookup_t::FOUND;
+    });
     benchmark::Shutdown();
 
     agents = nullptr;
     telemetryAgents = nullptr;
     direct = nullptr;
+    releaseRegisterAgent();
+    setRegisterDirectEngine(nullptr, nullptr);
     direct_pair.reset();
     telemetry_pair.reset();
     agent_pair.reset();

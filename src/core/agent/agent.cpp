@@ -279,17 +279,17 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
     for (const auto &d : descs) {
         bytes += d.len;
     }
+    // A descriptor listed twice is refused where a sequential check would meet the repeat;
+    // found once by sorting, so that a call of N descriptors costs O(N log N).
+    const int repeat = nixlFirstRepeat(descs);
     for (nixlBackendEngineProxy *engine : engines) {
         auto &list = data->localSection[{mem, engine}];
         std::vector<nixlLocalReg> added;
+        added.reserve(static_cast<size_t>(descs.descCount()));
         nixl_status_t st = NIXL_SUCCESS;
         for (int i = 0; i < descs.descCount() && st == NIXL_SUCCESS; ++i) {
             const nixlBlobDesc &d = descs[i];
-            bool dup = list.findExact(d) != nullptr;
-            for (const auto &a : added) {
-                dup = dup || static_cast<const nixlBasicDesc &>(a.desc) == d;
-            }
-            if (dup) {
+            if (i == repeat || list.findExact(d) != nullptr) {
                 NIXL_ERROR << "agent " << data->name << ": registerMem: descriptor " << i
                            << " (" << d.len << " bytes at 0x" << std::hex << d.addr << std::dec
                            << ", dev " << d.devId << ") is already registered with backend "
@@ -392,8 +392,8 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     std::vector<std::pair<nixlBackendEngineProxy *, const nixl_be_md_t *>> gone;
     for (const auto &[engine, d] : work) {
         auto &list = data->localSection[{mem, engine}];
-        nixlLocalReg *reg = list.findExact(d);
-        if (reg == nullptr) {
+        std::optional<nixlLocalReg> reg = list.take(d);
+        if (!reg) {
             continue; // listed twice in descs
         }
         gone.emplace_back(engine, reg->md);
@@ -408,7 +408,6 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
                        << d.addr << std::dec << ": " << statusStr(st);
             result = st;
         }
-        list.erase(d);
     }
     // Requests and lists resolved to the removed registrations are refused from now on, even if
     // a later registration gets the same metadata pointer back.

@@ -19,6 +19,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <ranges>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -158,9 +160,14 @@ struct nixlRemoteReg {
 };
 
 /**
- * Registrations of one (memory kind, engine), sorted by (devId, addr, len) so that the one
- * covering a descriptor is found by binary search plus a short backward scan bounded by the
- * longest registration.
+ * Registrations of one (memory kind, engine), ordered by (devId, addr, len). Insert, erase and
+ * exact lookup are O(log N), so one call registering or deregistering N descriptors (a KV cache
+ * registers hundreds of thousands of blocks) costs O(N log N). The registration covering a
+ * descriptor is found by binary search plus a backward scan that stops once the gap exceeds the
+ * longest registration present: short when registrations do not nest, longer only when a few
+ * large registrations overlap many small ones.
+ *
+ * Not thread-safe: the agent lock protects it (writers: register/deregister/load/invalidate).
  */
 template<typename Reg> class nixlRegList {
 public:
@@ -169,6 +176,7 @@ public:
     const Reg *
     findCovering(const nixlBasicDesc &q) const noexcept;
 
+    /** The registration equal to d in (devId, addr, len), or nullptr. Stable until erased. */
     Reg *
     findExact(const nixlBasicDesc &d) noexcept;
 
@@ -179,14 +187,24 @@ public:
     bool
     erase(const nixlBasicDesc &d) noexcept;
 
-    const std::vector<Reg> &
+    /** Removes the registration equal to d and returns it; nullopt when there is none. */
+    std::optional<Reg>
+    take(const nixlBasicDesc &d);
+
+    /** Every registration, in (devId, addr, len) order (a range of Reg). */
+    auto
     all() const noexcept {
-        return regs_;
+        return std::views::values(regs_);
     }
 
     bool
     empty() const noexcept {
         return regs_.empty();
+    }
+
+    size_t
+    size() const noexcept {
+        return regs_.size();
     }
 
     void
@@ -195,10 +213,21 @@ public:
     }
 
 private:
-    std::vector<Reg> regs_;
-    size_t maxLen_ = 0;
+    void
+    uncount(size_t len) noexcept;
+
+    std::map<nixlBasicDesc, Reg> regs_;
+    /** How many registrations have each length: the longest one bounds the covering scan. */
+    std::map<size_t, size_t> lenCount_;
     bool unboundedZero_ = false;
 };
+
+/**
+ * Index of the first descriptor of descs equal in (devId, addr, len) to an earlier one, or -1.
+ * O(N log N); registerMem refuses such a list at that index.
+ */
+int
+nixlFirstRepeat(const nixl_reg_dlist_t &descs);
 
 using nixl_section_key_t = std::pair<nixl_mem_t, nixlBackendEngineProxy *>;
 

@@ -4,42 +4,36 @@
  */
 #include <algorithm>
 #include <limits>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "agent/agent_data.h"
-
-namespace {
-
-bool
-basicLess(const nixlBasicDesc &a, const nixlBasicDesc &b) noexcept {
-    return a < b;
-}
-
-} // namespace
 
 template<typename Reg>
 const Reg *
 nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
+    if (regs_.empty()) {
+        return nullptr;
+    }
+    const size_t max_len = lenCount_.rbegin()->first;
     // First registration ordered after every one that starts at or before q.addr on q.devId.
-    nixlBasicDesc key(q.addr, std::numeric_limits<size_t>::max(), q.devId);
-    auto it = std::upper_bound(regs_.begin(), regs_.end(), key, [](const nixlBasicDesc &k,
-                                                                   const Reg &r) {
-        return basicLess(k, r.desc);
-    });
+    auto it = regs_.upper_bound(nixlBasicDesc(q.addr, std::numeric_limits<size_t>::max(), q.devId));
     while (it != regs_.begin()) {
         --it;
-        const nixlBasicDesc &r = it->desc;
+        const nixlBasicDesc &r = it->first;
         if (r.devId != q.devId) {
             break;
         }
         if (r.covers(q)) {
-            return &*it;
+            return &it->second;
         }
         if (unboundedZero_ && r.len == 0 && q.addr >= r.addr) {
-            return &*it;
+            return &it->second;
         }
         // Entries further back start even earlier; none can reach q's end once the gap
         // exceeds the longest registration (unless zero-length ones are unbounded).
-        if (!unboundedZero_ && q.addr - r.addr > maxLen_) {
+        if (!unboundedZero_ && q.addr - r.addr > max_len) {
             break;
         }
     }
@@ -49,46 +43,96 @@ nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
 template<typename Reg>
 Reg *
 nixlRegList<Reg>::findExact(const nixlBasicDesc &d) noexcept {
-    auto it = std::lower_bound(regs_.begin(), regs_.end(), d, [](const Reg &r,
-                                                                 const nixlBasicDesc &k) {
-        return basicLess(r.desc, k);
-    });
-    if (it != regs_.end() && static_cast<const nixlBasicDesc &>(it->desc) == d) {
-        return &*it;
-    }
-    return nullptr;
+    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    return it == regs_.end() ? nullptr : &it->second;
 }
 
 template<typename Reg>
 bool
 nixlRegList<Reg>::insert(Reg reg) {
-    const nixlBasicDesc &d = reg.desc;
-    auto it = std::lower_bound(regs_.begin(), regs_.end(), d, [](const Reg &r,
-                                                                 const nixlBasicDesc &k) {
-        return basicLess(r.desc, k);
-    });
-    if (it != regs_.end() && static_cast<const nixlBasicDesc &>(it->desc) == d) {
+    const nixlBasicDesc key = reg.desc;
+    // Count the length first: if the map insertion then throws, an over-counted length only
+    // lengthens a scan, whereas an uncounted one would hide a covering registration.
+    ++lenCount_[key.len];
+    const size_t before = regs_.size();
+    try {
+        // A list registered in address order appends: end() is then an exact hint, O(1)
+        // instead of a descent; anything else is an ordinary O(log N) insertion.
+        if (regs_.empty() || regs_.rbegin()->first < key) {
+            regs_.emplace_hint(regs_.end(), key, std::move(reg));
+        } else {
+            regs_.emplace(key, std::move(reg));
+        }
+    }
+    catch (...) {
+        uncount(key.len);
+        throw;
+    }
+    if (regs_.size() == before) {
+        uncount(key.len); // an equal registration exists
         return false;
     }
-    maxLen_ = std::max(maxLen_, d.len);
-    regs_.insert(it, std::move(reg));
     return true;
+}
+
+template<typename Reg>
+void
+nixlRegList<Reg>::uncount(size_t len) noexcept {
+    auto c = lenCount_.find(len);
+    if (c != lenCount_.end() && --c->second == 0) {
+        lenCount_.erase(c);
+    }
 }
 
 template<typename Reg>
 bool
 nixlRegList<Reg>::erase(const nixlBasicDesc &d) noexcept {
-    auto it = std::lower_bound(regs_.begin(), regs_.end(), d, [](const Reg &r,
-                                                                 const nixlBasicDesc &k) {
-        return basicLess(r.desc, k);
-    });
-    if (it == regs_.end() || static_cast<const nixlBasicDesc &>(it->desc) != d) {
+    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    if (it == regs_.end()) {
         return false;
     }
+    uncount(it->first.len);
     regs_.erase(it);
-    // maxLen_ stays an upper bound: still correct, at worst a slightly longer scan.
     return true;
+}
+
+template<typename Reg>
+std::optional<Reg>
+nixlRegList<Reg>::take(const nixlBasicDesc &d) {
+    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    if (it == regs_.end()) {
+        return std::nullopt;
+    }
+    uncount(it->first.len);
+    std::optional<Reg> out(std::move(it->second));
+    regs_.erase(it);
+    return out;
 }
 
 template class nixlRegList<nixlLocalReg>;
 template class nixlRegList<nixlRemoteReg>;
+
+int
+nixlFirstRepeat(const nixl_reg_dlist_t &descs) {
+    // (devId, addr, len, index): equal descriptors sort next to each other in index order, and
+    // each run's second index is where a sequential scan would first meet a repeat. Sorting
+    // plain tuples keeps the comparisons in one contiguous array.
+    using entry_t = std::tuple<uint64_t, uintptr_t, size_t, int>;
+    const int n = descs.descCount();
+    std::vector<entry_t> order;
+    order.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const nixlBasicDesc &d = descs[static_cast<size_t>(i)];
+        order.emplace_back(d.devId, d.addr, d.len, i);
+    }
+    std::sort(order.begin(), order.end());
+    int first = -1;
+    for (size_t k = 1; k < order.size(); ++k) {
+        const auto &[pdev, paddr, plen, pi] = order[k - 1];
+        const auto &[dev, addr, len, i] = order[k];
+        if (dev == pdev && addr == paddr && len == plen && (first < 0 || i < first)) {
+            first = i;
+        }
+    }
+    return first;
+}

@@ -4,6 +4,7 @@
  */
 #include "nixl_log.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -25,7 +26,7 @@ namespace {
             std::fprintf(stderr,
                          "[nixl W] NIXL_LOG_LEVEL=%s is not one of TRACE, DEBUG, INFO, WARN, "
                          "ERROR, FATAL; using WARN\n",
-                         env);
+                         escaped(env).c_str());
             lvl = level::WARN;
         }
         return lvl;
@@ -43,6 +44,30 @@ namespace {
     const char kLetters[] = {'T', 'D', 'I', 'W', 'E', 'F'};
 
 } // namespace
+
+void
+appendEscaped(std::string &out, std::string_view text) {
+    static const char hex[] = "0123456789abcdef";
+    for (char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\\') {
+            out.append("\\\\");
+        } else if (c < 0x20 || c >= 0x7f) {
+            const char esc[4] = {'\\', 'x', hex[c >> 4], hex[c & 0xf]};
+            out.append(esc, sizeof(esc));
+        } else {
+            out.push_back(ch);
+        }
+    }
+}
+
+std::string
+escaped(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    appendEscaped(out, text);
+    return out;
+}
 
 bool
 enabled(level lvl) noexcept {
@@ -95,25 +120,27 @@ write(level lvl, const char *file, int line, std::string_view msg) noexcept {
         localtime_r(&ts.tv_sec, &t);
         const char *base = file != nullptr ? std::strrchr(file, '/') : nullptr;
         base = base != nullptr ? base + 1 : (file != nullptr ? file : "?");
-        char prefix[128];
+        char prefix[64];
         int n = std::snprintf(prefix,
                               sizeof(prefix),
-                              "[nixl %c %02d:%02d:%02d.%06ld %d %s:%d] ",
+                              "[nixl %c %02d:%02d:%02d.%06ld %d ",
                               kLetters[static_cast<int>(lvl) % 6],
                               t.tm_hour,
                               t.tm_min,
                               t.tm_sec,
                               ts.tv_nsec / 1000,
-                              static_cast<int>(::syscall(SYS_gettid)),
-                              base,
-                              line);
+                              static_cast<int>(::syscall(SYS_gettid)));
         std::string out;
-        out.reserve(static_cast<size_t>(n > 0 ? n : 0) + msg.size() + 1);
-        out.append(prefix, n > 0 ? static_cast<size_t>(n) : 0);
-        for (char c : msg) {
-            // One event, one line: embedded newlines would split it.
-            out.push_back(c == '\n' ? ' ' : c);
-        }
+        out.reserve(sizeof(prefix) + std::strlen(base) + msg.size() + 16);
+        out.append(prefix, n > 0 ? std::min(static_cast<size_t>(n), sizeof(prefix) - 1) : 0);
+        // Everything after the prefix may come from outside (a peer's agent name, a plugin's
+        // file name, a user's label): escaped, so that the line's own '\n' is the only control
+        // byte written and one event stays one line.
+        appendEscaped(out, base);
+        out.push_back(':');
+        out.append(std::to_string(line));
+        out.append("] ");
+        appendEscaped(out, msg);
         out.push_back('\n');
         const char *p = out.data();
         size_t left = out.size();

@@ -9,7 +9,14 @@
  * The threshold comes from NIXL_LOG_LEVEL (TRACE, DEBUG, INFO, WARN, ERROR, FATAL; default WARN),
  * read once when libnixl loads. A disabled level costs one relaxed atomic load and builds no
  * string. Each line is written with a single write(2), so lines from several threads do not
- * interleave. Use:
+ * interleave.
+ *
+ * The sink escapes: every byte of the message and of the file name outside printable ASCII
+ * (0x20-0x7e) is written as \xNN (lowercase hex) and a backslash as \\, so the terminating
+ * '\n' is the only control byte in a line. Names and strings from peers, plugins and users
+ * (ESC sequences, CR, NUL, a forged "\n[nixl E ..." line) therefore cannot retitle a terminal
+ * or fake a log line, whichever call site logs them, and the escaping can be undone exactly.
+ * Use:
  * @code
  *   NIXL_ERROR << "agent " << name << ": descriptor " << i << " is not registered";
  * @endcode
@@ -19,6 +26,7 @@
 #define NIXL_SRC_UTILS_COMMON_NIXL_LOG_H
 
 #include <sstream>
+#include <string>
 #include <string_view>
 
 namespace nixl::log {
@@ -40,7 +48,15 @@ getLevel() noexcept;
 bool
 parseLevel(std::string_view name, level &out) noexcept;
 
-/** Writes one complete line. msg carries no trailing newline. */
+/** Appends text to out with the sink's escaping (see the file comment). */
+void
+appendEscaped(std::string &out, std::string_view text);
+
+/** text with the sink's escaping. */
+std::string
+escaped(std::string_view text);
+
+/** Writes one complete line, escaped. msg carries no trailing newline. */
 void
 write(level lvl, const char *file, int line, std::string_view msg) noexcept;
 

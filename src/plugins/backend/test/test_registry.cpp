@@ -5,6 +5,7 @@
 #include "test_registry.h"
 
 #include <atomic>
+#include <limits>
 #include <utility>
 
 nixlTestEndpoint::nixlTestEndpoint(std::string name, uint64_t token)
@@ -16,6 +17,18 @@ nixlTestEndpoint::addRegion(uintptr_t addr, size_t len, uint64_t dev_id) {
     std::unique_lock<std::shared_mutex> guard(lock_);
     auto region = std::make_shared<nixlTestRegion>(addr, len, dev_id, nextRegionId_++, alive_);
     regions_.emplace(region->id, region);
+    try {
+        ++lenCount_[len];
+        byRange_.emplace(dev_id, addr, len, region->id);
+    }
+    catch (...) {
+        regions_.erase(region->id);
+        auto c = lenCount_.find(len);
+        if (c != lenCount_.end() && --c->second == 0) {
+            lenCount_.erase(c);
+        }
+        throw;
+    }
     return region;
 }
 
@@ -23,7 +36,14 @@ void
 nixlTestEndpoint::removeRegion(nixlTestRegion &region) {
     std::unique_lock<std::shared_mutex> guard(lock_);
     region.live = false;
-    regions_.erase(region.id);
+    if (regions_.erase(region.id) == 0) {
+        return; // already gone with shutdown()
+    }
+    byRange_.erase(std::make_tuple(region.devId, region.addr, region.len, region.id));
+    auto c = lenCount_.find(region.len);
+    if (c != lenCount_.end() && --c->second == 0) {
+        lenCount_.erase(c);
+    }
 }
 
 std::shared_ptr<nixlTestRegion>
@@ -36,8 +56,22 @@ nixlTestEndpoint::findRegion(uint64_t id) const {
 bool
 nixlTestEndpoint::covered(const nixlBasicDesc &desc) const {
     std::shared_lock<std::shared_mutex> guard(lock_);
-    for (const auto &[id, region] : regions_) {
-        if (region->desc().covers(desc)) {
+    if (byRange_.empty()) {
+        return false;
+    }
+    const size_t max_len = lenCount_.rbegin()->first;
+    // Past every region of desc's device that starts at or before desc.addr; walk back.
+    auto it = byRange_.upper_bound(std::make_tuple(desc.devId,
+                                                   desc.addr,
+                                                   std::numeric_limits<size_t>::max(),
+                                                   std::numeric_limits<uint64_t>::max()));
+    while (it != byRange_.begin()) {
+        --it;
+        const auto &[dev, addr, len, id] = *it;
+        if (dev != desc.devId || desc.addr - addr > max_len) {
+            return false;
+        }
+        if (nixlBasicDesc(addr, len, dev).covers(desc)) {
             return true;
         }
     }
@@ -52,6 +86,8 @@ nixlTestEndpoint::shutdown() {
         region->live = false;
     }
     regions_.clear();
+    byRange_.clear();
+    lenCount_.clear();
 }
 
 void

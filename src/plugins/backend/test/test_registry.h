@@ -17,11 +17,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "nixl_backend_sdk.h"
@@ -125,6 +128,10 @@ private:
     bool alive_ = true;
     uint64_t nextRegionId_ = 1;
     std::unordered_map<uint64_t, std::shared_ptr<nixlTestRegion>> regions_;
+    /** The live regions ordered by (devId, addr, len, id), and how many have each length, so
+     *  that covered() is a binary search plus a scan bounded by the longest region. */
+    std::set<std::tuple<uint64_t, uintptr_t, size_t, uint64_t>> byRange_;
+    std::map<size_t, size_t> lenCount_;
 
     std::mutex notifLock_;
     notif_list_t notifs_;
