@@ -52,7 +52,7 @@ cmin_create_engine(const nixl_be_init_params_t *params,
         engine->core = params->core;
     }
     info->caps = NIXL_BE_CAP_LOCAL;
-    info->mem_mask = NIXL_BE_MEM_BIT(0); /* DRAM_SEG */
+    info->mem_mask = NIXL_BE_MEM_BIT(NIXL_BE_MEM_DRAM);
     *out = engine;
     return NIXL_PLUGIN_SUCCESS;
 }
@@ -208,7 +208,7 @@ static const nixl_backend_plugin_t cmin_plugin = {
             .size = sizeof(nixl_backend_plugin_t),
             .name = "CMIN",
             .version = "1.0.0"},
-    .mem_mask = NIXL_BE_MEM_BIT(0),
+    .mem_mask = NIXL_BE_MEM_BIT(NIXL_BE_MEM_DRAM),
     .reserved = 0,
     .get_options = NULL,
     .create_engine = cmin_create_engine,

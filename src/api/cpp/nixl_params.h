@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string> // NIXL 1.4's nixl_params.h includes it; programs may rely on that
 
 #include "nixl_types.h"
 

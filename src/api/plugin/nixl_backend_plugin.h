@@ -56,10 +56,22 @@ typedef struct nixl_be_req nixl_be_req_t;
 #define NIXL_BE_CAP_LOCAL 0x2u /* transfers within the agent (loopback) */
 #define NIXL_BE_CAP_NOTIF 0x4u /* notifications */
 
-/* Memory kinds use the numeric values of nixl_mem_t; mem masks have bit (1u << kind). */
+/*
+ * Memory kinds: the numeric values of nixl_mem_t (nixl_types.h; core static_asserts that they
+ * agree). Mem masks have bit (1u << kind). Names for a kind: nixl_be_mem_name() in
+ * nixl_plugin_names.h.
+ */
+#define NIXL_BE_MEM_DRAM 0u /* DRAM_SEG */
+#define NIXL_BE_MEM_VRAM 1u /* VRAM_SEG */
+#define NIXL_BE_MEM_BLK 2u /* BLK_SEG */
+#define NIXL_BE_MEM_OBJ 3u /* OBJ_SEG */
+#define NIXL_BE_MEM_FILE 4u /* FILE_SEG, the last kind */
+#define NIXL_BE_MEM_KIND_COUNT 5u
 #define NIXL_BE_MEM_BIT(kind) (1u << (kind))
 
-/* Operations use the numeric values of nixl_xfer_op_t: 0 read, 1 write. */
+/* Operations: the numeric values of nixl_xfer_op_t (checked by core like the kinds). */
+#define NIXL_BE_OP_READ 0u /* NIXL_READ */
+#define NIXL_BE_OP_WRITE 1u /* NIXL_WRITE */
 
 /* A registration (or, in load_remote_md, a remote registration with its public data). */
 typedef struct nixl_be_desc {

@@ -174,10 +174,10 @@ buildRequest(nixlAgentData &data,
 
 } // namespace
 
-// prepXferDlist, makeXferReq, createXferReq and estimateXferCost are split into an *Impl
-// doing the work and a public wrapper that sends every failing status, however it returned,
-// to the telemetry pipeline (nixlNoteStatus). The bodies take the agent data as `data` so
-// they read as the methods did.
+// prepXferDlist, makeXferReq and createXferReq are split into an *Impl doing the work and a
+// public wrapper that clears the output handle (NIXL 1.4: null on entry, so null after any
+// failure) and sends every failing status, however it returned, to the telemetry pipeline
+// (nixlNoteStatus). The bodies take the agent data as `data` so they read as the methods did.
 
 static nixl_status_t
 prepXferDlistImpl(nixlAgentData *data,

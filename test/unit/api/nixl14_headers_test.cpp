@@ -32,7 +32,8 @@ algorithmAndLimits() {
     list.addDesc(nixlBasicDesc(200, 10, 0));
     std::vector<nixlBasicDesc> v(list.begin(), list.end());
     std::sort(v.begin(), v.end());
-    auto it = std::find_if(v.begin(), v.end(), [](const nixlBasicDesc &d) { return d.addr == 200; });
+    auto it =
+        std::find_if(v.begin(), v.end(), [](const nixlBasicDesc &d) { return d.addr == 200; });
     const size_t biggest = std::max<size_t>(std::min<size_t>(v[0].len, 64), 1);
     const uintptr_t top = std::numeric_limits<uintptr_t>::max();
     if (v.front().addr != 100 || it == v.end() || biggest != 10 || top == 0 ||
