@@ -15,7 +15,17 @@
 #include <sstream>
 #include <stdexcept>
 
+// Header-only: the parser is compiled into libnixl (no runtime dependency on the shared
+// libtomlplusplus Debian also ships) and kept out of its exported symbols.
+// The C library's declarations come first: inside the pragma they would turn hidden too.
+#include <cassert>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#define TOML_HEADER_ONLY 1
+#pragma GCC visibility push(hidden)
 #include <toml++/toml.h>
+#pragma GCC visibility pop
 
 #include "common/nixl_log.h"
 #include "nixl_plugin_config_parse.h"
