@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "nixl.h"
 #include "nixl_plugin_sdk_common.h"
+#include "telemetry/telemetry_config.h"
 
 namespace {
 
@@ -283,6 +284,22 @@ TEST_F(configProcessTest, TypedGettersApplyBounds) {
               std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(250)));
     EXPECT_EQ(nixlConfig::getString("NIXL_TEST_PORT"), std::optional<std::string>("250"));
     EXPECT_FALSE(nixlConfig::getString("NIXL_TEST_UNSET_OPTION").has_value());
+}
+
+// Core's telemetry settings come from the file too: a TOML hex integer, a time, a list.
+TEST_F(configProcessTest, TelemetrySettingsFromTheFile) {
+    const std::string p = dir_.write("c.toml",
+                                     "NIXL_TELEMETRY_BUFFER_SIZE = 0x2000000\n"
+                                     "NIXL_TELEMETRY_RUN_INTERVAL = 00:00:01.5\n"
+                                     "NIXL_TELEMETRY_ENABLED_METRICS = [\"agent_tx_bytes\"]\n");
+    scopedEnv file("NIXL_CONFIG_FILE", p.c_str());
+    scopedEnv size("NIXL_TELEMETRY_BUFFER_SIZE", nullptr);
+    scopedEnv interval("NIXL_TELEMETRY_RUN_INTERVAL", nullptr);
+    scopedEnv metrics("NIXL_TELEMETRY_ENABLED_METRICS", nullptr);
+    const auto cfg = nixlTelemetryConfig::fromEnvironment("A");
+    EXPECT_EQ(cfg.bufferSize, 33554432u);
+    EXPECT_EQ(cfg.runInterval, std::chrono::milliseconds(1500));
+    EXPECT_EQ(std::count(cfg.enabled.begin(), cfg.enabled.end(), true), 1);
 }
 
 // --- what plugins see --------------------------------------------------------------------
