@@ -105,16 +105,17 @@ scalarText(const toml::node &node, std::string &out) {
     return true;
 }
 
+// Never destroyed: agents torn down by other static destructors at exit may still read options.
 std::mutex &
 loadMutex() {
-    static std::mutex m;
-    return m;
+    static auto *m = new std::mutex;
+    return *m;
 }
 
 std::shared_ptr<const nixlConfigFile> &
 loaded() {
-    static std::shared_ptr<const nixlConfigFile> file;
-    return file;
+    static auto *file = new std::shared_ptr<const nixlConfigFile>;
+    return *file;
 }
 
 } // namespace
@@ -250,8 +251,7 @@ nixlConfig::file() {
         // A failed load is not remembered: the next use reads the file again.
         f = nixlConfigFile::load(nixlConfigSources::fromEnvironment());
         if (!f->path().empty()) {
-            NIXL_INFO << "configuration file " << f->path() << ": " << f->size()
-                      << " options";
+            NIXL_INFO << "configuration file " << f->path() << ": " << f->size() << " keys";
         }
     }
     return f;
