@@ -18,7 +18,7 @@ packages=(
     gcc
     g++
     python3
-    libtomlplusplus-dev # NIXL_CONFIG_FILE / ~/.nixl.cfg / /etc/nixl.cfg (TOML)
+    libtomlplusplus-dev # NIXL_CONFIG_FILE / ~/.nixl.cfg / /etc/nixl.cfg (TOML; headers only used)
     # tests and benchmarks
     libgtest-dev
     libgmock-dev

@@ -32,7 +32,8 @@ isUnboundedKind(nixl_mem_t mem) noexcept {
 // directions.
 bool
 telemetryWanted(const std::string &agent, const nixlAgentConfig &cfg) {
-    const std::optional<bool> value = nixlConfig::getBool(TELEMETRY_ENABLE_VAR, "agent " + agent + ": ");
+    const std::optional<bool> value =
+        nixlConfig::getBool(TELEMETRY_ENABLE_VAR, "agent " + agent + ": ");
     if (!value) {
         return cfg.captureTelemetry;
     }

@@ -15,7 +15,17 @@
 #include <sstream>
 #include <stdexcept>
 
+// Header-only: the parser is compiled into libnixl (no runtime dependency on the shared
+// libtomlplusplus Debian also ships) and kept out of its exported symbols.
+// The C library's declarations come first: inside the pragma they would turn hidden too.
+#include <cassert>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#define TOML_HEADER_ONLY 1
+#pragma GCC visibility push(hidden)
 #include <toml++/toml.h>
+#pragma GCC visibility pop
 
 #include "common/nixl_log.h"
 #include "nixl_plugin_config_parse.h"
@@ -95,16 +105,17 @@ scalarText(const toml::node &node, std::string &out) {
     return true;
 }
 
+// Never destroyed: agents torn down by other static destructors at exit may still read options.
 std::mutex &
 loadMutex() {
-    static std::mutex m;
-    return m;
+    static auto *m = new std::mutex;
+    return *m;
 }
 
 std::shared_ptr<const nixlConfigFile> &
 loaded() {
-    static std::shared_ptr<const nixlConfigFile> file;
-    return file;
+    static auto *file = new std::shared_ptr<const nixlConfigFile>;
+    return *file;
 }
 
 } // namespace
@@ -240,8 +251,7 @@ nixlConfig::file() {
         // A failed load is not remembered: the next use reads the file again.
         f = nixlConfigFile::load(nixlConfigSources::fromEnvironment());
         if (!f->path().empty()) {
-            NIXL_INFO << "configuration file " << f->path() << ": " << f->size()
-                      << " options";
+            NIXL_INFO << "configuration file " << f->path() << ": " << f->size() << " keys";
         }
     }
     return f;

@@ -127,6 +127,15 @@ nixlTelemetryConfig::fromEnvironment(const std::string &agent) {
         }
         std::free(probe);
     }
+    // The BUFFER ring indexes with a mask: NIXL's ring refuses other sizes with
+    // std::invalid_argument from the agent constructor, and so do we (before the exporter's own
+    // check, whose refusal would surface as a failed start).
+    if (cfg.exporter == nixl_telemetry_buffer_exporter &&
+        (cfg.bufferSize < 2 || (cfg.bufferSize & (cfg.bufferSize - 1)) != 0)) {
+        fail(agent, std::string(TELEMETRY_BUFFER_SIZE_VAR) + "=" + std::to_string(cfg.bufferSize) +
+                 " is not a power of two >= 2, which the BUFFER exporter (" +
+                 cfg.exporterOrigin + ") needs");
+    }
 
     if (const auto interval = nixlConfig::getMilliseconds(
             TELEMETRY_RUN_INTERVAL_VAR, who, 1,

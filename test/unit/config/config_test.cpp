@@ -22,6 +22,8 @@
 #include "config/config.h"
 #include "nixl.h"
 #include "nixl_plugin_sdk_common.h"
+#include "plugin/plugin_loader.h"
+#include "telemetry/telemetry_config.h"
 
 namespace {
 
@@ -283,6 +285,35 @@ TEST_F(configProcessTest, TypedGettersApplyBounds) {
               std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(250)));
     EXPECT_EQ(nixlConfig::getString("NIXL_TEST_PORT"), std::optional<std::string>("250"));
     EXPECT_FALSE(nixlConfig::getString("NIXL_TEST_UNSET_OPTION").has_value());
+}
+
+// Core's telemetry settings come from the file too: a TOML hex integer, a time, a list.
+TEST_F(configProcessTest, TelemetrySettingsFromTheFile) {
+    const std::string p = dir_.write("c.toml",
+                                     "NIXL_TELEMETRY_BUFFER_SIZE = 0x2000000\n"
+                                     "NIXL_TELEMETRY_RUN_INTERVAL = 00:00:01.5\n"
+                                     "NIXL_TELEMETRY_ENABLED_METRICS = [\"agent_tx_bytes\"]\n"
+                                     "NIXL_TELEMETRY_DIR = \"/tmp/nixl-ring-dir\"\n");
+    scopedEnv file("NIXL_CONFIG_FILE", p.c_str());
+    scopedEnv exporter("NIXL_TELEMETRY_EXPORTER", nullptr);
+    scopedEnv ringDir("NIXL_TELEMETRY_DIR", nullptr);
+    scopedEnv size("NIXL_TELEMETRY_BUFFER_SIZE", nullptr);
+    scopedEnv interval("NIXL_TELEMETRY_RUN_INTERVAL", nullptr);
+    scopedEnv metrics("NIXL_TELEMETRY_ENABLED_METRICS", nullptr);
+    const auto cfg = nixlTelemetryConfig::fromEnvironment("A");
+    EXPECT_EQ(cfg.bufferSize, 33554432u);
+    EXPECT_EQ(cfg.runInterval, std::chrono::milliseconds(1500));
+    EXPECT_EQ(std::count(cfg.enabled.begin(), cfg.enabled.end(), true), 1);
+    EXPECT_EQ(cfg.exporter, "BUFFER") << "NIXL_TELEMETRY_DIR from the file selects BUFFER";
+}
+
+TEST_F(configProcessTest, PluginDirectoryFromTheFile) {
+    const std::string p = dir_.write("c.toml", "NIXL_PLUGIN_DIR = \"/opt/nixl-plugins\"\n");
+    scopedEnv file("NIXL_CONFIG_FILE", p.c_str());
+    scopedEnv dir("NIXL_PLUGIN_DIR", nullptr);
+    EXPECT_EQ(nixlPluginLoader::instance().defaultDirectory(), "/opt/nixl-plugins");
+    scopedEnv env("NIXL_PLUGIN_DIR", "/from/env");
+    EXPECT_EQ(nixlPluginLoader::instance().defaultDirectory(), "/from/env");
 }
 
 // --- what plugins see --------------------------------------------------------------------

@@ -111,6 +111,34 @@ TEST(telemetryConfig, BufferSizeAcceptsWhatNixlAccepts) {
     EXPECT_EQ(33554432u, nixlTelemetryConfig::fromEnvironment("A").bufferSize);
 }
 
+// NIXL's BUFFER ring refuses a size that is not a power of two with std::invalid_argument.
+TEST(telemetryConfig, BufferExporterNeedsAPowerOfTwo) {
+    cleanTelemetryEnv clean;
+    scopedEnv dir("NIXL_TELEMETRY_DIR", "/tmp/somewhere");
+    {
+        scopedEnv s("NIXL_TELEMETRY_BUFFER_SIZE", "1000");
+        stderrCapture cap;
+        try {
+            (void)nixlTelemetryConfig::fromEnvironment("A");
+            ADD_FAILURE() << "1000 accepted for BUFFER";
+        }
+        catch (const std::invalid_argument &e) {
+            EXPECT_NE(std::string::npos, std::string(e.what()).find("power of two")) << e.what();
+        }
+        EXPECT_EQ(1u, logLines(cap.stop(), 'E').size());
+    }
+    {
+        scopedEnv s("NIXL_TELEMETRY_BUFFER_SIZE", "33554432");
+        EXPECT_EQ(33554432u, nixlTelemetryConfig::fromEnvironment("A").bufferSize);
+    }
+    {
+        // Other exporters take any size.
+        scopedEnv s("NIXL_TELEMETRY_BUFFER_SIZE", "1000");
+        scopedEnv e("NIXL_TELEMETRY_EXPORTER", "nop");
+        EXPECT_EQ(1000u, nixlTelemetryConfig::fromEnvironment("A").bufferSize);
+    }
+}
+
 TEST(telemetryConfig, BufferSizeAboveTheBoundNamesTheBound) {
     cleanTelemetryEnv clean;
     scopedEnv s("NIXL_TELEMETRY_BUFFER_SIZE", "4294967297");
