@@ -105,8 +105,9 @@ TEST_F(ucxCorruptMdTest, EveryByteChangedIsRefusedOrHarmless) {
                 blob_.size(),
                 refused,
                 loaded);
-    // Bytes outside every checked field (the agent name, a descriptor's device id) may change
-    // and still load; everything else is refused.
+    // What the blob format itself does not check may change and still load: the agent name, a
+    // device id, a section's backend name or memory kind (the section is then skipped), an
+    // address turned into the other registration's. Everything else is refused.
     EXPECT_GT(refused, loaded);
     // The agent is still healthy afterwards.
     EXPECT_TRUE(readWorks(blob_));

@@ -156,6 +156,8 @@ TEST(ucxWire, PackedRkeyWalk) {
     // Same domain, another size than this UCX packs.
     EXPECT_FALSE(checkPackedRkey(packedKey(0x12, 0, std::string("\x01x\x01y", 4)), &l, why));
     EXPECT_NE(why.find("memory domain 1"), std::string::npos) << why;
+    // Another set of domains (a peer with other transports): walked, sizes not compared.
+    EXPECT_TRUE(checkPackedRkey(packedKey(0x06, 0, std::string("\x01x\x01y", 4)), &l, why));
     // Another memory type.
     EXPECT_FALSE(checkPackedRkey(packedKey(0x12, 1, std::string("\x02xy\x00", 4)), &l, why));
     // Too short for the fixed part.

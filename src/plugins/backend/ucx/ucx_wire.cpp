@@ -275,7 +275,13 @@ checkPackedRkey(std::string_view rkey, const rkeyLayout *local, std::string &why
             std::to_string(local->memType);
         return false;
     }
-    for (uint64_t m = l.mdMap & local->mdMap; m != 0; m &= m - 1) {
+    // Domain indices are the packing process's. Only a key over the same set of domains comes
+    // from a process configured like this one, where the same index is the same domain and so
+    // has the same packed size; a peer with other transports or devices is walked, not compared.
+    if (l.mdMap != local->mdMap) {
+        return true;
+    }
+    for (uint64_t m = l.mdMap; m != 0; m &= m - 1) {
         const int md = std::countr_zero(m);
         if (l.sizes[md] != local->sizes[md]) {
             why = "memory domain " + std::to_string(md) + "'s key is " +

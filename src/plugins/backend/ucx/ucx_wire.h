@@ -100,8 +100,9 @@ struct rkeyLayout {
 
 /**
  * Walks a packed remote key (UCX 1.13+: u64 md map, u8 memory type, per set bit a u8 size and
- * that many bytes, then optional distance bytes) without reading outside rkey. With local, a
- * domain both keys carry must have the same size and the memory types must agree.
+ * that many bytes, then optional distance bytes) without reading outside rkey. With local, the
+ * memory types must agree and, when both keys carry the same set of domains (peers configured
+ * alike), every domain's key must have the size local gives it.
  */
 bool
 parsePackedRkey(std::string_view rkey, rkeyLayout &out, std::string &why);
