@@ -185,3 +185,29 @@ TEST_F(PromMpRobust, LooseDirectoryIsReportedOncePerProcess) {
     EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, "group- or world-writable"), 1u)
         << mpTest::globalLog().all();
 }
+
+TEST_F(PromMpRobust, LabelFieldsWithoutNulAreCutAtTheDocumentedLength) {
+    auto w = writer("x");
+    // No NUL anywhere in the three text fields, as a damaged or foreign store may have them.
+    const std::string path = w->path();
+    const int fd = open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    const std::string fill(kAgentNameLen + kHostnameLen + kLocalRankLen, 'a');
+    ASSERT_EQ(pwrite(fd, fill.data(), fill.size(), offsetof(nixlMpStoreHeader, agentName)),
+              static_cast<ssize_t>(fill.size()));
+    close(fd);
+    nixlMpStoreSnapshot snap;
+    std::string why;
+    ASSERT_EQ(readStore(path, *schema_, &snap, &why), nixlMpReadStatus::OK) << why;
+    EXPECT_EQ(snap.id.agentName.size(), 255u);
+    EXPECT_EQ(snap.id.hostname.size(), 127u);
+    EXPECT_EQ(snap.id.localRank.size(), 63u);
+}
+
+TEST_F(PromMpRobust, LongAgentNamesAreCutAt255Bytes) {
+    auto w = writer(std::string(300, 'n'));
+    nixlMpStoreSnapshot snap;
+    std::string why;
+    ASSERT_EQ(readStore(w->path(), *schema_, &snap, &why), nixlMpReadStatus::OK) << why;
+    EXPECT_EQ(snap.id.agentName, std::string(255, 'n'));
+}

@@ -526,13 +526,15 @@ readStore(const std::string &path,
             *why = "invalid histogram bounds";
             return nixlMpReadStatus::REFUSED;
         }
-        out->id.agentName =
-            sanitizeLabel(std::string_view(h->agentName, strnlen(h->agentName, kAgentNameLen)));
+        // At most size - 1 bytes, as the writer stores them, even when a damaged or foreign
+        // store has no NUL in the field (the documented limits: 255, 127 and 63 bytes).
+        out->id.agentName = sanitizeLabel(
+            std::string_view(h->agentName, strnlen(h->agentName, kAgentNameLen - 1)));
         out->id.hostname =
-            sanitizeLabel(std::string_view(h->hostname, strnlen(h->hostname, kHostnameLen)));
+            sanitizeLabel(std::string_view(h->hostname, strnlen(h->hostname, kHostnameLen - 1)));
         out->id.hasLocalRank = (h->flags & kFlagHasLocalRank) != 0;
-        out->id.localRank =
-            sanitizeLabel(std::string_view(h->localRank, strnlen(h->localRank, kLocalRankLen)));
+        out->id.localRank = sanitizeLabel(
+            std::string_view(h->localRank, strnlen(h->localRank, kLocalRankLen - 1)));
         out->id.pid = h->pid;
         out->id.instance = h->instance;
         out->lastUpdateNs = __atomic_load_n(&h->lastUpdateNs, __ATOMIC_RELAXED);
