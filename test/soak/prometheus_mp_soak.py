@@ -12,6 +12,7 @@ warm-up (--warmup-seconds) with the last one.
 
     test/soak/prometheus_mp_soak.py --driver build/test/e2e/nixl_exporter_driver \\
         --plugin-dir build/src/plugins --seconds 600 [--writers 4] [--pause 0.1] [--ttl 1]
+        [--random-kill]
 
 Exit status: 0 done (growth is reported, not judged), 1 the owner died or never served.
 Standard library only.
@@ -20,6 +21,7 @@ Standard library only.
 import argparse
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -70,6 +72,9 @@ def main():
     ap.add_argument("--sample-seconds", type=float, default=10)
     ap.add_argument("--warmup-seconds", type=float, default=60)
     ap.add_argument("--ttl", default="1", help="NIXL_TELEMETRY_MP_STALE_TTL for the run")
+    ap.add_argument("--random-kill", action="store_true",
+                    help="kill each writer at a random moment (0-50 ms after start, often "
+                         "while it creates its store) instead of after its workload")
     ap.add_argument("--pause", type=float, default=0.1,
                     help="seconds between cycles (keeps the soak from taking every core)")
     args = ap.parse_args()
@@ -120,8 +125,11 @@ def main():
                     base + ["--agent-name", f"rank{i}", "--ready-file", rf,
                             "--hold-seconds", "600"],
                     env=env, stdout=subprocess.DEVNULL), rf))
-            for p, rf in procs:
-                wait_for(rf, p, time.monotonic() + 60)
+            if args.random_kill:
+                time.sleep(random.uniform(0, 0.05))
+            else:
+                for p, rf in procs:
+                    wait_for(rf, p, time.monotonic() + 60)
             for _ in range(2):
                 scrapes += 1
                 failed_scrapes += scrape(port) is None
