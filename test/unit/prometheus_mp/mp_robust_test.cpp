@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <atomic>
 #include <future>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -210,4 +212,36 @@ TEST_F(PromMpRobust, LongAgentNamesAreCutAt255Bytes) {
     std::string why;
     ASSERT_EQ(readStore(w->path(), *schema_, &snap, &why), nixlMpReadStatus::OK) << why;
     EXPECT_EQ(snap.id.agentName, std::string(255, 'n'));
+}
+
+TEST_F(PromMpRobust, StoresTruncatedDuringReadsNeverCrashTheReader) {
+    // Another process truncating and restoring a store while the owner reads it: a reader that
+    // mapped the file would die of SIGBUS when a page vanished under its copy.
+    auto w = writer("shrinking");
+    w->record(mpTest::kTx, 1);
+    const std::string path = w->path();
+    const off_t full = static_cast<off_t>(storeSize(schema_->slotCount()));
+    std::atomic<bool> stop{false};
+    std::thread truncator([&] {
+        const int fd = open(path.c_str(), O_WRONLY);
+        while (fd >= 0 && !stop.load()) {
+            (void)ftruncate(fd, 0);
+            (void)ftruncate(fd, full);
+        }
+        if (fd >= 0) {
+            close(fd);
+        }
+    });
+    size_t ok = 0;
+    size_t refused = 0;
+    for (int i = 0; i < 20000; ++i) {
+        nixlMpStoreSnapshot snap;
+        std::string why;
+        const nixlMpReadStatus st = readStore(path, *schema_, &snap, &why);
+        ok += st == nixlMpReadStatus::OK;
+        refused += st == nixlMpReadStatus::REFUSED;
+    }
+    stop = true;
+    truncator.join();
+    EXPECT_EQ(ok + refused, 20000u);
 }
