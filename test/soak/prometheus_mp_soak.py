@@ -12,7 +12,7 @@ warm-up (--warmup-seconds) with the last one.
 
     test/soak/prometheus_mp_soak.py --driver build/test/e2e/nixl_exporter_driver \\
         --plugin-dir build/src/plugins --seconds 600 [--writers 4] [--pause 0.1] [--ttl 1]
-        [--random-kill]
+        [--random-kill] [--unique-names]
 
 Exit status: 0 done (growth is reported, not judged), 1 the owner died or never served.
 Standard library only.
@@ -75,6 +75,9 @@ def main():
     ap.add_argument("--random-kill", action="store_true",
                     help="kill each writer at a random moment (0-50 ms after start, often "
                          "while it creates its store) instead of after its workload")
+    ap.add_argument("--unique-names", action="store_true",
+                    help="a new agent name for every writer (departed stores age out by TTL "
+                         "instead of being replaced by their successor)")
     ap.add_argument("--pause", type=float, default=0.1,
                     help="seconds between cycles (keeps the soak from taking every core)")
     args = ap.parse_args()
@@ -122,7 +125,9 @@ def main():
             for i in range(args.writers):
                 rf = os.path.join(work, f"w{cycles}.{i}.ready")
                 procs.append((subprocess.Popen(
-                    base + ["--agent-name", f"rank{i}", "--ready-file", rf,
+                    base + ["--agent-name",
+                            f"w{cycles}.{i}" if args.unique_names else f"rank{i}",
+                            "--ready-file", rf,
                             "--hold-seconds", "600"],
                     env=env, stdout=subprocess.DEVNULL), rf))
             if args.random_kill:
