@@ -22,6 +22,8 @@ import argparse
 import json
 import os
 import random
+import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -78,6 +80,9 @@ def main():
     ap.add_argument("--unique-names", action="store_true",
                     help="a new agent name for every writer (departed stores age out by TTL "
                          "instead of being replaced by their successor)")
+    ap.add_argument("--owner-prefix", default="",
+                    help="command put in front of the owner, e.g. 'valgrind --leak-check=full "
+                         "--log-file=owner.vg' (the samples then include the tool's memory)")
     ap.add_argument("--pause", type=float, default=0.1,
                     help="seconds between cycles (keeps the soak from taking every core)")
     args = ap.parse_args()
@@ -94,7 +99,7 @@ def main():
             "--events", "200", "--flush-ms", "50"]
 
     ready = os.path.join(work, "owner.ready")
-    owner = subprocess.Popen(base + ["--agent-name", "owner", "--ready-file", ready,
+    owner = subprocess.Popen(shlex.split(args.owner_prefix) + base + ["--agent-name", "owner", "--ready-file", ready,
                                      "--hold-seconds", str(args.seconds + 3600)],
                              env=env, stdout=subprocess.DEVNULL)
     status = 0
@@ -154,6 +159,7 @@ def main():
         except subprocess.TimeoutExpired:
             owner.kill()
             owner.wait()
+        shutil.rmtree(work, ignore_errors=True)
     after = [s for s in samples if s["t"] >= args.warmup_seconds]
     if len(after) >= 2:
         first, last = after[0], after[-1]
