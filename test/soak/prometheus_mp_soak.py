@@ -40,11 +40,15 @@ def free_port():
 
 
 def rss_kb(pid):
+    """VmRSS and its anonymous part (heap, stacks), kB, from /proc/<pid>/status."""
+    rss = anon = -1
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return -1
+                rss = int(line.split()[1])
+            elif line.startswith("RssAnon:"):
+                anon = int(line.split()[1])
+    return rss, anon
 
 
 def scrape(port):
@@ -118,7 +122,8 @@ def main():
                     print(f"owner exited with {owner.returncode}", file=sys.stderr)
                     status = 1
                     break
-                s = {"t": round(now - start, 1), "rss_kb": rss_kb(owner.pid),
+                rss, anon = rss_kb(owner.pid)
+                s = {"t": round(now - start, 1), "rss_kb": rss, "anon_kb": anon,
                      "cycles": cycles, "scrapes": scrapes,
                      "files": len(os.listdir(store_dir))}
                 samples.append(s)
@@ -168,7 +173,9 @@ def main():
                           "rss_kb_after_warmup": first["rss_kb"], "rss_kb_last": last["rss_kb"],
                           "growth_kb": last["rss_kb"] - first["rss_kb"],
                           "min_kb": min(s["rss_kb"] for s in after),
-                          "max_kb": max(s["rss_kb"] for s in after)}), flush=True)
+                          "max_kb": max(s["rss_kb"] for s in after),
+                          "anon_kb_after_warmup": first["anon_kb"],
+                          "anon_kb_last": last["anon_kb"]}), flush=True)
     return status
 
 
