@@ -139,7 +139,13 @@ public:
             return NIXL_PLUGIN_SUCCESS;
         }
         std::string error;
-        const size_t pushed = ring_->pushBatch(events, count, error);
+        size_t pushed = 0;
+        try {
+            pushed = ring_->pushBatch(events, count, error);
+        }
+        catch (...) {
+            // Only the error text of a failed write can throw (bad_alloc): count them lost.
+        }
         if (pushed < count) {
             // A refused "events dropped" report from core is merged into ours (its value, not
             // one event), so the sum readers see stays exact; every other refused event is one
@@ -179,19 +185,28 @@ private:
 
     void
     countLost(uint64_t lost) noexcept {
-        std::string ignored; // an I/O error here is the one already being reported
-        ring_->addLost(lost, ignored);
         pendingDropped_ += lost;
+        try {
+            std::string ignored; // an I/O error here is the one already being reported
+            ring_->addLost(lost, ignored);
+        }
+        catch (...) {
+        }
     }
 
     void
     reportDropped() noexcept {
         if (pendingDropped_ > 0 && hasDropped_) {
             const nixl_telemetry_event_abi_t dropped{droppedType_, 0, pendingDropped_};
-            std::string error;
-            if (ring_->pushBatch(&dropped, 1, error) == 1) {
-                pendingDropped_ = 0;
-                lossLogged_ = false;
+            try {
+                std::string error;
+                if (ring_->pushBatch(&dropped, 1, error) == 1) {
+                    pendingDropped_ = 0;
+                    lossLogged_ = false;
+                }
+            }
+            catch (...) {
+                // Retried at the next flush.
             }
         }
     }

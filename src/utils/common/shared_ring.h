@@ -111,6 +111,11 @@ static_assert(std::atomic_ref<uint64_t>::required_alignment <= alignof(uint64_t)
  * time, per ring file; push/pushBatch/addLost are the producer's, pop/popBatch the consumer's.
  * The two may run concurrently. size/empty/full/lost are observers, safe from any thread but
  * only a snapshot. Not copyable or movable (the caches are tied to the mapping).
+ *
+ * The file is mapped: if another process truncates it, the next access to a page past the new
+ * end raises SIGBUS. Use it only on files no one else can shrink (e.g. private to the process,
+ * as in benchmark/ring); the BUFFER exporter and the readers use nixlSharedRingIo
+ * (shared_ring_io.h), the same protocol without a mapping.
  */
 template<typename T> class nixlSharedRing {
     static_assert(std::is_trivially_copyable_v<T>, "ring items are copied as bytes");

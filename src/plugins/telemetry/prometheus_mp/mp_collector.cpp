@@ -401,12 +401,20 @@ nixlMpCollector::collectLocked() {
 
 std::string
 nixlMpCollector::scrape() noexcept {
+    std::string out;
+    scrapeInto(out);
+    return out;
+}
+
+void
+nixlMpCollector::scrapeInto(std::string &out) noexcept {
+    out.clear();
     try {
         std::lock_guard<std::mutex> lk(mu_);
         const uint64_t t0 = monotonicNs();
         const gathered g = gatherLocked();
-        std::string out;
-        // One allocation in the steady state: the text is about as long as last time.
+        // No allocation in the steady state: out keeps its capacity between scrapes, and the
+        // text is about as long as last time.
         out.reserve(lastScrapeBytes_ + lastScrapeBytes_ / 8 + 4096);
         writeStoresText(*schema_, g.stores, out);
         nixlMpTextWriter w(out);
@@ -421,7 +429,7 @@ nixlMpCollector::scrape() noexcept {
             }
         }
         lastScrapeBytes_ = out.size();
-        return out;
+        return;
     }
     catch (const std::exception &e) {
         NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed: " << e.what());
@@ -429,7 +437,7 @@ nixlMpCollector::scrape() noexcept {
     catch (...) {
         NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed");
     }
-    return std::string();
+    out.clear();
 }
 
 } // namespace nixlPromMp

@@ -67,6 +67,13 @@ public:
     std::string
     scrape() noexcept;
 
+    /**
+     * scrape() into out (cleared first), reusing its capacity: the HTTP server passes the same
+     * buffer every time. On failure out is left empty.
+     */
+    void
+    scrapeInto(std::string &out) noexcept;
+
     const std::string &
     dir() const noexcept {
         return dir_;

@@ -141,7 +141,7 @@ nixlMpEndpoint::electLocked() {
         return setState(nixlMpElection::PORT_TAKEN, kPortTakenBackoffNs);
     }
     std::shared_ptr<nixlMpCollector> collector = collector_;
-    server->start([collector] { return collector->scrape(); });
+    server->start([collector](std::string &body) { collector->scrapeInto(body); });
     server_ = std::move(server);
     boundPort_.store(server_->port(), std::memory_order_release);
     warnedPortTaken_ = false;

@@ -173,7 +173,8 @@ nixlMpHttpServer::serveOne(int conn) noexcept {
         target = req.substr(isGet ? 4 : 5);
         target = target.substr(0, target.find_first_of(" ?\r\n"));
     }
-    std::string body;
+    std::string &body = body_;
+    body.clear();
     const char *status = "200 OK";
     if (!isGet && !isHead) {
         status = "405 Method Not Allowed";
@@ -181,7 +182,7 @@ nixlMpHttpServer::serveOne(int conn) noexcept {
         status = "404 Not Found";
     } else {
         try {
-            body = handler_();
+            handler_(body);
         }
         catch (...) {
             status = "500 Internal Server Error";

@@ -5,7 +5,7 @@
 /**
  * @file mp_http.h
  * @brief The smallest HTTP/1.0 server that Prometheus can scrape: GET /metrics answered with
- *        the text a handler returns, one connection at a time, on one thread.
+ *        the text a handler writes, one connection at a time, on one thread.
  *
  * Own code rather than civetweb so that a bind failure is a plain errno (EADDRINUSE decides
  * the election outcome) and so that no foreign thread calls into the plugin.
@@ -25,8 +25,13 @@ namespace nixlPromMp {
 
 class nixlMpHttpServer {
 public:
-    /** Returns the response body; must not throw (a throw is answered with 500). */
-    using handler_t = std::function<std::string()>;
+    /**
+     * Writes the response body into an empty string it is given; should not throw (a throw is
+     * answered with 500). The string is the server's own, reused for every response, so a
+     * long-lived server keeps one body-sized buffer instead of allocating and freeing one per
+     * scrape (which fragmented the thread's malloc arena and grew the RSS).
+     */
+    using handler_t = std::function<void(std::string &body)>;
 
     nixlMpHttpServer() = default;
     ~nixlMpHttpServer();
@@ -62,6 +67,7 @@ private:
     int wakeFd_ = -1;
     uint16_t port_ = 0;
     handler_t handler_;
+    std::string body_; ///< response body, reused; touched by the server thread only
     std::thread thread_;
 };
 

@@ -80,17 +80,11 @@ namespace {
         __atomic_store_n(p, v, __ATOMIC_RELAXED);
     }
 
-    // Seqlock data accesses. Release stores keep the odd generation ahead of the data; acquire
-    // loads keep the data ahead of the reader's second look at the generation. This replaces
-    // standalone fences, which TSan cannot model, at no cost on x86.
+    // Seqlock data stores. Release keeps the odd generation ahead of the data; the reader
+    // (copySlots, through pread) orders its copies with fences between the reads.
     void
     storeData(uint64_t *p, uint64_t v) noexcept {
         __atomic_store_n(p, v, __ATOMIC_RELEASE);
-    }
-
-    uint64_t
-    loadData(const uint64_t *p) noexcept {
-        return __atomic_load_n(p, __ATOMIC_ACQUIRE);
     }
 
     /** Closes an fd on scope exit unless released. */
@@ -365,54 +359,109 @@ nixlMpStoreWriter::touch() noexcept {
 
 namespace {
 
-    /** One copy of a slot; true when it is consistent (seq even and unchanged). */
+    constexpr off_t
+    slotOffset(uint32_t i) noexcept {
+        return static_cast<off_t>(sizeof(nixlMpStoreHeader) + size_t{i} * sizeof(nixlMpStoreSlot));
+    }
+
+    void
+    takeSlot(const nixlMpStoreSlot &s, uint32_t buckets, nixlMpSlotSnapshot *out) {
+        out->counter = s.counter;
+        out->gauge = s.gauge;
+        out->buckets.assign(s.buckets, s.buckets + buckets + 1);
+        out->torn = false;
+    }
+
     bool
-    copySlotOnce(const nixlMpStoreSlot *s, uint32_t buckets, nixlMpSlotSnapshot *out) noexcept {
-        const uint64_t s1 = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-        out->counter = loadData(&s->counter);
-        out->gauge = loadData(&s->gauge);
-        for (uint32_t b = 0; b <= buckets; ++b) {
-            out->buckets[b] = loadData(&s->buckets[b]);
-        }
-        const uint64_t s2 = load(&s->seq);
-        return s1 == s2 && (s1 & 1u) == 0;
+    readExactly(int fd, void *buf, size_t len, off_t off) noexcept {
+        return pread(fd, buf, len, off) == static_cast<ssize_t>(len);
     }
 
     /**
-     * Copies one slot under its seqlock within budget (see nixlMpReadBudget). A live writer's
-     * update takes nanoseconds, so a few re-reads (yielding after the first 64) find it done;
-     * a departed writer's odd seq never changes, so its slot is read once and marked torn.
+     * The seqlock read through pread: the opening seq, a fence, the data, a fence, the closing
+     * seq (the fences order the kernel's copies as acquire loads would). Consistent when both
+     * seqs are equal and even. False in *ok when the file came back short.
      */
-    void
-    copySlot(const nixlMpStoreSlot *s,
-             uint32_t buckets,
-             bool departed,
-             nixlMpSlotSnapshot *out,
-             nixlMpReadBudget &budget) {
-        out->buckets.assign(buckets + 1, 0);
-        out->torn = false;
-        ++budget.copies;
-        if (copySlotOnce(s, buckets, out)) {
-            return;
+    bool
+    reReadSlot(int fd, uint32_t i, nixlMpStoreSlot *copy, bool *ok) noexcept {
+        uint64_t s1 = 0;
+        uint64_t s2 = 0;
+        *ok = readExactly(fd, &s1, sizeof(s1), slotOffset(i));
+        std::atomic_thread_fence(std::memory_order_acquire);
+        *ok = *ok && readExactly(fd, copy, sizeof(*copy), slotOffset(i));
+        std::atomic_thread_fence(std::memory_order_acquire);
+        *ok = *ok && readExactly(fd, &s2, sizeof(s2), slotOffset(i));
+        return *ok && s1 == s2 && (s1 & 1u) == 0;
+    }
+
+    /**
+     * Copies every slot under its seqlock within budget (see nixlMpReadBudget), through pread.
+     * Three copies of the whole slot area, fenced: a slot whose seq is equal and even in the
+     * first and the third takes its data from the second. A live writer's update takes
+     * nanoseconds, so a few re-reads of one slot (yielding after the first 64) find it done; a
+     * departed writer's odd seq never changes, so its slot is read once and marked torn. False
+     * when the file came back short (truncated meanwhile).
+     */
+    bool
+    copySlots(int fd,
+              uint32_t count,
+              uint32_t buckets,
+              nixlMpStoreSnapshot *out,
+              nixlMpReadBudget &budget) {
+        const size_t bytes = size_t{count} * sizeof(nixlMpStoreSlot);
+        std::vector<nixlMpStoreSlot> copies(3 * size_t{count});
+        nixlMpStoreSlot *c0 = copies.data();
+        nixlMpStoreSlot *c1 = c0 + count;
+        nixlMpStoreSlot *c2 = c1 + count;
+        if (!readExactly(fd, c0, bytes, slotOffset(0))) {
+            return false;
         }
-        if (departed) {
-            out->torn = true;
-            ++budget.torn;
-            return;
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (!readExactly(fd, c1, bytes, slotOffset(0))) {
+            return false;
         }
-        for (uint64_t r = 0; r < kSlotRetries && budget.retriesLeft > 0; ++r) {
-            --budget.retriesLeft;
-            if (r >= 64) {
-                std::this_thread::yield();
-            }
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (!readExactly(fd, c2, bytes, slotOffset(0))) {
+            return false;
+        }
+        out->slots.resize(count);
+        for (uint32_t i = 0; i < count; ++i) {
+            nixlMpSlotSnapshot *snap = &out->slots[i];
             ++budget.copies;
-            if (copySlotOnce(s, buckets, out)) {
-                return;
+            if (c0[i].seq == c2[i].seq && (c0[i].seq & 1u) == 0) {
+                takeSlot(c1[i], buckets, snap);
+                continue;
+            }
+            if (out->departed) {
+                takeSlot(c1[i], buckets, snap);
+                snap->torn = true;
+                ++budget.torn;
+                continue;
+            }
+            bool consistent = false;
+            nixlMpStoreSlot again{};
+            for (uint64_t r = 0; !consistent && r < kSlotRetries && budget.retriesLeft > 0; ++r) {
+                --budget.retriesLeft;
+                if (r >= 64) {
+                    std::this_thread::yield();
+                }
+                ++budget.copies;
+                bool ok = true;
+                consistent = reReadSlot(fd, i, &again, &ok);
+                if (!ok) {
+                    return false;
+                }
+            }
+            if (consistent) {
+                takeSlot(again, buckets, snap);
+            } else {
+                // Published as read: off by at most the events of one burst, and the
+                // histogram's count is derived from its buckets, so it stays self-consistent.
+                takeSlot(c1[i], buckets, snap);
+                ++budget.unsettled;
             }
         }
-        // The copy is off by at most the events of one burst, and the histogram's count is
-        // derived from its buckets, so it stays self-consistent.
-        ++budget.unsettled;
+        return true;
     }
 
 } // namespace
@@ -487,22 +536,15 @@ readStore(const std::string &path,
             *why = "file of " + std::to_string(st.st_size) + " bytes is shorter than a header";
             return nixlMpReadStatus::REFUSED;
         }
-        const size_t mapLen = std::min<size_t>(static_cast<size_t>(st.st_size), expected);
-        void *map = mmap(nullptr, mapLen, PROT_READ, MAP_SHARED, fd.fd, 0);
-        if (map == MAP_FAILED) {
-            *why = "cannot mmap: " + errnoText(errno);
-            return nixlMpReadStatus::UNREADABLE;
+        // pread, never mmap: a store truncated while we read it (by anyone) makes a read come
+        // back short; a mapping would raise SIGBUS in the process serving the scrape.
+        nixlMpStoreHeader hdr{};
+        if (pread(fd.fd, &hdr, sizeof(hdr), 0) != static_cast<ssize_t>(sizeof(hdr))) {
+            *why = "shrank while being read";
+            return nixlMpReadStatus::REFUSED;
         }
-        struct unmapper {
-            void *p;
-            size_t n;
-            ~unmapper() {
-                munmap(p, n);
-            }
-        } unmap{map, mapLen};
-        const auto *h = static_cast<const nixlMpStoreHeader *>(map);
-        const uint64_t magic = __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE);
-        if (magic != kStoreMagic) {
+        const nixlMpStoreHeader *h = &hdr;
+        if (h->magic != kStoreMagic) {
             *why = "bad magic";
             return nixlMpReadStatus::REFUSED;
         }
@@ -526,22 +568,22 @@ readStore(const std::string &path,
             *why = "invalid histogram bounds";
             return nixlMpReadStatus::REFUSED;
         }
-        out->id.agentName =
-            sanitizeLabel(std::string_view(h->agentName, strnlen(h->agentName, kAgentNameLen)));
+        // At most size - 1 bytes, as the writer stores them, even when a damaged or foreign
+        // store has no NUL in the field (the documented limits: 255, 127 and 63 bytes).
+        out->id.agentName = sanitizeLabel(
+            std::string_view(h->agentName, strnlen(h->agentName, kAgentNameLen - 1)));
         out->id.hostname =
-            sanitizeLabel(std::string_view(h->hostname, strnlen(h->hostname, kHostnameLen)));
+            sanitizeLabel(std::string_view(h->hostname, strnlen(h->hostname, kHostnameLen - 1)));
         out->id.hasLocalRank = (h->flags & kFlagHasLocalRank) != 0;
-        out->id.localRank =
-            sanitizeLabel(std::string_view(h->localRank, strnlen(h->localRank, kLocalRankLen)));
+        out->id.localRank = sanitizeLabel(
+            std::string_view(h->localRank, strnlen(h->localRank, kLocalRankLen - 1)));
         out->id.pid = h->pid;
         out->id.instance = h->instance;
-        out->lastUpdateNs = __atomic_load_n(&h->lastUpdateNs, __ATOMIC_RELAXED);
+        out->lastUpdateNs = h->lastUpdateNs;
         out->boundsUs.assign(h->bucketBoundsUs, h->bucketBoundsUs + h->bucketCount);
-        out->slots.resize(schema.slotCount());
-        const auto *slots = reinterpret_cast<const nixlMpStoreSlot *>(
-            static_cast<const char *>(map) + sizeof(nixlMpStoreHeader));
-        for (uint32_t i = 0; i < schema.slotCount(); ++i) {
-            copySlot(&slots[i], h->bucketCount, out->departed, &out->slots[i], bud);
+        if (!copySlots(fd.fd, schema.slotCount(), h->bucketCount, out, bud)) {
+            *why = "shrank while being read";
+            return nixlMpReadStatus::REFUSED;
         }
         return nixlMpReadStatus::OK;
     }
