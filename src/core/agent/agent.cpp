@@ -334,17 +334,16 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
     for (const auto &d : descs) {
         bytes += d.len;
     }
-    // A descriptor listed twice is refused where a sequential check would meet the repeat;
-    // found once by sorting, so that a call of N descriptors costs O(N log N).
-    const int repeat = nixlFirstRepeat(descs);
     for (nixlBackendEngineProxy *engine : engines) {
         auto &list = data->localSection[{mem, engine}];
-        std::vector<nixlLocalReg> added;
-        added.reserve(static_cast<size_t>(descs.descCount()));
+        // Registrations enter the list as they succeed (so a descriptor listed twice meets its
+        // first copy there) and leave it again if a later one fails; only the keys are kept
+        // for that rollback. One O(log N) lookup and insertion each: O(N log N) per call.
+        std::vector<nixlBasicDesc> added;
         nixl_status_t st = NIXL_SUCCESS;
         for (int i = 0; i < descs.descCount() && st == NIXL_SUCCESS; ++i) {
             const nixlBlobDesc &d = descs[i];
-            if (i == repeat || list.findExact(d) != nullptr) {
+            if (list.findExact(d) != nullptr) {
                 NIXL_ERROR << "agent " << data->name << ": registerMem: descriptor " << i
                            << " (" << d.len << " bytes at 0x" << std::hex << d.addr << std::dec
                            << ", dev " << d.devId << ") is already registered with backend "
@@ -385,20 +384,19 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
                 engine->deregisterMem(reg.md);
                 break;
             }
-            added.push_back(std::move(reg));
+            added.push_back(d);
+            list.insert(std::move(reg));
         }
         if (st != NIXL_SUCCESS) {
             // Roll back this backend's part of the call; others keep theirs.
             for (auto it = added.rbegin(); it != added.rend(); ++it) {
-                if (it->loopMd != nullptr) {
-                    engine->unloadMD(it->loopMd);
+                std::optional<nixlLocalReg> reg = list.take(*it);
+                if (reg->loopMd != nullptr) {
+                    engine->unloadMD(reg->loopMd);
                 }
-                engine->deregisterMem(it->md);
+                engine->deregisterMem(reg->md);
             }
             continue;
-        }
-        for (auto &reg : added) {
-            list.insert(std::move(reg));
         }
         any = true;
     }
@@ -466,11 +464,13 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     }
     // Requests and lists resolved to the removed registrations are refused from now on, even if
     // a later registration gets the same metadata pointer back.
-    std::sort(gone.begin(), gone.end());
+    std::lock_guard<std::mutex> lock(data->registryMutex);
+    if (!data->requests.empty() || !data->dlists.empty()) {
+        std::sort(gone.begin(), gone.end());
+    }
     auto isGone = [&gone](nixlBackendEngineProxy *e, const nixl_be_md_t *md) {
         return std::binary_search(gone.begin(), gone.end(), std::make_pair(e, md));
     };
-    std::lock_guard<std::mutex> lock(data->registryMutex);
     for (nixlXferReqH *req : data->requests) {
         for (const auto &x : req->localDescs) {
             req->localStale = req->localStale || isGone(req->engine, x.md);

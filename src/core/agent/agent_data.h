@@ -213,21 +213,20 @@ public:
     }
 
 private:
+    using map_t = std::map<nixlBasicDesc, Reg>;
+
+    /** The entry equal to d, or end(). */
+    typename map_t::iterator
+    locate(const nixlBasicDesc &d) noexcept;
+
     void
     uncount(size_t len) noexcept;
 
-    std::map<nixlBasicDesc, Reg> regs_;
+    map_t regs_;
     /** How many registrations have each length: the longest one bounds the covering scan. */
     std::map<size_t, size_t> lenCount_;
     bool unboundedZero_ = false;
 };
-
-/**
- * Index of the first descriptor of descs equal in (devId, addr, len) to an earlier one, or -1.
- * O(N log N); registerMem refuses such a list at that index.
- */
-int
-nixlFirstRepeat(const nixl_reg_dlist_t &descs);
 
 using nixl_section_key_t = std::pair<nixl_mem_t, nixlBackendEngineProxy *>;
 

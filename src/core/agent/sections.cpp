@@ -4,9 +4,7 @@
  */
 #include <algorithm>
 #include <limits>
-#include <tuple>
 #include <utility>
-#include <vector>
 
 #include "agent/agent_data.h"
 
@@ -41,9 +39,34 @@ nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
 }
 
 template<typename Reg>
+typename nixlRegList<Reg>::map_t::iterator
+nixlRegList<Reg>::locate(const nixlBasicDesc &d) noexcept {
+    if (regs_.empty()) {
+        return regs_.end();
+    }
+    // The ends first: a list registered in order meets the last entry (or nothing past it),
+    // and deregistration in either order meets one of the ends, without a descent.
+    auto last = std::prev(regs_.end());
+    if (last->first < d) {
+        return regs_.end();
+    }
+    if (last->first == d) {
+        return last;
+    }
+    auto first = regs_.begin();
+    if (d < first->first) {
+        return regs_.end();
+    }
+    if (first->first == d) {
+        return first;
+    }
+    return regs_.find(d);
+}
+
+template<typename Reg>
 Reg *
 nixlRegList<Reg>::findExact(const nixlBasicDesc &d) noexcept {
-    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    auto it = locate(d);
     return it == regs_.end() ? nullptr : &it->second;
 }
 
@@ -87,7 +110,7 @@ nixlRegList<Reg>::uncount(size_t len) noexcept {
 template<typename Reg>
 bool
 nixlRegList<Reg>::erase(const nixlBasicDesc &d) noexcept {
-    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    auto it = locate(d);
     if (it == regs_.end()) {
         return false;
     }
@@ -99,7 +122,7 @@ nixlRegList<Reg>::erase(const nixlBasicDesc &d) noexcept {
 template<typename Reg>
 std::optional<Reg>
 nixlRegList<Reg>::take(const nixlBasicDesc &d) {
-    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    auto it = locate(d);
     if (it == regs_.end()) {
         return std::nullopt;
     }
@@ -112,27 +135,3 @@ nixlRegList<Reg>::take(const nixlBasicDesc &d) {
 template class nixlRegList<nixlLocalReg>;
 template class nixlRegList<nixlRemoteReg>;
 
-int
-nixlFirstRepeat(const nixl_reg_dlist_t &descs) {
-    // (devId, addr, len, index): equal descriptors sort next to each other in index order, and
-    // each run's second index is where a sequential scan would first meet a repeat. Sorting
-    // plain tuples keeps the comparisons in one contiguous array.
-    using entry_t = std::tuple<uint64_t, uintptr_t, size_t, int>;
-    const int n = descs.descCount();
-    std::vector<entry_t> order;
-    order.reserve(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        const nixlBasicDesc &d = descs[static_cast<size_t>(i)];
-        order.emplace_back(d.devId, d.addr, d.len, i);
-    }
-    std::sort(order.begin(), order.end());
-    int first = -1;
-    for (size_t k = 1; k < order.size(); ++k) {
-        const auto &[pdev, paddr, plen, pi] = order[k - 1];
-        const auto &[dev, addr, len, i] = order[k];
-        if (dev == pdev && addr == paddr && len == plen && (first < 0 || i < first)) {
-            first = i;
-        }
-    }
-    return first;
-}
