@@ -428,7 +428,7 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
         bool found = false;
         for (nixlBackendEngineProxy *e : engines) {
             auto it = data->localSection.find({mem, e});
-            if (it != data->localSection.end() && it->second.findExact(d) != nullptr) {
+            if (it != data->localSection.end() && it->second.seek(d) != nullptr) {
                 work.emplace_back(e, d);
                 found = true;
             }

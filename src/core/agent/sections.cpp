@@ -39,13 +39,79 @@ nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
 }
 
 template<typename Reg>
+nixlRegList<Reg>::nixlRegList(const nixlRegList &other)
+    : regs_(other.regs_),
+      lenCount_(other.lenCount_),
+      unboundedZero_(other.unboundedZero_) {}
+
+template<typename Reg>
+nixlRegList<Reg>::nixlRegList(nixlRegList &&other) noexcept
+    : regs_(std::move(other.regs_)),
+      lenCount_(std::move(other.lenCount_)),
+      unboundedZero_(other.unboundedZero_) {
+    other.hasFinger_ = false;
+}
+
+template<typename Reg>
+nixlRegList<Reg> &
+nixlRegList<Reg>::operator=(const nixlRegList &other) {
+    if (this != &other) {
+        regs_ = other.regs_;
+        lenCount_ = other.lenCount_;
+        unboundedZero_ = other.unboundedZero_;
+        hasFinger_ = false;
+    }
+    return *this;
+}
+
+template<typename Reg>
+nixlRegList<Reg> &
+nixlRegList<Reg>::operator=(nixlRegList &&other) noexcept {
+    if (this != &other) {
+        regs_ = std::move(other.regs_);
+        lenCount_ = std::move(other.lenCount_);
+        unboundedZero_ = other.unboundedZero_;
+        hasFinger_ = false;
+        other.hasFinger_ = false;
+    }
+    return *this;
+}
+
+template<typename Reg>
 typename nixlRegList<Reg>::map_t::iterator
 nixlRegList<Reg>::locate(const nixlBasicDesc &d) noexcept {
     if (regs_.empty()) {
         return regs_.end();
     }
-    // The ends first: a list registered in order meets the last entry (or nothing past it),
-    // and deregistration in either order meets one of the ends, without a descent.
+    // Near the finger first: a list walked in order, either way, meets the finger's
+    // neighbour, and a key between two neighbours is absent, both without a descent.
+    if (hasFinger_) {
+        auto f = finger_;
+        if (f->first == d) {
+            return f;
+        }
+        if (f->first < d) {
+            auto n = std::next(f);
+            if (n == regs_.end() || d < n->first) {
+                return regs_.end();
+            }
+            if (n->first == d) {
+                return n;
+            }
+        } else {
+            if (f == regs_.begin()) {
+                return regs_.end();
+            }
+            auto p = std::prev(f);
+            if (p->first < d) {
+                return regs_.end();
+            }
+            if (p->first == d) {
+                return p;
+            }
+        }
+    }
+    // Then the ends: a list registered in order meets the last entry (or nothing past it).
     auto last = std::prev(regs_.end());
     if (last->first < d) {
         return regs_.end();
@@ -71,6 +137,34 @@ nixlRegList<Reg>::findExact(const nixlBasicDesc &d) noexcept {
 }
 
 template<typename Reg>
+Reg *
+nixlRegList<Reg>::seek(const nixlBasicDesc &d) noexcept {
+    auto it = locate(d);
+    if (it == regs_.end()) {
+        return nullptr;
+    }
+    finger_ = it;
+    hasFinger_ = true;
+    return &it->second;
+}
+
+template<typename Reg>
+void
+nixlRegList<Reg>::forget(typename map_t::iterator it) noexcept {
+    if (!hasFinger_ || finger_ != it) {
+        return;
+    }
+    // Keep the finger next to the hole, where an in-order walk goes next.
+    if (std::next(it) != regs_.end()) {
+        finger_ = std::next(it);
+    } else if (it != regs_.begin()) {
+        finger_ = std::prev(it);
+    } else {
+        hasFinger_ = false;
+    }
+}
+
+template<typename Reg>
 bool
 nixlRegList<Reg>::insert(Reg reg) {
     const nixlBasicDesc key = reg.desc;
@@ -81,10 +175,13 @@ nixlRegList<Reg>::insert(Reg reg) {
     try {
         // A list registered in address order appends: end() is then an exact hint, O(1)
         // instead of a descent; anything else is an ordinary O(log N) insertion.
-        if (regs_.empty() || regs_.rbegin()->first < key) {
-            regs_.emplace_hint(regs_.end(), key, std::move(reg));
-        } else {
-            regs_.emplace(key, std::move(reg));
+        const size_t size = regs_.size();
+        auto it = regs_.empty() || regs_.rbegin()->first < key ?
+            regs_.emplace_hint(regs_.end(), key, std::move(reg)) :
+            regs_.emplace(key, std::move(reg)).first;
+        if (regs_.size() != size) {
+            finger_ = it;
+            hasFinger_ = true;
         }
     }
     catch (...) {
@@ -114,6 +211,7 @@ nixlRegList<Reg>::erase(const nixlBasicDesc &d) noexcept {
     if (it == regs_.end()) {
         return false;
     }
+    forget(it);
     uncount(it->first.len);
     regs_.erase(it);
     return true;
@@ -126,6 +224,7 @@ nixlRegList<Reg>::take(const nixlBasicDesc &d) {
     if (it == regs_.end()) {
         return std::nullopt;
     }
+    forget(it);
     uncount(it->first.len);
     std::optional<Reg> out(std::move(it->second));
     regs_.erase(it);
