@@ -340,6 +340,7 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
         // first copy there) and leave it again if a later one fails; only the keys are kept
         // for that rollback. One O(log N) lookup and insertion each: O(N log N) per call.
         std::vector<nixlBasicDesc> added;
+        added.reserve(static_cast<size_t>(descs.descCount()));
         nixl_status_t st = NIXL_SUCCESS;
         for (int i = 0; i < descs.descCount() && st == NIXL_SUCCESS; ++i) {
             const nixlBlobDesc &d = descs[i];
@@ -423,6 +424,7 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     std::vector<nixlBackendEngineProxy *> engines = nixlCandidateEngines(*data, extra_params);
     // Check everything before changing anything, so a bad list deregisters nothing.
     std::vector<std::pair<nixlBackendEngineProxy *, nixlBasicDesc>> work;
+    work.reserve(static_cast<size_t>(descs.descCount()));
     for (int i = 0; i < descs.descCount(); ++i) {
         const nixlBasicDesc &d = descs[i];
         bool found = false;
@@ -443,6 +445,7 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     }
     nixl_status_t result = NIXL_SUCCESS;
     std::vector<std::pair<nixlBackendEngineProxy *, const nixl_be_md_t *>> gone;
+    gone.reserve(2 * work.size());
     for (const auto &[engine, d] : work) {
         auto &list = data->localSection[{mem, engine}];
         std::optional<nixlLocalReg> reg = list.take(d);
