@@ -83,35 +83,9 @@ nixlRegList<Reg>::locate(const nixlBasicDesc &d) noexcept {
     if (regs_.empty()) {
         return regs_.end();
     }
-    // Near the finger first: a list walked in order, either way, meets the finger's
-    // neighbour, and a key between two neighbours is absent, both without a descent.
-    if (hasFinger_) {
-        auto f = finger_;
-        if (f->first == d) {
-            return f;
-        }
-        if (f->first < d) {
-            auto n = std::next(f);
-            if (n == regs_.end() || d < n->first) {
-                return regs_.end();
-            }
-            if (n->first == d) {
-                return n;
-            }
-        } else {
-            if (f == regs_.begin()) {
-                return regs_.end();
-            }
-            auto p = std::prev(f);
-            if (p->first < d) {
-                return regs_.end();
-            }
-            if (p->first == d) {
-                return p;
-            }
-        }
-    }
-    // Then the ends: a list registered in order meets the last entry (or nothing past it).
+    // The ends first (both O(1) in std::map): a list registered in order meets the last entry
+    // or nothing past it. Past this point first < d < last, so the finger's neighbour below
+    // is never past the end, and no step climbs the tree from its rightmost node.
     auto last = std::prev(regs_.end());
     if (last->first < d) {
         return regs_.end();
@@ -125,6 +99,21 @@ nixlRegList<Reg>::locate(const nixlBasicDesc &d) noexcept {
     }
     if (first->first == d) {
         return first;
+    }
+    // Then the finger: a list walked in order, either way, meets the finger's neighbour, and a
+    // key between two neighbours is absent, both without a descent.
+    if (hasFinger_) {
+        auto f = finger_;
+        if (f->first == d) {
+            return f;
+        }
+        auto n = f->first < d ? std::next(f) : std::prev(f);
+        if (n->first == d) {
+            return n;
+        }
+        if (f->first < d ? d < n->first : n->first < d) {
+            return regs_.end();
+        }
     }
     return regs_.find(d);
 }
@@ -154,8 +143,9 @@ nixlRegList<Reg>::forget(typename map_t::iterator it) noexcept {
     if (!hasFinger_ || finger_ != it) {
         return;
     }
-    // Keep the finger next to the hole, where an in-order walk goes next.
-    if (std::next(it) != regs_.end()) {
+    // Keep the finger next to the hole, where an in-order walk goes next; from the last entry
+    // step down rather than climb the tree to find that nothing follows it.
+    if (it != std::prev(regs_.end())) {
         finger_ = std::next(it);
     } else if (it != regs_.begin()) {
         finger_ = std::prev(it);
