@@ -392,6 +392,9 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
             // Roll back this backend's part of the call; others keep theirs.
             for (auto it = added.rbegin(); it != added.rend(); ++it) {
                 std::optional<nixlLocalReg> reg = list.take(*it);
+                if (!reg) {
+                    continue; // cannot happen: each key was inserted above
+                }
                 if (reg->loopMd != nullptr) {
                     engine->unloadMD(reg->loopMd);
                 }
