@@ -164,12 +164,13 @@ struct nixlRemoteReg {
  * exact lookup are O(log N), so one call registering or deregistering N descriptors (a KV cache
  * registers hundreds of thousands of blocks) costs O(N log N); lookups start at a finger (the
  * last entry a writer touched) and at the two ends, so lists walked in order in either
- * direction cost O(1) per descriptor. The registration covering a
- * descriptor is found by binary search plus a backward scan that stops once the gap exceeds the
- * longest registration present: short when registrations do not nest, longer only when a few
- * large registrations overlap many small ones.
+ * direction cost O(1) per descriptor. The registration covering a descriptor is found by
+ * binary search plus a backward scan that stops once the gap exceeds the longest registration
+ * present: short when registrations do not nest, longer only when a few large registrations
+ * overlap many small ones.
  *
- * Not thread-safe: the agent lock protects it (writers: register/deregister/load/invalidate).
+ * Thread safety: findCovering, findExact, all, empty and size may run concurrently (agent lock
+ * held shared); every other member needs it held exclusively.
  */
 template<typename Reg> class nixlRegList {
 public:
