@@ -280,17 +280,17 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
     for (const auto &d : descs) {
         bytes += d.len;
     }
-    // A descriptor listed twice is refused where a sequential check would meet the repeat;
-    // found once by sorting, so that a call of N descriptors costs O(N log N).
-    const int repeat = nixlFirstRepeat(descs);
     for (nixlBackendEngineProxy *engine : engines) {
         auto &list = data->localSection[{mem, engine}];
-        std::vector<nixlLocalReg> added;
+        // Registrations enter the list as they succeed (so a descriptor listed twice meets its
+        // first copy there) and leave it again if a later one fails; only the keys are kept
+        // for that rollback. One O(log N) lookup and insertion each: O(N log N) per call.
+        std::vector<nixlBasicDesc> added;
         added.reserve(static_cast<size_t>(descs.descCount()));
         nixl_status_t st = NIXL_SUCCESS;
         for (int i = 0; i < descs.descCount() && st == NIXL_SUCCESS; ++i) {
             const nixlBlobDesc &d = descs[i];
-            if (i == repeat || list.findExact(d) != nullptr) {
+            if (list.findExact(d) != nullptr) {
                 NIXL_ERROR << "agent " << data->name << ": registerMem: descriptor " << i
                            << " (" << d.len << " bytes at 0x" << std::hex << d.addr << std::dec
                            << ", dev " << d.devId << ") is already registered with backend "
@@ -331,20 +331,22 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
                 engine->deregisterMem(reg.md);
                 break;
             }
-            added.push_back(std::move(reg));
+            added.push_back(d);
+            list.insert(std::move(reg));
         }
         if (st != NIXL_SUCCESS) {
             // Roll back this backend's part of the call; others keep theirs.
             for (auto it = added.rbegin(); it != added.rend(); ++it) {
-                if (it->loopMd != nullptr) {
-                    engine->unloadMD(it->loopMd);
+                std::optional<nixlLocalReg> reg = list.take(*it);
+                if (!reg) {
+                    continue; // cannot happen: each key was inserted above
                 }
-                engine->deregisterMem(it->md);
+                if (reg->loopMd != nullptr) {
+                    engine->unloadMD(reg->loopMd);
+                }
+                engine->deregisterMem(reg->md);
             }
             continue;
-        }
-        for (auto &reg : added) {
-            list.insert(std::move(reg));
         }
         any = true;
     }
@@ -371,12 +373,13 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     std::vector<nixlBackendEngineProxy *> engines = nixlCandidateEngines(*data, extra_params);
     // Check everything before changing anything, so a bad list deregisters nothing.
     std::vector<std::pair<nixlBackendEngineProxy *, nixlBasicDesc>> work;
+    work.reserve(static_cast<size_t>(descs.descCount()));
     for (int i = 0; i < descs.descCount(); ++i) {
         const nixlBasicDesc &d = descs[i];
         bool found = false;
         for (nixlBackendEngineProxy *e : engines) {
             auto it = data->localSection.find({mem, e});
-            if (it != data->localSection.end() && it->second.findExact(d) != nullptr) {
+            if (it != data->localSection.end() && it->second.seek(d) != nullptr) {
                 work.emplace_back(e, d);
                 found = true;
             }
@@ -391,6 +394,7 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     }
     nixl_status_t result = NIXL_SUCCESS;
     std::vector<std::pair<nixlBackendEngineProxy *, const nixl_be_md_t *>> gone;
+    gone.reserve(2 * work.size());
     for (const auto &[engine, d] : work) {
         auto &list = data->localSection[{mem, engine}];
         std::optional<nixlLocalReg> reg = list.take(d);
@@ -412,11 +416,13 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     }
     // Requests and lists resolved to the removed registrations are refused from now on, even if
     // a later registration gets the same metadata pointer back.
-    std::sort(gone.begin(), gone.end());
+    std::lock_guard<std::mutex> lock(data->registryMutex);
+    if (!data->requests.empty() || !data->dlists.empty()) {
+        std::sort(gone.begin(), gone.end());
+    }
     auto isGone = [&gone](nixlBackendEngineProxy *e, const nixl_be_md_t *md) {
         return std::binary_search(gone.begin(), gone.end(), std::make_pair(e, md));
     };
-    std::lock_guard<std::mutex> lock(data->registryMutex);
     for (nixlXferReqH *req : data->requests) {
         for (const auto &x : req->localDescs) {
             req->localStale = req->localStale || isGone(req->engine, x.md);

@@ -162,23 +162,42 @@ struct nixlRemoteReg {
 /**
  * Registrations of one (memory kind, engine), ordered by (devId, addr, len). Insert, erase and
  * exact lookup are O(log N), so one call registering or deregistering N descriptors (a KV cache
- * registers hundreds of thousands of blocks) costs O(N log N). The registration covering a
- * descriptor is found by binary search plus a backward scan that stops once the gap exceeds the
- * longest registration present: short when registrations do not nest, longer only when a few
- * large registrations overlap many small ones.
+ * registers hundreds of thousands of blocks) costs O(N log N); lookups start at a finger (the
+ * last entry a writer touched) and at the two ends, so lists walked in order in either
+ * direction cost O(1) per descriptor. The registration covering a descriptor is found by
+ * binary search plus a backward scan that stops once the gap exceeds the longest registration
+ * present: short when registrations do not nest, longer only when a few large registrations
+ * overlap many small ones.
  *
- * Not thread-safe: the agent lock protects it (writers: register/deregister/load/invalidate).
+ * Thread safety: findCovering, findExact, all, empty and size may run concurrently (agent lock
+ * held shared); every other member needs it held exclusively.
  */
 template<typename Reg> class nixlRegList {
 public:
+    nixlRegList() = default;
+    // The copies and moves drop the finger: it points into the source's map.
+    nixlRegList(const nixlRegList &other);
+    nixlRegList(nixlRegList &&other) noexcept;
+    nixlRegList &
+    operator=(const nixlRegList &other);
+    nixlRegList &
+    operator=(nixlRegList &&other) noexcept;
+    ~nixlRegList() = default;
+
     /** Registration covering q, or nullptr. Zero-length registrations of unbounded kinds
      *  (BLK, OBJ, FILE) cover everything from their address on. */
     const Reg *
     findCovering(const nixlBasicDesc &q) const noexcept;
 
-    /** The registration equal to d in (devId, addr, len), or nullptr. Stable until erased. */
+    /** The registration equal to d in (devId, addr, len), or nullptr. Stable until erased.
+     *  Reads only: safe for concurrent readers. */
     Reg *
     findExact(const nixlBasicDesc &d) noexcept;
+
+    /** findExact that also moves the search finger to the result, so that looking up the
+     *  neighbours next costs O(1). Writers only (the agent lock held exclusively). */
+    Reg *
+    seek(const nixlBasicDesc &d) noexcept;
 
     /** False when an equal (devId, addr, len) registration exists. */
     bool
@@ -213,21 +232,28 @@ public:
     }
 
 private:
+    using map_t = std::map<nixlBasicDesc, Reg>;
+
+    /** The entry equal to d, or end(). */
+    typename map_t::iterator
+    locate(const nixlBasicDesc &d) noexcept;
+
     void
     uncount(size_t len) noexcept;
 
-    std::map<nixlBasicDesc, Reg> regs_;
+    /** Moves the finger off it before it is erased. */
+    void
+    forget(typename map_t::iterator it) noexcept;
+
+    map_t regs_;
+    /** The last entry sought, inserted or next to one removed: where lookups start. Only
+     *  writers move it; hasFinger_ is false when it points nowhere. */
+    typename map_t::iterator finger_{};
+    bool hasFinger_ = false;
     /** How many registrations have each length: the longest one bounds the covering scan. */
     std::map<size_t, size_t> lenCount_;
     bool unboundedZero_ = false;
 };
-
-/**
- * Index of the first descriptor of descs equal in (devId, addr, len) to an earlier one, or -1.
- * O(N log N); registerMem refuses such a list at that index.
- */
-int
-nixlFirstRepeat(const nixl_reg_dlist_t &descs);
 
 using nixl_section_key_t = std::pair<nixl_mem_t, nixlBackendEngineProxy *>;
 

@@ -4,9 +4,7 @@
  */
 #include <algorithm>
 #include <limits>
-#include <tuple>
 #include <utility>
-#include <vector>
 
 #include "agent/agent_data.h"
 
@@ -41,10 +39,119 @@ nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
 }
 
 template<typename Reg>
+nixlRegList<Reg>::nixlRegList(const nixlRegList &other)
+    : regs_(other.regs_),
+      lenCount_(other.lenCount_),
+      unboundedZero_(other.unboundedZero_) {}
+
+template<typename Reg>
+nixlRegList<Reg>::nixlRegList(nixlRegList &&other) noexcept
+    : regs_(std::move(other.regs_)),
+      lenCount_(std::move(other.lenCount_)),
+      unboundedZero_(other.unboundedZero_) {
+    other.hasFinger_ = false;
+}
+
+template<typename Reg>
+nixlRegList<Reg> &
+nixlRegList<Reg>::operator=(const nixlRegList &other) {
+    if (this != &other) {
+        regs_ = other.regs_;
+        lenCount_ = other.lenCount_;
+        unboundedZero_ = other.unboundedZero_;
+        hasFinger_ = false;
+    }
+    return *this;
+}
+
+template<typename Reg>
+nixlRegList<Reg> &
+nixlRegList<Reg>::operator=(nixlRegList &&other) noexcept {
+    if (this != &other) {
+        regs_ = std::move(other.regs_);
+        lenCount_ = std::move(other.lenCount_);
+        unboundedZero_ = other.unboundedZero_;
+        hasFinger_ = false;
+        other.hasFinger_ = false;
+    }
+    return *this;
+}
+
+template<typename Reg>
+typename nixlRegList<Reg>::map_t::iterator
+nixlRegList<Reg>::locate(const nixlBasicDesc &d) noexcept {
+    if (regs_.empty()) {
+        return regs_.end();
+    }
+    // The ends first (both O(1) in std::map): a list registered in order meets the last entry
+    // or nothing past it. Past this point first < d < last, so the finger's neighbour below
+    // is never past the end, and no step climbs the tree from its rightmost node.
+    auto last = std::prev(regs_.end());
+    if (last->first < d) {
+        return regs_.end();
+    }
+    if (last->first == d) {
+        return last;
+    }
+    auto first = regs_.begin();
+    if (d < first->first) {
+        return regs_.end();
+    }
+    if (first->first == d) {
+        return first;
+    }
+    // Then the finger: a list walked in order, either way, meets the finger's neighbour, and a
+    // key between two neighbours is absent, both without a descent.
+    if (hasFinger_) {
+        auto f = finger_;
+        if (f->first == d) {
+            return f;
+        }
+        auto n = f->first < d ? std::next(f) : std::prev(f);
+        if (n->first == d) {
+            return n;
+        }
+        if (f->first < d ? d < n->first : n->first < d) {
+            return regs_.end();
+        }
+    }
+    return regs_.find(d);
+}
+
+template<typename Reg>
 Reg *
 nixlRegList<Reg>::findExact(const nixlBasicDesc &d) noexcept {
-    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    auto it = locate(d);
     return it == regs_.end() ? nullptr : &it->second;
+}
+
+template<typename Reg>
+Reg *
+nixlRegList<Reg>::seek(const nixlBasicDesc &d) noexcept {
+    auto it = locate(d);
+    if (it == regs_.end()) {
+        return nullptr;
+    }
+    finger_ = it;
+    hasFinger_ = true;
+    return &it->second;
+}
+
+template<typename Reg>
+void
+nixlRegList<Reg>::forget(typename map_t::iterator it) noexcept {
+    if (!hasFinger_ || finger_ != it) {
+        return;
+    }
+    // Keep the finger next to the hole, where an in-order walk goes next; from the last entry
+    // step down rather than climb the tree to find that nothing follows it.
+    if (it != std::prev(regs_.end())) {
+        finger_ = std::next(it);
+    } else if (it != regs_.begin()) {
+        finger_ = std::prev(it);
+    } else {
+        hasFinger_ = false;
+    }
 }
 
 template<typename Reg>
@@ -58,10 +165,13 @@ nixlRegList<Reg>::insert(Reg reg) {
     try {
         // A list registered in address order appends: end() is then an exact hint, O(1)
         // instead of a descent; anything else is an ordinary O(log N) insertion.
-        if (regs_.empty() || regs_.rbegin()->first < key) {
-            regs_.emplace_hint(regs_.end(), key, std::move(reg));
-        } else {
-            regs_.emplace(key, std::move(reg));
+        const size_t size = regs_.size();
+        auto it = regs_.empty() || regs_.rbegin()->first < key ?
+            regs_.emplace_hint(regs_.end(), key, std::move(reg)) :
+            regs_.emplace(key, std::move(reg)).first;
+        if (regs_.size() != size) {
+            finger_ = it;
+            hasFinger_ = true;
         }
     }
     catch (...) {
@@ -87,10 +197,11 @@ nixlRegList<Reg>::uncount(size_t len) noexcept {
 template<typename Reg>
 bool
 nixlRegList<Reg>::erase(const nixlBasicDesc &d) noexcept {
-    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    auto it = locate(d);
     if (it == regs_.end()) {
         return false;
     }
+    forget(it);
     uncount(it->first.len);
     regs_.erase(it);
     return true;
@@ -99,10 +210,11 @@ nixlRegList<Reg>::erase(const nixlBasicDesc &d) noexcept {
 template<typename Reg>
 std::optional<Reg>
 nixlRegList<Reg>::take(const nixlBasicDesc &d) {
-    auto it = regs_.find(static_cast<const nixlBasicDesc &>(d));
+    auto it = locate(d);
     if (it == regs_.end()) {
         return std::nullopt;
     }
+    forget(it);
     uncount(it->first.len);
     std::optional<Reg> out(std::move(it->second));
     regs_.erase(it);
@@ -112,27 +224,3 @@ nixlRegList<Reg>::take(const nixlBasicDesc &d) {
 template class nixlRegList<nixlLocalReg>;
 template class nixlRegList<nixlRemoteReg>;
 
-int
-nixlFirstRepeat(const nixl_reg_dlist_t &descs) {
-    // (devId, addr, len, index): equal descriptors sort next to each other in index order, and
-    // each run's second index is where a sequential scan would first meet a repeat. Sorting
-    // plain tuples keeps the comparisons in one contiguous array.
-    using entry_t = std::tuple<uint64_t, uintptr_t, size_t, int>;
-    const int n = descs.descCount();
-    std::vector<entry_t> order;
-    order.reserve(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        const nixlBasicDesc &d = descs[static_cast<size_t>(i)];
-        order.emplace_back(d.devId, d.addr, d.len, i);
-    }
-    std::sort(order.begin(), order.end());
-    int first = -1;
-    for (size_t k = 1; k < order.size(); ++k) {
-        const auto &[pdev, paddr, plen, pi] = order[k - 1];
-        const auto &[dev, addr, len, i] = order[k];
-        if (dev == pdev && addr == paddr && len == plen && (first < 0 || i < first)) {
-            first = i;
-        }
-    }
-    return first;
-}
