@@ -135,5 +135,23 @@ TEST_F(agentOneLineTest, LostPeerIsOneLine) {
     EXPECT_EQ(NIXL_SUCCESS, c->releaseXferReq(req));
 }
 
+// Where core itself finds the fault (a plugin's answer that is no nixl_status_t), core writes
+// the one line and the agent reports NIXL_ERR_BACKEND.
+TEST_F(agentOneLineTest, StatusOutsideNixlStatusIsOneCoreLine) {
+    const std::string dir = badPluginDir();
+    ASSERT_FALSE(dir.empty()) << "NIXL_TEST_BAD_PLUGIN_DIR is not set";
+    scopedEnv env("NIXL_PLUGIN_DIR", dir.c_str());
+    auto c = makeAgent("C");
+    nixlBackendH *h = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, c->createBackend("BADSTATUS", {}, h));
+    testBuffer buf(64);
+    stderrCapture cap;
+    EXPECT_EQ(NIXL_ERR_BACKEND, c->registerMem(regList({buf.desc()})));
+    const std::string log = cap.stop();
+    EXPECT_TRUE(oneErrorLine(log, {"backend BADSTATUS", "register_mem returned 42",
+                                   "not a nixl_status_t"}));
+    EXPECT_EQ(std::string::npos, log.find("] plugin ")) << log;
+}
+
 } // namespace
 } // namespace nixl_agent_test
