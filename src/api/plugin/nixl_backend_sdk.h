@@ -162,6 +162,7 @@ public:
         return count_;
     }
 
+    /** Whether the list has no descriptors. */
     bool
     isEmpty() const noexcept {
         return count_ == 0;
