@@ -114,6 +114,58 @@ if ! "$cc" -std=c99 -Wall -Wextra -pedantic -c "$tmp/c_abi.c" $cflags -o "$tmp/c
 fi
 echo "install check: plugin C headers compile as C99"
 
+# A backend and an exporter written with the C++ SDKs build from the installed headers alone
+# (the SDK headers include their internal/ adapters), with hidden visibility as a plugin is.
+cat >"$tmp/sdk_plugin.cpp" <<'PLUGIN'
+#include "nixl_backend_sdk.h"
+#include "nixl_telemetry_exporter_sdk.h"
+
+class installEngine : public nixlBackendEngine {
+public:
+    explicit installEngine(const nixlBackendInitParams *p) : nixlBackendEngine(p) {}
+    static nixl_b_params_t pluginOptions() { return {}; }
+    static nixl_mem_list_t pluginMems() { return {DRAM_SEG}; }
+    bool supportsRemote() const override { return false; }
+    bool supportsLocal() const override { return true; }
+    bool supportsNotif() const override { return false; }
+    nixl_mem_list_t getSupportedMems() const override { return {DRAM_SEG}; }
+    nixl_status_t registerMem(const nixlBlobDesc &, const nixl_mem_t &,
+                              nixlBackendMD *&) override { return NIXL_ERR_NOT_SUPPORTED; }
+    nixl_status_t deregisterMem(nixlBackendMD *) override { return NIXL_SUCCESS; }
+    nixl_status_t connect(const std::string &) override { return NIXL_SUCCESS; }
+    nixl_status_t disconnect(const std::string &) override { return NIXL_SUCCESS; }
+    nixl_status_t unloadMD(nixlBackendMD *) override { return NIXL_SUCCESS; }
+    nixl_status_t prepXfer(const nixl_xfer_op_t &, const nixl_meta_dlist_t &,
+                           const nixl_meta_dlist_t &, const std::string &, nixlBackendReqH *&,
+                           const nixl_opt_b_args_t *) const override {
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+    nixl_status_t postXfer(const nixl_xfer_op_t &, const nixl_meta_dlist_t &,
+                           const nixl_meta_dlist_t &, const std::string &, nixlBackendReqH *&,
+                           const nixl_opt_b_args_t *) const override {
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+    nixl_status_t checkXfer(nixlBackendReqH *) const override { return NIXL_ERR_NOT_SUPPORTED; }
+    nixl_status_t releaseReqH(nixlBackendReqH *) const override { return NIXL_SUCCESS; }
+};
+NIXL_BACKEND_PLUGIN_DEFINE(installEngine, "INSTALLCHECK", "0.0.1")
+
+class installExporter : public nixlTelemetryExporterBase {
+public:
+    explicit installExporter(const nixlTelemetryExporterContext &) {}
+    nixl_plugin_status_t exportEvents(std::span<const nixl_telemetry_event_abi_t>) noexcept
+        override { return NIXL_PLUGIN_SUCCESS; }
+};
+NIXL_TELEMETRY_EXPORTER_PLUGIN_DEFINE(installExporter, "installcheck", "0.0.1")
+PLUGIN
+# shellcheck disable=SC2086
+if ! "$cxx" -std=c++20 -Wall -Wextra -fPIC -shared -fvisibility=hidden "$tmp/sdk_plugin.cpp" \
+    $cflags -o "$tmp/libplugin_INSTALLCHECK.so" >"$tmp/sdk.log" 2>&1; then
+    cat "$tmp/sdk.log" >&2
+    fail "a plugin using the C++ SDKs does not build against the installed headers"
+fi
+echo "install check: a C++ SDK plugin builds against the installed headers"
+
 # The app must pick up the staged libnixl, not one installed elsewhere on the machine.
 resolved=$(env LD_LIBRARY_PATH="$stage_libdir" ldd "$app" | awk '/libnixl/ {print $3}')
 case "$resolved" in

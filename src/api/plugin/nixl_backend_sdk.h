@@ -29,19 +29,18 @@
  * Hot path: post_xfer, check_xfer and release_req go straight to the virtuals. The request
  * wrapper made at prep time keeps the remote agent name and the optional arguments, so a
  * re-post allocates nothing beyond what a longer notification needs.
+ *
+ * What an author uses is declared here: the types the virtuals take, nixlBackendEngine, and
+ * NIXL_BACKEND_PLUGIN_DEFINE; logging (NIXL_SDK_ERROR and friends) and NIXL_* options
+ * (nixlSdk::config*) come from nixl_plugin_sdk_common.h. The adapter that fills the C tables
+ * lives in internal/nixl_backend_sdk_adapter.h (namespace nixlSdk::detail) and is not API.
  */
 #ifndef NIXL_BACKEND_SDK_H
 #define NIXL_BACKEND_SDK_H
 
-#include <atomic>
 #include <chrono>
-#include <cstring>
-#include <exception>
-#include <memory>
-#include <new>
-#include <sstream>
+#include <cstdint>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,39 +49,67 @@
 #include "nixl_descriptors.h"
 #include "nixl_types.h"
 
-/** (sender agent, message) pairs returned by getNotifs. */
+/**
+ * (sender agent, message) pairs: what nixlBackendEngine::getNotifs appends to, one pair per
+ * notification received, in arrival order.
+ */
 using notif_list_t = std::vector<std::pair<std::string, std::string>>;
 
-/** Per-transfer options an engine sees. */
+/**
+ * The per-transfer options of prepXfer and postXfer (the opt_args argument; null when the
+ * application gave none). postXfer may see options that differ from prepXfer's: the
+ * application can change the notification at each post.
+ */
 struct nixlBackendOptionalArgs {
+    /** The notification to deliver to the remote agent when the transfer completes. */
     nixl_blob_t notifMsg;
+    /** Whether notifMsg is to be sent (an empty message is still a notification). */
     bool hasNotif = false;
+    /** The application's opaque per-request parameter, passed through unchanged. */
     nixl_blob_t customParam;
 };
 using nixl_opt_b_args_t = nixlBackendOptionalArgs;
 
-/** What the engine constructor receives. customParams is valid during construction only. */
+/**
+ * What the engine constructor receives; pass it on to nixlBackendEngine's constructor. The
+ * object and customParams are valid during construction only: copy what you keep.
+ */
 class nixlBackendInitParams {
 public:
+    /** Name of the agent that creates this engine (for log lines and self-connections). */
     std::string localAgent;
+    /** The backend type, the NAME of NIXL_BACKEND_PLUGIN_DEFINE (e.g. "UCX"). */
     nixl_backend_t type;
+    /** The application's createBackend parameters over pluginOptions()'s defaults. */
     nixl_b_params_t *customParams = nullptr;
+    /** Whether the agent asks for a progress thread (nixlAgentConfig::useProgThread). */
     bool enableProgTh = false;
+    /** Progress thread's polling delay in microseconds (nixlAgentConfig::pthrDelay). */
     uint64_t pthrDelay = 0;
+    /** The agent's thread-synchronisation mode: tells whether transfer calls may overlap. */
     nixl_thread_sync_t syncMode = nixl_thread_sync_t::NIXL_THREAD_SYNC_DEFAULT;
+    /** Whether the agent records telemetry; an engine may skip its own counters when not. */
     bool enableTelemetry_ = false;
 };
 
-/** Base of an engine's per-request state. Freed by the engine in releaseReqH. */
+/**
+ * Base of an engine's per-request state: derive your request type from it, create it in
+ * prepXfer (or postXfer, if handle is null there) and free it in releaseReqH.
+ */
 class nixlBackendReqH {
 public:
     nixlBackendReqH() = default;
     virtual ~nixlBackendReqH() = default;
 };
 
-/** Base of an engine's per-registration (or per-remote-registration) metadata. */
+/**
+ * Base of an engine's metadata for one registration: derive from it for what registerMem
+ * (is_private true), loadRemoteMD and loadLocalMD (is_private false) create. Core hands the
+ * pointer back in transfer lists (nixlMetaDesc::metadataP), deregisterMem and unloadMD.
+ */
 class nixlBackendMD {
 protected:
+    /** True for a local registration's metadata, false for metadata loaded from a peer. */
     bool isPrivateMD;
 
 public:
@@ -90,9 +117,13 @@ public:
     virtual ~nixlBackendMD() = default;
 };
 
-/** A transfer descriptor with the metadata of the registration that covers it. */
+/**
+ * One element of a transfer list: an address range (addr, len, devId) and the metadata of the
+ * registration that covers it. Cast metadataP to your metadata type.
+ */
 class nixlMetaDesc : public nixlBasicDesc {
 public:
+    /** The covering registration's metadata: local (registerMem) or remote (loadRemoteMD). */
     nixlBackendMD *metadataP = nullptr;
 
     nixlMetaDesc() : nixlBasicDesc(0, 0, 0) {}
@@ -113,26 +144,31 @@ public:
           descs_(list->descs),
           count_(list->count) {}
 
+    /** The memory kind of every descriptor in the list. */
     nixl_mem_t
     getType() const noexcept {
         return type_;
     }
 
+    /** Number of descriptors, as NIXL's int-returning accessor. */
     int
     descCount() const noexcept {
         return static_cast<int>(count_);
     }
 
+    /** Number of descriptors. */
     size_t
     size() const noexcept {
         return count_;
     }
 
+    /** Whether the list has no descriptors. */
     bool
     isEmpty() const noexcept {
         return count_ == 0;
     }
 
+    /** Descriptor i (i < size(), unchecked), with its registration's metadata. */
     nixlMetaDesc
     operator[](size_t i) const noexcept {
         const nixl_be_xfer_desc_t &d = descs_[i];
@@ -156,6 +192,18 @@ using nixl_meta_dlist_t = nixlMetaDlist;
 /**
  * @brief Base class of a backend engine. One instance per agent backend.
  *
+ * Derive from it, implement the pure virtuals, override the optional ones your capabilities
+ * promise (supportsRemote: getConnInfo, loadRemoteConnInfo, getPublicData, loadRemoteMD;
+ * supportsLocal: loadLocalMD; supportsNotif: getNotifs, genNotif), and add two static
+ * functions the SDK calls before any engine exists:
+ *   static nixl_b_params_t pluginOptions();  // createBackend defaults, shown by getPluginParams
+ *   static nixl_mem_list_t pluginMems();     // memory kinds, shown by getPluginParams
+ *
+ * Every virtual reports failure as a nixl_status_t. Log the cause once where you detect it
+ * (NIXL_SDK_ERROR naming the agent, peer, descriptor, errno text); core propagates the status
+ * without a line of its own. An exception is caught by the SDK and becomes NIXL_ERR_BACKEND,
+ * but returning a status is the intended way to fail.
+ *
  * Thread safety: core serialises control calls (registration, metadata, connections). Transfer
  * calls (postXfer, checkXfer, releaseReqH, genNotif, getNotifs) may run concurrently from
  * several threads when the agent's sync mode is NIXL_THREAD_SYNC_RW; an engine that cannot
@@ -167,9 +215,14 @@ private:
     nixl_b_params_t customParams_;
 
 protected:
-    /** Set by a constructor that failed; creation then reports NIXL_ERR_BACKEND. */
+    /**
+     * Set by a constructor that cannot produce a working engine, after logging why; creation
+     * then fails with NIXL_ERR_BACKEND (throwing from the constructor works too).
+     */
     bool initErr = false;
+    /** Name of the agent that owns this engine. */
     const std::string localAgent;
+    /** Whether the agent records telemetry (nixlBackendInitParams::enableTelemetry_). */
     const bool enableTelemetry_;
 
     /** Adds a parameter reported by getBackendParams; NIXL_ERR_NOT_ALLOWED if already set. */
@@ -194,6 +247,7 @@ protected:
     }
 
 public:
+    /** Copies what it keeps from init_params; call it from your engine's constructor. */
     explicit nixlBackendEngine(const nixlBackendInitParams *init_params)
         : backendType_(init_params->type),
           customParams_(init_params->customParams != nullptr ? *init_params->customParams :
@@ -206,41 +260,68 @@ public:
     operator=(const nixlBackendEngine &) = delete;
     virtual ~nixlBackendEngine() = default;
 
+    /** Whether the constructor set initErr. */
     bool
     getInitErr() const noexcept {
         return initErr;
     }
 
+    /** The backend type this engine was created as. */
     const nixl_backend_t &
     getType() const noexcept {
         return backendType_;
     }
 
+    /**
+     * The creation parameters plus those added with setInitParam: what the application's
+     * getBackendParams reports. Read your options from here in the constructor.
+     */
     const nixl_b_params_t &
     getCustomParams() const noexcept {
         return customParams_;
     }
 
+    /** Whether the engine moves data to other agents (needs the remote-metadata virtuals). */
     virtual bool
     supportsRemote() const = 0;
+    /** Whether the engine moves data within its own agent (needs loadLocalMD). */
     virtual bool
     supportsLocal() const = 0;
+    /** Whether the engine delivers notifications (needs getNotifs and genNotif). */
     virtual bool
     supportsNotif() const = 0;
+    /** The memory kinds this engine registers; queried once, right after construction. */
     virtual nixl_mem_list_t
     getSupportedMems() const = 0;
 
+    /**
+     * Registers one range of memory of kind nixl_mem (mem.metaInfo carries the application's
+     * per-descriptor bytes, e.g. a file path) and sets out to its new private metadata.
+     */
     virtual nixl_status_t
     registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlBackendMD *&out) = 0;
+    /** Undoes registerMem and frees meta. Core unloads local/remote copies of it first. */
     virtual nixl_status_t
     deregisterMem(nixlBackendMD *meta) = 0;
+    /**
+     * Makes the connection to remote_agent ready now rather than at the first transfer
+     * (makeConnection); also called with the own agent's name when supportsLocal().
+     */
     virtual nixl_status_t
     connect(const std::string &remote_agent) = 0;
+    /** Drops the connection to remote_agent (invalidateRemoteMD, a peer's departure). */
     virtual nixl_status_t
     disconnect(const std::string &remote_agent) = 0;
+    /** Frees metadata made by loadRemoteMD or loadLocalMD. */
     virtual nixl_status_t
     unloadMD(nixlBackendMD *input) = 0;
 
+    /**
+     * Checks a transfer and prepares what its posts reuse, setting handle to a new request
+     * (or leaving it null, then postXfer creates it). local and remote have the same length;
+     * element i of local moves to or from element i of remote, per operation. Bad input is
+     * refused here so that postXfer can stay lean.
+     */
     virtual nixl_status_t
     prepXfer(const nixl_xfer_op_t &operation,
              const nixl_meta_dlist_t &local,
@@ -248,6 +329,11 @@ public:
              const std::string &remote_agent,
              nixlBackendReqH *&handle,
              const nixl_opt_b_args_t *opt_args = nullptr) const = 0;
+    /**
+     * Starts (or restarts, for a completed request) the transfer of handle: NIXL_SUCCESS when
+     * it completed already, NIXL_IN_PROG when checkXfer is to be polled. Hot path: no
+     * allocation or logging on success.
+     */
     virtual nixl_status_t
     postXfer(const nixl_xfer_op_t &operation,
              const nixl_meta_dlist_t &local,
@@ -255,12 +341,20 @@ public:
              const std::string &remote_agent,
              nixlBackendReqH *&handle,
              const nixl_opt_b_args_t *opt_args = nullptr) const = 0;
+    /**
+     * Progress of a posted request: NIXL_IN_PROG while it runs, NIXL_SUCCESS once it is
+     * complete, or the error that ended it. Hot path.
+     */
     virtual nixl_status_t
     checkXfer(nixlBackendReqH *handle) const = 0;
     /** Frees handle, aborting the transfer if it runs; an error keeps the request alive. */
     virtual nixl_status_t
     releaseReqH(nixlBackendReqH *handle) const = 0;
 
+    /**
+     * The bytes a peer needs to reach the registration meta (e.g. a remote key); core ships
+     * them in the agent's metadata, and the peer's loadRemoteMD receives them.
+     */
     virtual nixl_status_t
     getPublicData(const nixlBackendMD *meta, std::string &str) const {
         (void)meta;
@@ -268,12 +362,20 @@ public:
         return NIXL_ERR_BACKEND;
     }
 
+    /**
+     * The bytes a peer needs to connect to this engine (e.g. a worker address); called once
+     * after construction when supportsRemote(), and shipped in the agent's metadata.
+     */
     virtual nixl_status_t
     getConnInfo(std::string &str) const {
         (void)str;
         return NIXL_ERR_BACKEND;
     }
 
+    /**
+     * Takes remote_agent's getConnInfo bytes, which come from another process: check them
+     * before use and refuse bad ones with a status and one log line, never crash.
+     */
     virtual nixl_status_t
     loadRemoteConnInfo(const std::string &remote_agent, const std::string &remote_conn_info) {
         (void)remote_agent;
@@ -281,7 +383,10 @@ public:
         return NIXL_ERR_BACKEND;
     }
 
-    /** input.metaInfo holds the remote side's getPublicData bytes. */
+    /**
+     * Makes metadata (is_private false) for remote_agent's registration input, whose metaInfo
+     * holds the peer's getPublicData bytes; like loadRemoteConnInfo, check them first.
+     */
     virtual nixl_status_t
     loadRemoteMD(const nixlBlobDesc &input,
                  const nixl_mem_t &nixl_mem,
@@ -294,6 +399,7 @@ public:
         return NIXL_ERR_BACKEND;
     }
 
+    /** Makes metadata through which this agent's own transfers reach registration input. */
     virtual nixl_status_t
     loadLocalMD(nixlBackendMD *input, nixlBackendMD *&output) {
         (void)input;
@@ -308,6 +414,7 @@ public:
         return NIXL_ERR_BACKEND;
     }
 
+    /** Sends msg to remote_agent as a notification outside any transfer. */
     virtual nixl_status_t
     genNotif(const std::string &remote_agent, const std::string &msg) const {
         (void)remote_agent;
@@ -315,6 +422,10 @@ public:
         return NIXL_ERR_BACKEND;
     }
 
+    /**
+     * For each of descs (memory the application has not necessarily registered, e.g. files),
+     * sets resp[i] to what the engine knows about it, or leaves it empty when it has nothing.
+     */
     virtual nixl_status_t
     queryMem(const std::vector<nixlBlobDesc> &descs, std::vector<nixl_query_resp_t> &resp) const {
         (void)descs;
@@ -322,6 +433,10 @@ public:
         return NIXL_ERR_NOT_SUPPORTED;
     }
 
+    /**
+     * Predicts how long a prepared transfer takes (duration +- err_margin) and says how
+     * (method); NIXL_ERR_NOT_SUPPORTED when the engine cannot tell.
+     */
     virtual nixl_status_t
     estimateXferCost(const nixl_xfer_op_t &operation,
                      const nixl_meta_dlist_t &local,
@@ -343,461 +458,13 @@ public:
     }
 };
 
-namespace nixlSdk {
-namespace detail {
-
-    /** What the SDK hands core as a request: the engine's handle plus state reused per post. */
-    struct reqBox {
-        nixlBackendReqH *handle = nullptr;
-        std::string remoteAgent;
-        nixl_opt_b_args_t opt;
-    };
-
-    inline nixlBackendEngine *
-    engineOf(nixl_be_engine_t *e) noexcept {
-        return reinterpret_cast<nixlBackendEngine *>(e);
-    }
-
-    inline nixlBackendMD *
-    mdOf(nixl_be_md_t *m) noexcept {
-        return reinterpret_cast<nixlBackendMD *>(m);
-    }
-
-    inline nixl_be_md_t *
-    toC(nixlBackendMD *m) noexcept {
-        return reinterpret_cast<nixl_be_md_t *>(m);
-    }
-
-    /** Copies C options into a reused C++ struct; returns it, or nullptr when opt is null. */
-    inline const nixl_opt_b_args_t *
-    fillOpt(nixl_opt_b_args_t &dst, const nixl_be_opt_args_t *opt) {
-        if (opt == nullptr) {
-            return nullptr;
-        }
-        dst.hasNotif = opt->has_notif != 0;
-        if (dst.hasNotif) {
-            dst.notifMsg.assign(opt->notif.data == nullptr ? "" : opt->notif.data, opt->notif.len);
-        } else {
-            dst.notifMsg.clear();
-        }
-        dst.customParam.assign(opt->custom_param.data == nullptr ? "" : opt->custom_param.data,
-                               opt->custom_param.len);
-        return &dst;
-    }
-
-    /** Runs body, turning any exception into a status and one log line naming the call. */
-    template<typename Body>
-    nixl_plugin_status_t
-    guard(const char *what, Body &&body) noexcept {
-        try {
-            return static_cast<nixl_plugin_status_t>(body());
-        }
-        catch (const std::bad_alloc &) {
-            NIXL_SDK_ERROR(what << ": out of memory");
-            return NIXL_ERR_BACKEND;
-        }
-        catch (const std::exception &e) {
-            NIXL_SDK_ERROR(what << ": exception: " << e.what());
-            return NIXL_ERR_BACKEND;
-        }
-        catch (...) {
-            NIXL_SDK_ERROR(what << ": unknown exception");
-            return NIXL_ERR_UNKNOWN;
-        }
-    }
-
-    inline nixl_plugin_status_t
-    putAll(const nixl_plugin_kv_sink_t *out, const nixl_b_params_t &params) {
-        for (const auto &[k, v] : params) {
-            nixl_plugin_status_t st = out->put(out->ctx, toStr(k), toStr(v));
-            if (st != NIXL_SUCCESS) {
-                return st;
-            }
-        }
-        return NIXL_SUCCESS;
-    }
-
-    inline uint32_t
-    memMask(const nixl_mem_list_t &mems) {
-        uint32_t mask = 0;
-        for (nixl_mem_t m : mems) {
-            mask |= NIXL_BE_MEM_BIT(static_cast<uint32_t>(m));
-        }
-        return mask;
-    }
-
-    inline void
-    destroyEngine(nixl_be_engine_t *e) noexcept {
-        try {
-            delete engineOf(e);
-        }
-        catch (...) {
-            NIXL_SDK_ERROR("engine destructor threw; continuing");
-        }
-    }
-
-    inline nixl_plugin_status_t
-    registerMem(nixl_be_engine_t *e, const nixl_be_desc_t *d, uint32_t mem, nixl_be_md_t **out) {
-        return guard("registerMem", [&] {
-            nixlBlobDesc desc(d->addr, d->len, d->dev_id, std::string(toView(d->meta_info)));
-            nixlBackendMD *md = nullptr;
-            nixl_status_t st = engineOf(e)->registerMem(desc, static_cast<nixl_mem_t>(mem), md);
-            if (st == NIXL_SUCCESS) {
-                *out = toC(md);
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    deregisterMem(nixl_be_engine_t *e, nixl_be_md_t *md) {
-        return guard("deregisterMem", [&] { return engineOf(e)->deregisterMem(mdOf(md)); });
-    }
-
-    inline nixl_plugin_status_t
-    connect(nixl_be_engine_t *e, nixl_plugin_str_t remote) {
-        return guard("connect",
-                     [&] { return engineOf(e)->connect(std::string(toView(remote))); });
-    }
-
-    inline nixl_plugin_status_t
-    disconnect(nixl_be_engine_t *e, nixl_plugin_str_t remote) {
-        return guard("disconnect",
-                     [&] { return engineOf(e)->disconnect(std::string(toView(remote))); });
-    }
-
-    inline nixl_plugin_status_t
-    unloadMD(nixl_be_engine_t *e, nixl_be_md_t *md) {
-        return guard("unloadMD", [&] { return engineOf(e)->unloadMD(mdOf(md)); });
-    }
-
-    inline nixl_plugin_status_t
-    getPublicData(nixl_be_engine_t *e, const nixl_be_md_t *md, const nixl_plugin_bytes_sink_t *out) {
-        return guard("getPublicData", [&] {
-            std::string s;
-            nixl_status_t st = engineOf(e)->getPublicData(
-                reinterpret_cast<const nixlBackendMD *>(md), s);
-            if (st == NIXL_SUCCESS) {
-                return static_cast<nixl_status_t>(out->append(out->ctx, s.data(), s.size()));
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    getConnInfo(nixl_be_engine_t *e, const nixl_plugin_bytes_sink_t *out) {
-        return guard("getConnInfo", [&] {
-            std::string s;
-            nixl_status_t st = engineOf(e)->getConnInfo(s);
-            if (st == NIXL_SUCCESS) {
-                return static_cast<nixl_status_t>(out->append(out->ctx, s.data(), s.size()));
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    loadRemoteConnInfo(nixl_be_engine_t *e, nixl_plugin_str_t remote, nixl_plugin_str_t conn) {
-        return guard("loadRemoteConnInfo", [&] {
-            return engineOf(e)->loadRemoteConnInfo(std::string(toView(remote)),
-                                                   std::string(toView(conn)));
-        });
-    }
-
-    inline nixl_plugin_status_t
-    loadRemoteMD(nixl_be_engine_t *e,
-                 const nixl_be_desc_t *d,
-                 uint32_t mem,
-                 nixl_plugin_str_t remote,
-                 nixl_be_md_t **out) {
-        return guard("loadRemoteMD", [&] {
-            nixlBlobDesc desc(d->addr, d->len, d->dev_id, std::string(toView(d->meta_info)));
-            nixlBackendMD *md = nullptr;
-            nixl_status_t st = engineOf(e)->loadRemoteMD(
-                desc, static_cast<nixl_mem_t>(mem), std::string(toView(remote)), md);
-            if (st == NIXL_SUCCESS) {
-                *out = toC(md);
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    loadLocalMD(nixl_be_engine_t *e, nixl_be_md_t *in, nixl_be_md_t **out) {
-        return guard("loadLocalMD", [&] {
-            nixlBackendMD *md = nullptr;
-            nixl_status_t st = engineOf(e)->loadLocalMD(mdOf(in), md);
-            if (st == NIXL_SUCCESS) {
-                *out = toC(md);
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    prepXfer(nixl_be_engine_t *e,
-             uint32_t op,
-             const nixl_be_xfer_list_t *local,
-             const nixl_be_xfer_list_t *remote,
-             nixl_plugin_str_t remote_agent,
-             const nixl_be_opt_args_t *opt,
-             nixl_be_req_t **out) {
-        return guard("prepXfer", [&] {
-            auto box = std::make_unique<reqBox>();
-            box->remoteAgent.assign(toView(remote_agent));
-            const nixl_opt_b_args_t *o = fillOpt(box->opt, opt);
-            nixl_status_t st = engineOf(e)->prepXfer(static_cast<nixl_xfer_op_t>(op),
-                                                     nixlMetaDlist(local),
-                                                     nixlMetaDlist(remote),
-                                                     box->remoteAgent,
-                                                     box->handle,
-                                                     o);
-            if (st == NIXL_SUCCESS) {
-                *out = reinterpret_cast<nixl_be_req_t *>(box.release());
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    postXfer(nixl_be_engine_t *e,
-             uint32_t op,
-             const nixl_be_xfer_list_t *local,
-             const nixl_be_xfer_list_t *remote,
-             nixl_plugin_str_t remote_agent,
-             nixl_be_req_t *req,
-             const nixl_be_opt_args_t *opt) {
-        (void)remote_agent; // the box kept it at prep time
-        return guard("postXfer", [&] {
-            auto *box = reinterpret_cast<reqBox *>(req);
-            const nixl_opt_b_args_t *o = fillOpt(box->opt, opt);
-            return engineOf(e)->postXfer(static_cast<nixl_xfer_op_t>(op),
-                                         nixlMetaDlist(local),
-                                         nixlMetaDlist(remote),
-                                         box->remoteAgent,
-                                         box->handle,
-                                         o);
-        });
-    }
-
-    inline nixl_plugin_status_t
-    checkXfer(nixl_be_engine_t *e, nixl_be_req_t *req) {
-        return guard("checkXfer", [&] {
-            return engineOf(e)->checkXfer(reinterpret_cast<reqBox *>(req)->handle);
-        });
-    }
-
-    inline nixl_plugin_status_t
-    releaseReq(nixl_be_engine_t *e, nixl_be_req_t *req) {
-        return guard("releaseReqH", [&] {
-            auto *box = reinterpret_cast<reqBox *>(req);
-            nixl_status_t st = NIXL_SUCCESS;
-            if (box->handle != nullptr) {
-                st = engineOf(e)->releaseReqH(box->handle);
-            }
-            if (st == NIXL_SUCCESS) {
-                delete box;
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    getNotifs(nixl_be_engine_t *e, const nixl_be_notif_sink_t *out) {
-        return guard("getNotifs", [&] {
-            notif_list_t list;
-            nixl_status_t st = engineOf(e)->getNotifs(list);
-            for (const auto &[sender, msg] : list) {
-                out->push(out->ctx, toStr(sender), toStr(msg));
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    genNotif(nixl_be_engine_t *e, nixl_plugin_str_t remote, nixl_plugin_str_t msg) {
-        return guard("genNotif", [&] {
-            return engineOf(e)->genNotif(std::string(toView(remote)), std::string(toView(msg)));
-        });
-    }
-
-    inline nixl_plugin_status_t
-    queryMem(nixl_be_engine_t *e,
-             const nixl_be_desc_t *descs,
-             size_t count,
-             uint32_t mem,
-             const nixl_be_query_sink_t *out) {
-        (void)mem;
-        return guard("queryMem", [&] {
-            std::vector<nixlBlobDesc> list;
-            list.reserve(count);
-            for (size_t i = 0; i < count; ++i) {
-                list.emplace_back(descs[i].addr,
-                                  descs[i].len,
-                                  descs[i].dev_id,
-                                  std::string(toView(descs[i].meta_info)));
-            }
-            std::vector<nixl_query_resp_t> resp;
-            nixl_status_t st = engineOf(e)->queryMem(list, resp);
-            if (st != NIXL_SUCCESS) {
-                return st;
-            }
-            for (size_t i = 0; i < resp.size() && i < count; ++i) {
-                if (!resp[i]) {
-                    continue;
-                }
-                out->put(out->ctx, i, nixl_plugin_str_t{nullptr, 0}, nixl_plugin_str_t{nullptr, 0});
-                for (const auto &[k, v] : *resp[i]) {
-                    out->put(out->ctx, i, toStr(k), toStr(v));
-                }
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    estimateXferCost(nixl_be_engine_t *e,
-                     uint32_t op,
-                     const nixl_be_xfer_list_t *local,
-                     const nixl_be_xfer_list_t *remote,
-                     nixl_plugin_str_t remote_agent,
-                     nixl_be_req_t *req,
-                     int64_t *duration_us,
-                     int64_t *err_margin_us,
-                     uint32_t *method) {
-        return guard("estimateXferCost", [&] {
-            auto *box = reinterpret_cast<reqBox *>(req);
-            std::chrono::microseconds duration{0};
-            std::chrono::microseconds margin{0};
-            nixl_cost_t cost_method = nixl_cost_t::ANALYTICAL_BACKEND;
-            nixlBackendReqH *handle = box != nullptr ? box->handle : nullptr;
-            nixl_status_t st =
-                engineOf(e)->estimateXferCost(static_cast<nixl_xfer_op_t>(op),
-                                              nixlMetaDlist(local),
-                                              nixlMetaDlist(remote),
-                                              std::string(toView(remote_agent)),
-                                              handle,
-                                              duration,
-                                              margin,
-                                              cost_method);
-            if (st == NIXL_SUCCESS) {
-                *duration_us = duration.count();
-                *err_margin_us = margin.count();
-                *method = static_cast<uint32_t>(cost_method);
-            }
-            return st;
-        });
-    }
-
-    inline nixl_plugin_status_t
-    getParams(nixl_be_engine_t *e, const nixl_plugin_kv_sink_t *out) {
-        return guard("getBackendParams",
-                     [&] { return static_cast<nixl_status_t>(putAll(out, engineOf(e)->getCustomParams())); });
-    }
-
-    inline const nixl_be_ops_t *
-    ops() noexcept {
-        static const nixl_be_ops_t table = {
-            sizeof(nixl_be_ops_t),
-            destroyEngine,
-            registerMem,
-            deregisterMem,
-            connect,
-            disconnect,
-            unloadMD,
-            getPublicData,
-            getConnInfo,
-            loadRemoteConnInfo,
-            loadRemoteMD,
-            loadLocalMD,
-            prepXfer,
-            postXfer,
-            checkXfer,
-            releaseReq,
-            getNotifs,
-            genNotif,
-            queryMem,
-            estimateXferCost,
-            getParams,
-        };
-        return &table;
-    }
-
-    template<typename Engine>
-    nixl_plugin_status_t
-    createEngine(const nixl_be_init_params_t *p,
-                 nixl_be_engine_t **out,
-                 nixl_be_engine_info_t *info) noexcept {
-        if (p == nullptr || out == nullptr || info == nullptr) {
-            return NIXL_ERR_INVALID_PARAM;
-        }
-        if (p->core != nullptr && p->core->size >= sizeof(nixl_plugin_core_services_t)) {
-            coreServices().store(p->core, std::memory_order_release);
-        }
-        return guard("createEngine", [&] {
-            nixl_b_params_t params;
-            for (size_t i = 0; i < p->num_params; ++i) {
-                params.emplace(std::string(toView(p->params[i].key)),
-                               std::string(toView(p->params[i].value)));
-            }
-            nixlBackendInitParams ip;
-            ip.localAgent.assign(toView(p->agent_name));
-            ip.type.assign(toView(p->backend_type));
-            ip.customParams = &params;
-            ip.enableProgTh = p->enable_prog_thread != 0;
-            ip.pthrDelay = p->pthr_delay_us;
-            ip.syncMode = static_cast<nixl_thread_sync_t>(p->sync_mode);
-            ip.enableTelemetry_ = p->enable_telemetry != 0;
-            auto engine = std::make_unique<Engine>(&ip);
-            if (engine->getInitErr()) {
-                // The engine logged the cause when it set initErr; one ERROR line per event.
-                NIXL_SDK_DEBUG("backend " << ip.type << " of agent " << ip.localAgent
-                                          << " failed to initialise");
-                return NIXL_ERR_BACKEND;
-            }
-            info->caps = (engine->supportsRemote() ? NIXL_BE_CAP_REMOTE : 0u) |
-                (engine->supportsLocal() ? NIXL_BE_CAP_LOCAL : 0u) |
-                (engine->supportsNotif() ? NIXL_BE_CAP_NOTIF : 0u);
-            info->mem_mask = memMask(engine->getSupportedMems());
-            *out = reinterpret_cast<nixl_be_engine_t *>(
-                static_cast<nixlBackendEngine *>(engine.release()));
-            return NIXL_SUCCESS;
-        });
-    }
-
-    template<typename Engine>
-    nixl_plugin_status_t
-    getOptions(const nixl_plugin_kv_sink_t *out) noexcept {
-        return guard("getOptions", [&] { return static_cast<nixl_status_t>(putAll(out, Engine::pluginOptions())); });
-    }
-
-    template<typename Engine>
-    nixl_backend_plugin_t
-    makePlugin(const char *name, const char *version) noexcept {
-        nixl_backend_plugin_t plugin{};
-        plugin.hdr.abi_version = NIXL_BACKEND_ABI_VERSION;
-        plugin.hdr.kind = NIXL_PLUGIN_KIND_BACKEND;
-        plugin.hdr.size = sizeof(nixl_backend_plugin_t);
-        plugin.hdr.name = name;
-        plugin.hdr.version = version;
-        try {
-            plugin.mem_mask = memMask(Engine::pluginMems());
-        }
-        catch (...) {
-            plugin.mem_mask = 0;
-        }
-        plugin.get_options = getOptions<Engine>;
-        plugin.create_engine = createEngine<Engine>;
-        plugin.ops = ops();
-        return plugin;
-    }
-
-} // namespace detail
-} // namespace nixlSdk
+// The C-table adapter (nixlSdk::detail), used by NIXL_BACKEND_PLUGIN_DEFINE below; not API.
+#include "internal/nixl_backend_sdk_adapter.h"
 
 /**
  * Exports Engine as the plugin NAME (a string literal matching libplugin_NAME.so) of release
- * VERSION. Use once, at namespace scope, in one source file of the plugin.
+ * VERSION (a string literal, e.g. "1.0.0"): defines the plugin's one exported symbol,
+ * nixl_backend_plugin_get. Use once, at namespace scope, in one source file of the plugin.
  */
 #define NIXL_BACKEND_PLUGIN_DEFINE(Engine, NAME, VERSION)                                    \
     extern "C" __attribute__((visibility("default"))) const nixl_backend_plugin_t *         \

@@ -31,9 +31,8 @@
 #ifndef NIXL_TELEMETRY_EXPORTER_SDK_H
 #define NIXL_TELEMETRY_EXPORTER_SDK_H
 
+#include <cstddef>
 #include <cstdint>
-#include <exception>
-#include <new>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -42,18 +41,28 @@
 #include "nixl_plugin_sdk_common.h"
 #include "nixl_telemetry_exporter_plugin.h"
 
-/** Thrown by an exporter's constructor when it cannot run here (e.g. port taken). */
+/**
+ * Throw from an exporter's constructor when it cannot run in this process but the agent
+ * should go on without telemetry export (e.g. its port is taken): core warns with what() and
+ * continues. For a configuration the operator must fix, throw std::invalid_argument instead.
+ */
 class nixlTelemetryExporterUnavailable : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
-/** What an exporter learns at construction. Borrowed views valid for the exporter's life. */
+/**
+ * What an exporter's constructor receives. The views borrow core's memory and stay valid for
+ * the exporter's life, so the exporter may keep them instead of copying.
+ */
 struct nixlTelemetryExporterContext {
+    /** Name of the agent whose events this instance exports (e.g. a metric label). */
     std::string_view agentName;
+    /** The agent's NIXL_TELEMETRY_BUFFER_SIZE (events pending per producer thread). */
     size_t maxEventsBuffered = 0;
     /** Event table: eventTypes[i].type == i. Name metrics from name/category, not numbers. */
     std::span<const nixl_telemetry_event_info_t> eventTypes;
+    /** Core services (logging, options); the SDK's NIXL_SDK_* macros already use them. */
     const nixl_plugin_core_services_t *core = nullptr;
 
     /** The row for a type, or nullptr when the type is outside the table. */
@@ -63,7 +72,11 @@ struct nixlTelemetryExporterContext {
     }
 };
 
-/** Base of an exporter instance; one per agent. */
+/**
+ * Base class of a telemetry exporter: derive from it, give the class a constructor taking
+ * const nixlTelemetryExporterContext &, implement exportEvents, and export it with
+ * NIXL_TELEMETRY_EXPORTER_PLUGIN_DEFINE. One instance per agent that uses it.
+ */
 class nixlTelemetryExporterBase {
 public:
     nixlTelemetryExporterBase() = default;
@@ -72,110 +85,31 @@ public:
     operator=(const nixlTelemetryExporterBase &) = delete;
     virtual ~nixlTelemetryExporterBase() = default;
 
-    /** Start of one flush. */
+    /** Called at the start of each flush, before its exportEvents calls (even if none). */
     virtual void
     batchBegin() noexcept {}
 
-    /** Events of the flush in order; may be called several times per flush. */
+    /**
+     * Takes events of the current flush (borrowed for the call only), each producer thread's in
+     * the order they happened; may be called several times per flush. Return
+     * NIXL_PLUGIN_SUCCESS, or an error to have core count the events as refused.
+     */
     virtual nixl_plugin_status_t
     exportEvents(std::span<const nixl_telemetry_event_abi_t> events) noexcept = 0;
 
-    /** End of one flush. */
+    /** Called at the end of each flush: publish what the flush's exportEvents gathered. */
     virtual void
     batchEnd() noexcept {}
 };
 
-namespace nixlSdk {
-namespace detail {
-
-    template<typename Exporter> struct exporterOps {
-        static nixl_plugin_status_t
-        create(const nixl_telemetry_exporter_init_params_t *p,
-               nixl_telemetry_exporter_t **out) noexcept {
-            if (p == nullptr || out == nullptr ||
-                p->size < sizeof(nixl_telemetry_exporter_init_params_t)) {
-                return NIXL_PLUGIN_ERR_INVALID_PARAM;
-            }
-            if (p->core != nullptr) {
-                coreServices().store(p->core, std::memory_order_release);
-            }
-            nixlTelemetryExporterContext ctx;
-            ctx.agentName = toView(p->agent_name);
-            ctx.maxEventsBuffered = p->max_events_buffered;
-            ctx.eventTypes = std::span<const nixl_telemetry_event_info_t>(
-                p->event_types, p->event_types == nullptr ? 0 : p->event_type_count);
-            ctx.core = p->core;
-            try {
-                auto *e = new Exporter(ctx);
-                *out = reinterpret_cast<nixl_telemetry_exporter_t *>(
-                    static_cast<nixlTelemetryExporterBase *>(e));
-                return NIXL_PLUGIN_SUCCESS;
-            }
-            catch (const nixlTelemetryExporterUnavailable &e) {
-                NIXL_SDK_WARN(e.what());
-                return NIXL_PLUGIN_ERR_NOT_ALLOWED;
-            }
-            catch (const std::exception &e) {
-                NIXL_SDK_ERROR(e.what());
-                return NIXL_PLUGIN_ERR_INVALID_PARAM;
-            }
-            catch (...) {
-                NIXL_SDK_ERROR("exporter constructor threw a non-standard exception");
-                return NIXL_PLUGIN_ERR_UNKNOWN;
-            }
-        }
-
-        static nixlTelemetryExporterBase *
-        self(nixl_telemetry_exporter_t *e) noexcept {
-            return reinterpret_cast<nixlTelemetryExporterBase *>(e);
-        }
-
-        static void
-        destroy(nixl_telemetry_exporter_t *e) noexcept {
-            try {
-                delete self(e);
-            }
-            catch (...) {
-                NIXL_SDK_ERROR("exporter destructor threw");
-            }
-        }
-
-        static void
-        batchBegin(nixl_telemetry_exporter_t *e) noexcept {
-            self(e)->batchBegin();
-        }
-
-        static nixl_plugin_status_t
-        exportEvents(nixl_telemetry_exporter_t *e,
-                     const nixl_telemetry_event_abi_t *ev,
-                     size_t n) noexcept {
-            if (ev == nullptr && n != 0) {
-                return NIXL_PLUGIN_ERR_INVALID_PARAM;
-            }
-            return self(e)->exportEvents(std::span<const nixl_telemetry_event_abi_t>(ev, n));
-        }
-
-        static void
-        batchEnd(nixl_telemetry_exporter_t *e) noexcept {
-            self(e)->batchEnd();
-        }
-
-        static constexpr nixl_telemetry_exporter_ops_t table = {
-            sizeof(nixl_telemetry_exporter_ops_t),
-            &create,
-            &destroy,
-            &batchBegin,
-            &exportEvents,
-            &batchEnd,
-        };
-    };
-
-} // namespace detail
-} // namespace nixlSdk
+// The C-table adapter (nixlSdk::detail), used by NIXL_TELEMETRY_EXPORTER_PLUGIN_DEFINE
+// below; not API.
+#include "internal/nixl_telemetry_exporter_sdk_adapter.h"
 
 /**
  * Exports Exporter as the telemetry exporter NAME (a string literal matching
- * libtelemetry_exporter_NAME.so) of release VERSION. Use once, at namespace scope.
+ * libtelemetry_exporter_NAME.so) of release VERSION: defines the plugin's one exported
+ * symbol, nixl_telemetry_exporter_plugin_get. Use once, at namespace scope.
  */
 #define NIXL_TELEMETRY_EXPORTER_PLUGIN_DEFINE(Exporter, NAME, VERSION)                         \
     extern "C" __attribute__((visibility("default"))) const nixl_telemetry_exporter_plugin_t * \

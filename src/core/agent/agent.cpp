@@ -84,9 +84,9 @@ nixlAgent::~nixlAgent() {
         if (req->beReq != nullptr) {
             nixl_status_t st = req->engine->releaseReq(req->beReq);
             if (st != NIXL_SUCCESS) {
-                NIXL_WARN << "agent " << data->name << ": backend " << req->engine->type()
-                          << " could not release a request at agent destruction: "
-                          << statusStr(st);
+                NIXL_DEBUG << "agent " << data->name << ": backend " << req->engine->type()
+                           << " could not release a request at agent destruction: "
+                           << statusStr(st);
             }
         }
         delete req;
@@ -113,10 +113,10 @@ nixlAgent::~nixlAgent() {
             }
             nixl_status_t st = engine->deregisterMem(reg.md);
             if (st != NIXL_SUCCESS) {
-                NIXL_WARN << "agent " << data->name << ": backend " << engine->type()
-                          << " failed to deregister " << reg.desc.len << " bytes at 0x"
-                          << std::hex << reg.desc.addr << std::dec
-                          << " at agent destruction: " << statusStr(st);
+                NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
+                           << " failed to deregister " << reg.desc.len << " bytes at 0x"
+                           << std::hex << reg.desc.addr << std::dec
+                           << " at agent destruction: " << statusStr(st);
             }
         }
     }
@@ -187,7 +187,7 @@ nixlAgent::getBackendParams(const nixlBackendH *backend,
     nixl_b_params_t p;
     nixl_status_t st = engine->getParams(p);
     if (st != NIXL_SUCCESS) {
-        NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+        NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
                    << " failed to report its parameters: " << statusStr(st);
         return st;
     }
@@ -222,7 +222,7 @@ nixlAgent::createBackend(const nixl_backend_t &type,
         std::string conn;
         st = engine->getConnInfo(conn);
         if (st != NIXL_SUCCESS) {
-            NIXL_ERROR << "agent " << data->name << ": backend " << type
+            NIXL_DEBUG << "agent " << data->name << ": backend " << type
                        << " failed to provide connection info: " << statusStr(st);
             return st;
         }
@@ -232,7 +232,7 @@ nixlAgent::createBackend(const nixl_backend_t &type,
         st = engine->connect(data->name);
         if (st != NIXL_SUCCESS) {
             data->localConnInfo.erase(engine.get());
-            NIXL_ERROR << "agent " << data->name << ": backend " << type
+            NIXL_DEBUG << "agent " << data->name << ": backend " << type
                        << " failed to connect to its own agent: " << statusStr(st);
             return st;
         }
@@ -302,7 +302,7 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
             reg.desc = d;
             st = engine->registerMem(d, mem, reg.md);
             if (st != NIXL_SUCCESS) {
-                NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
                            << " failed to register descriptor " << i << " (" << d.len
                            << " bytes at 0x" << std::hex << d.addr << std::dec << ", "
                            << memTypeStr(mem) << "): " << statusStr(st);
@@ -311,7 +311,7 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
             if (engine->supportsLocal()) {
                 st = engine->loadLocalMD(reg.md, reg.loopMd);
                 if (st != NIXL_SUCCESS) {
-                    NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                    NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
                                << " failed to load local metadata of descriptor " << i << ": "
                                << statusStr(st);
                 }
@@ -319,7 +319,7 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
             if (st == NIXL_SUCCESS && engine->supportsRemote()) {
                 st = engine->getPublicData(reg.md, reg.publicData);
                 if (st != NIXL_SUCCESS) {
-                    NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+                    NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
                                << " failed to give public metadata of descriptor " << i << ": "
                                << statusStr(st);
                 }
@@ -408,7 +408,7 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
         }
         nixl_status_t st = engine->deregisterMem(reg->md);
         if (st != NIXL_SUCCESS) {
-            NIXL_ERROR << "agent " << data->name << ": backend " << engine->type()
+            NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
                        << " failed to deregister " << d.len << " bytes at 0x" << std::hex
                        << d.addr << std::dec << ": " << statusStr(st);
             result = st;
@@ -477,7 +477,7 @@ nixlAgent::queryMem(const nixl_reg_dlist_t &descs,
     }
     nixl_status_t st = engines[0]->queryMem(descs, resp);
     if (st != NIXL_SUCCESS && st != NIXL_ERR_NOT_SUPPORTED) {
-        NIXL_ERROR << "agent " << data->name << ": backend " << engines[0]->type()
+        NIXL_DEBUG << "agent " << data->name << ": backend " << engines[0]->type()
                    << " failed queryMem: " << statusStr(st);
     }
     return st;

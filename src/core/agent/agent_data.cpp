@@ -67,8 +67,8 @@ nixlDropRemote(nixlAgentData &d, const std::string &name) {
     for (const auto &[engine, conn] : remote->conns) {
         nixl_status_t st = engine->disconnect(name);
         if (st != NIXL_SUCCESS) {
-            NIXL_WARN << "agent " << d.name << ": backend " << engine->type()
-                      << " failed to disconnect from " << name << ": " << statusStr(st);
+            NIXL_DEBUG << "agent " << d.name << ": backend " << engine->type()
+                       << " failed to disconnect from " << name << ": " << statusStr(st);
         }
     }
     for (auto &[key, list] : remote->sections) {

@@ -207,7 +207,8 @@ nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_n
     for (const auto &[e, conn] : newConns) {
         nixl_status_t st = e->loadRemoteConnInfo(blob.agentName, *conn);
         if (st != NIXL_SUCCESS) {
-            NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+            // The backend logged why (one line per error); this adds the context.
+            NIXL_DEBUG << "agent " << data->name << ": backend " << e->type()
                        << " rejected the connection info of " << blob.agentName << ": "
                        << statusStr(st);
             rollback();
@@ -239,10 +240,19 @@ nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_n
             nixl_status_t st = e->loadRemoteMD(d, md.publicData, section.mem, blob.agentName,
                                                reg.md);
             if (st != NIXL_SUCCESS) {
-                NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
-                           << " rejected descriptor " << i << " of section " << s << " ("
-                           << memTypeStr(section.mem) << ") from " << blob.agentName << ": "
-                           << statusStr(st);
+                // The backend logged why, unless it broke the contract with IN_PROG (core's
+                // finding, so core's line).
+                if (st == NIXL_IN_PROG) {
+                    NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+                               << " answered NIXL_IN_PROG to loading descriptor " << i
+                               << " of section " << s << " from " << blob.agentName
+                               << "; treated as NIXL_ERR_BACKEND";
+                } else {
+                    NIXL_DEBUG << "agent " << data->name << ": backend " << e->type()
+                               << " rejected descriptor " << i << " of section " << s << " ("
+                               << memTypeStr(section.mem) << ") from " << blob.agentName
+                               << ": " << statusStr(st);
+                }
                 rollback();
                 return st == NIXL_IN_PROG ? NIXL_ERR_BACKEND : st;
             }
@@ -309,7 +319,7 @@ nixlAgent::makeConnection(const std::string &remote_agent, const nixl_opt_args_t
         }
         nixl_status_t st = e->connect(remote_agent);
         if (st != NIXL_SUCCESS) {
-            NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+            NIXL_DEBUG << "agent " << data->name << ": backend " << e->type()
                        << " failed to connect to " << remote_agent << ": " << statusStr(st);
             return st;
         }

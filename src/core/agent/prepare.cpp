@@ -160,12 +160,20 @@ buildRequest(nixlAgentData &data,
     finishLists(*req, spec.localMem, spec.remoteMem);
     nixl_status_t st = spec.engine->prepXfer(
         spec.op, req->localList, req->remoteList, req->remoteAgent, &req->opt, req->beReq);
-    if (st != NIXL_SUCCESS) {
+    if (st == NIXL_IN_PROG) {
+        // Not an answer prepXfer may give: core's finding, so core's line.
         NIXL_ERROR << "agent " << data.name << ": backend " << spec.engine->type()
+                   << " answered NIXL_IN_PROG to preparing a " << xferOpStr(spec.op) << " to "
+                   << req->remoteAgent << "; treated as NIXL_ERR_BACKEND";
+        return NIXL_ERR_BACKEND;
+    }
+    if (st != NIXL_SUCCESS) {
+        // The backend logged why; this adds the context.
+        NIXL_DEBUG << "agent " << data.name << ": backend " << spec.engine->type()
                    << " failed to prepare a " << xferOpStr(spec.op) << " of "
                    << req->localDescs.size() << " descriptors to " << req->remoteAgent << ": "
                    << statusStr(st);
-        return st == NIXL_IN_PROG ? NIXL_ERR_BACKEND : st;
+        return st;
     }
     req_hndl = req.get();
     registerRequest(data, req.release());

@@ -22,7 +22,8 @@ markDisconnected(const nixlAgentData &data, nixlXferReqH &req) {
     if (req.remote != nullptr) {
         req.remote->valid.store(false, std::memory_order_release);
     }
-    NIXL_ERROR << "agent " << data.name << ": backend " << req.engine->type() << " lost agent "
+    // The backend logged the loss; this adds what core does about it.
+    NIXL_DEBUG << "agent " << data.name << ": backend " << req.engine->type() << " lost agent "
                << req.remoteAgent << "; its metadata is dropped until loaded again";
 }
 
@@ -151,8 +152,14 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
     if (st < 0) {
         if (st == NIXL_ERR_REMOTE_DISCONNECT) {
             markDisconnected(*data, req);
-        } else {
+        } else if (!nixlStatusKnown(st)) {
+            // Not a status at all: core's finding (the backend logged nothing meaningful).
             NIXL_ERROR << "agent " << data->name << ": backend " << req.engine->type()
+                       << " answered a post of a " << xferOpStr(req.op) << " to "
+                       << req.remoteAgent << " with a value that is not a nixl_status_t";
+        } else {
+            // The backend logged why; this adds the context.
+            NIXL_DEBUG << "agent " << data->name << ": backend " << req.engine->type()
                        << " failed to post a " << xferOpStr(req.op) << " of "
                        << req.localDescs.size() << " descriptors to " << req.remoteAgent << ": "
                        << statusStr(st);
@@ -193,8 +200,13 @@ nixlAgent::getXferStatus(nixlXferReqH *req_hndl) const {
         }
     } else if (st == NIXL_ERR_REMOTE_DISCONNECT) {
         markDisconnected(*data, req);
+    } else if (!nixlStatusKnown(st)) {
+        NIXL_ERROR << "agent " << data->name << ": backend " << req.engine->type()
+                   << " answered a check of a " << xferOpStr(req.op) << " to " << req.remoteAgent
+                   << " with a value that is not a nixl_status_t";
     } else {
-        NIXL_ERROR << "agent " << data->name << ": backend " << req.engine->type() << ": "
+        // The backend logged why; this adds the context.
+        NIXL_DEBUG << "agent " << data->name << ": backend " << req.engine->type() << ": "
                    << xferOpStr(req.op) << " of " << req.localDescs.size()
                    << " descriptors to " << req.remoteAgent << " failed: " << statusStr(st);
     }
@@ -249,7 +261,7 @@ nixlAgent::releaseXferReq(nixlXferReqH *req_hndl) const {
     if (req_hndl->beReq != nullptr) {
         nixl_status_t st = req_hndl->engine->releaseReq(req_hndl->beReq);
         if (st != NIXL_SUCCESS) {
-            NIXL_ERROR << "agent " << data->name << ": backend " << req_hndl->engine->type()
+            NIXL_DEBUG << "agent " << data->name << ": backend " << req_hndl->engine->type()
                        << " could not abort the running request to " << req_hndl->remoteAgent
                        << " (" << statusStr(st) << "); it stays allocated, release it later";
             return NIXL_ERR_REPOST_ACTIVE;
@@ -305,7 +317,7 @@ nixlAgent::getNotifs(nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_para
         nixl_status_t st = e->getNotifs(notif_map);
         if (st != NIXL_SUCCESS) {
             // Keep draining the others; report one failure.
-            NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+            NIXL_DEBUG << "agent " << data->name << ": backend " << e->type()
                        << " failed to deliver notifications: " << statusStr(st);
             result = st;
         }
@@ -343,7 +355,7 @@ nixlAgent::genNotif(const std::string &remote_agent,
         }
         nixl_status_t st = e->genNotif(remote_agent, msg);
         if (st != NIXL_SUCCESS) {
-            NIXL_ERROR << "agent " << data->name << ": backend " << e->type()
+            NIXL_DEBUG << "agent " << data->name << ": backend " << e->type()
                        << " failed to send a notification to " << remote_agent << ": "
                        << statusStr(st);
         }

@@ -41,6 +41,8 @@ putKv(void *ctx, nixl_plugin_str_t key, nixl_plugin_str_t value) noexcept {
         return NIXL_SUCCESS;
     }
     catch (...) {
+        // Detected here, so logged here; the plugin only passes the status on.
+        NIXL_ERROR << "out of memory while collecting a backend's parameters";
         return NIXL_ERR_UNKNOWN;
     }
 }
@@ -105,12 +107,19 @@ coreLogEnabled(void *ctx, int32_t level) noexcept {
 }
 
 // Exceptions are not supposed to cross the C boundary, but a plugin written without the SDK
-// may let one through; it must not take the application down.
+// may let one through; it must not take the application down. Nor may a status that is not a
+// nixl_status_t reach the application: core detects that one, so core logs it.
 template<typename Fn>
 nixl_status_t
 guarded(const nixl_backend_t &type, const char *what, Fn &&fn) noexcept {
     try {
-        return static_cast<nixl_status_t>(fn());
+        const nixl_plugin_status_t raw = fn();
+        if (raw < NIXL_ERR_NO_TELEMETRY || raw > NIXL_IN_PROG) {
+            NIXL_ERROR << "backend " << type << ": " << what << " returned " << raw
+                       << ", which is not a nixl_status_t; treated as NIXL_ERR_BACKEND";
+            return NIXL_ERR_BACKEND;
+        }
+        return static_cast<nixl_status_t>(raw);
     }
     catch (const std::exception &e) {
         NIXL_ERROR << "backend " << type << ": " << what << " threw across the plugin ABI: "
@@ -184,6 +193,12 @@ nixlBackendEngineProxy::create(const std::shared_ptr<const nixlLoadedPlugin> &pl
     catch (...) {
         NIXL_ERROR << "agent " << agent_name << ": backend " << plugin->name() << " ("
                    << plugin->path() << "): create_engine threw across the plugin ABI";
+        return NIXL_ERR_BACKEND;
+    }
+    if (!nixlStatusKnown(st)) {
+        NIXL_ERROR << "agent " << agent_name << ": backend " << plugin->name() << " ("
+                   << plugin->path() << "): create_engine returned a status that is not a "
+                   << "nixl_status_t; treated as NIXL_ERR_BACKEND";
         return NIXL_ERR_BACKEND;
     }
     if (st != NIXL_SUCCESS) {
@@ -469,7 +484,8 @@ nixlBackendPluginDefaults(const nixlLoadedPlugin &plugin,
         nixl_status_t st =
             guarded(plugin.name(), "get_options", [&] { return table->get_options(&sink); });
         if (st != NIXL_SUCCESS) {
-            NIXL_ERROR << "backend plugin " << plugin.name() << " (" << plugin.path()
+            // The plugin (or guarded, or putKv) logged the cause.
+            NIXL_DEBUG << "backend plugin " << plugin.name() << " (" << plugin.path()
                        << "): get_options failed: " << nixlEnumStrings::statusStr(st);
             return st;
         }

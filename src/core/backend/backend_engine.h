@@ -7,9 +7,11 @@
  * @brief Core's C++ view of one backend engine living in a plugin: converts between core types
  *        and the C ABI of nixl_backend_plugin.h and supplies defaults for optional operations.
  *
- * The proxy adds no policy and logs only what the plugin cannot: a factory that returned no
- * engine, an exception that escaped a plugin call. The agent logs everything else with its
- * context (agent, descriptor index).
+ * Logging (one line per error, where it is detected): a plugin logs the failures it detects
+ * (its contract, docs/BackendGuide.md section 7), so a plugin's error status is propagated
+ * without another ERROR line; the agent adds its context (agent, descriptor index) at DEBUG.
+ * The proxy logs only what the plugin cannot: a factory that returned no engine, an exception
+ * that escaped a plugin call, a status that is not a nixl_status_t (then NIXL_ERR_BACKEND).
  *
  * Thread safety: as the underlying engine (see nixl_backend_plugin.h); the proxy itself holds
  * no mutable state after creation.
@@ -18,6 +20,8 @@
 #define NIXL_SRC_CORE_BACKEND_BACKEND_ENGINE_H
 
 #include <chrono>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +31,18 @@
 #include "nixl_params.h"
 #include "nixl_types.h"
 #include "plugin/plugin_loader.h"
+
+/**
+ * Whether st is one of nixl_status_t's values. A plugin may return any int32_t; control calls
+ * are checked by the proxy, the hot-path calls (post, check, release) by their callers.
+ */
+inline bool
+nixlStatusKnown(nixl_status_t st) noexcept {
+    int32_t raw = 0;
+    static_assert(sizeof(raw) == sizeof(st), "nixl_status_t travels as int32_t");
+    std::memcpy(&raw, &st, sizeof(raw)); // the enum object may hold a value outside its range
+    return raw >= NIXL_ERR_NO_TELEMETRY && raw <= NIXL_IN_PROG;
+}
 
 class nixlBackendEngineProxy {
 public:

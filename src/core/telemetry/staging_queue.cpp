@@ -4,6 +4,7 @@
  */
 #include "telemetry/staging_queue.h"
 
+#include <algorithm>
 #include <bit>
 #include <stdexcept>
 
@@ -61,11 +62,15 @@ nixlTelemetryStagingQueue::releaseLanesOfThisThread() noexcept {
     tlsLanes = laneCache{};
 }
 
-nixlTelemetryStagingQueue::nixlTelemetryStagingQueue(size_t capacity)
+nixlTelemetryStagingQueue::nixlTelemetryStagingQueue(size_t capacity, size_t drain_chunk)
     : capacity_(capacity),
+      drainChunk_(drain_chunk),
       id_(nextQueueId.fetch_add(1, std::memory_order_relaxed)) {
     if (capacity == 0) {
         throw std::invalid_argument("telemetry staging queue: capacity must be at least 1");
+    }
+    if (drain_chunk == 0) {
+        throw std::invalid_argument("telemetry staging queue: drain chunk must be at least 1");
     }
     if (capacity > (size_t{1} << 40)) {
         throw std::invalid_argument("telemetry staging queue: capacity too large");
@@ -85,6 +90,12 @@ size_t
 nixlTelemetryStagingQueue::numLanes() const {
     std::lock_guard<std::mutex> lock(lanesMutex_);
     return lanes_.size();
+}
+
+size_t
+nixlTelemetryStagingQueue::pendingBound() const {
+    std::lock_guard<std::mutex> lock(lanesMutex_);
+    return lanes_.size() * capacity_; // capacity_ <= 2^40: no overflow for any lane count
 }
 
 nixlTelemetryStagingQueue::lane *
@@ -163,27 +174,48 @@ std::span<const nixl_telemetry_event_abi_t>
 nixlTelemetryStagingQueue::drainPending() noexcept {
     drained_.clear();
     std::lock_guard<std::mutex> lock(lanesMutex_);
-    for (const auto &l : lanes_) {
-        const uint64_t h = l->head.load(std::memory_order_relaxed); // ours
+    const size_t n_lanes = lanes_.size();
+    if (n_lanes == 0) {
+        return {};
+    }
+    const size_t target = std::min(drainChunk_, n_lanes * capacity_);
+    if (drained_.capacity() < target) {
+        // At most one chunk (never lanes x capacity, which at a huge buffer size may not be had
+        // in one piece); grows with the lanes up to the chunk, then never again. Halve on
+        // failure: a smaller buffer still drains, in more calls; only when not even one event
+        // fits does this drain take nothing (and the next one tries again).
+        for (size_t want = target; want > drained_.capacity(); want /= 2) {
+            try {
+                drained_.reserve(want);
+                break;
+            }
+            catch (...) {
+            }
+        }
+    }
+    // Bounded by the buffer: push_back below never reallocates.
+    const size_t room = std::min(drainChunk_, drained_.capacity());
+    const size_t first = nextLane_ < n_lanes ? nextLane_ : 0;
+    nextLane_ = 0;
+    for (size_t k = 0; k < n_lanes; ++k) {
+        const size_t idx = (first + k) % n_lanes;
+        lane &l = *lanes_[idx];
+        const uint64_t h = l.head.load(std::memory_order_relaxed); // ours
         // Acquire pairs with the producer's release: the slots up to t are written.
-        const uint64_t t = l->tail.load(std::memory_order_acquire);
-        if (t == h) {
-            continue;
-        }
-        try {
-            // Grows to the lanes' total capacity once, then never again.
-            drained_.reserve(lanes_.size() * capacity_);
-        }
-        catch (...) {
-            // Keep what fits; the rest stays in its lane for the next drain.
-        }
+        const uint64_t t = l.tail.load(std::memory_order_acquire);
         uint64_t taken = h;
-        while (taken != t && drained_.size() < drained_.capacity()) {
-            drained_.push_back(l->slots[taken & l->mask]);
+        while (taken != t && drained_.size() < room) {
+            drained_.push_back(l.slots[taken & l.mask]);
             ++taken;
         }
-        // Release: our reads of the slots happen before the producer may reuse them.
-        l->head.store(taken, std::memory_order_release);
+        if (taken != h) {
+            // Release: our reads of the slots happen before the producer may reuse them.
+            l.head.store(taken, std::memory_order_release);
+        }
+        if (taken != t) {
+            nextLane_ = idx; // out of room: the next drain starts with the rest of this lane
+            break;
+        }
     }
     return {drained_.data(), drained_.size()};
 }

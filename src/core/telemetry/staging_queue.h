@@ -14,11 +14,20 @@
  * syscall: the transfer path keeps the single lock the architecture allows it (the agent's).
  * A drain walks the lanes under a mutex that producers take only to register.
  *
+ * A drain returns at most drainChunk() events (by default kDefaultDrainChunk, 1 MiB of events,
+ * and never more than the lanes hold): the consumer's buffer is allocated once at that size,
+ * not at lanes x capacity, so a huge NIXL_TELEMETRY_BUFFER_SIZE cannot make the one allocation
+ * fail and stop draining. The consumer calls drainPending until it returns an empty span (or a
+ * bound it sets); the next drain resumes at the lane where the previous one ran out of room, so
+ * a busy lane cannot starve the others.
+ *
  * When a lane has no room the newest events are refused (drop-newest) and counted; a batch goes
  * in whole or not at all, so an exporter never sees half of a completed transfer. Events are
  * stored in their ABI form (reserved word zero) so the drained buffer goes to the exporter as
  * it is. A drain returns each lane's events in the order they were pushed, lane after lane
- * (events of different threads are not ordered with each other; they never were).
+ * (events of different threads are not ordered with each other; they never were). A lane's
+ * events may be split across two drains when the chunk fills, so a batch reaches the exporter
+ * whole within one flush but possibly in two exportEvents calls.
  *
  * Memory: one lane per (thread, queue) pair. When a thread ends, its lanes are handed back
  * (a thread_local destructor) and the next thread that records for that queue takes one over,
@@ -63,9 +72,13 @@ extern thread_local constinit laneCache tlsLanes;
 
 class nixlTelemetryStagingQueue {
 public:
+    /** Default most events one drainPending returns: 65536 events, 1 MiB. */
+    static constexpr size_t kDefaultDrainChunk = size_t{1} << 16;
+
     /** capacity: events each producer thread can have pending; at least 1 (else
-     *  std::invalid_argument). */
-    explicit nixlTelemetryStagingQueue(size_t capacity);
+     *  std::invalid_argument). drain_chunk: most events one drainPending returns; at least 1
+     *  (else std::invalid_argument). */
+    explicit nixlTelemetryStagingQueue(size_t capacity, size_t drain_chunk = kDefaultDrainChunk);
     ~nixlTelemetryStagingQueue();
 
     nixlTelemetryStagingQueue(const nixlTelemetryStagingQueue &) = delete;
@@ -117,9 +130,24 @@ public:
         return true;
     }
 
-    /** Takes every pending event, each lane's oldest first. Consumer only. */
+    /**
+     * Takes up to drainChunk() pending events, each lane's oldest first, starting at the lane
+     * where the previous drain stopped for lack of room. Empty when nothing is pending (or,
+     * only if no memory at all can be had for the buffer, nothing could be taken this time).
+     * Consumer only.
+     */
     std::span<const nixl_telemetry_event_abi_t>
     drainPending() noexcept;
+
+    /** Most events one drainPending returns. */
+    size_t
+    drainChunk() const noexcept {
+        return drainChunk_;
+    }
+
+    /** lanes x capacity: at most this many events are pending at once. Any thread. */
+    size_t
+    pendingBound() const;
 
     /** Events refused since the last call, and resets the count. Consumer only. */
     uint64_t
@@ -184,10 +212,12 @@ private:
     registerLane() noexcept;
 
     const size_t capacity_;
+    const size_t drainChunk_;
     const uint64_t id_; ///< never reused, so a thread's cache cannot match a dead queue
     mutable std::mutex lanesMutex_; ///< lanes_ (registration, drain)
     std::vector<std::unique_ptr<lane>> lanes_;
     std::vector<nixl_telemetry_event_abi_t> drained_; ///< the consumer's; valid until next drain
+    size_t nextLane_ = 0; ///< where the next drain starts (lanesMutex_)
     /** Refusals with no lane to count them (batch over capacity, no memory for a lane). */
     std::atomic<uint64_t> droppedUnlaned_{0};
     /** Sum of all drop counters at the last takeNumDropped (lanesMutex_). */

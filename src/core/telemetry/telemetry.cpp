@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <exception>
 #include <map>
 #include <stdexcept>
@@ -311,13 +312,6 @@ nixlTelemetry::exportEvents(const nixl_telemetry_event_abi_t *events, size_t n) 
 
 void
 nixlTelemetry::flushOnce() noexcept {
-    const auto events = queue_.drainPending();
-    // Taken after the drain: a drop that raced with it is reported now rather than next time.
-    const uint64_t dropped = queue_.takeNumDropped();
-    stagingDropped_.fetch_add(dropped, std::memory_order_relaxed);
-    uint64_t lost = carriedLost_ + dropped;
-    carriedLost_ = 0;
-
     try {
         if (exporter_.ops->batch_begin != nullptr) {
             exporter_.ops->batch_begin(instance_);
@@ -325,10 +319,25 @@ nixlTelemetry::flushOnce() noexcept {
     }
     catch (...) {
     }
+    // The queue hands out bounded chunks; take them until it is empty. At most what the lanes
+    // can hold per flush, so producers that refill as fast as we drain cannot keep this thread.
     uint64_t refused = 0;
-    if (!events.empty() && exportEvents(events.data(), events.size()) != NIXL_PLUGIN_SUCCESS) {
-        refused = events.size();
+    size_t budget = queue_.pendingBound();
+    while (budget != 0) {
+        const auto events = queue_.drainPending();
+        if (events.empty()) {
+            break;
+        }
+        if (exportEvents(events.data(), events.size()) != NIXL_PLUGIN_SUCCESS) {
+            refused += events.size();
+        }
+        budget -= std::min(budget, events.size());
     }
+    // Taken after the drain: a drop that raced with it is reported now rather than next time.
+    const uint64_t dropped = queue_.takeNumDropped();
+    stagingDropped_.fetch_add(dropped, std::memory_order_relaxed);
+    uint64_t lost = carriedLost_ + dropped;
+    carriedLost_ = 0;
     if (lost != 0) {
         if (wants(nixl_telemetry_event_type_t::AGENT_TELEMETRY_EVENTS_DROPPED)) {
             const nixl_telemetry_event_abi_t ev =

@@ -410,24 +410,19 @@ TEST_F(agentBlobCorruptionTest, FlippedBytes) {
             EXPECT_EQ(NIXL_ERR_MISMATCH, st) << "byte " << i;
             EXPECT_TRUE(oneErrorLine(log, {"agent A"})) << "byte " << i;
         } else if (st != NIXL_SUCCESS) {
-            // Judged by the backend: a documented status, one line from core naming the agent.
-            // The backend may add its own line with the cause (see the report on duplicate
-            // lines: docs/agent.md promises one line per error).
+            // Judged by core or by the backend: a documented status and one ERROR line naming
+            // the agent, written where the damage was detected (core's "agent A", TEST's
+            // "agent 'A'"); never a second line from core repeating the backend's.
             EXPECT_TRUE(st == NIXL_ERR_MISMATCH || st == NIXL_ERR_BACKEND ||
                         st == NIXL_ERR_NOT_FOUND || st == NIXL_ERR_NOT_ALLOWED)
                 << "byte " << i << ": " << nixlEnumStrings::statusStr(st);
-            size_t core = 0;
-            size_t plugin = 0;
-            for (const auto &line : errorLines(log)) {
-                if (line.find("] plugin ") != std::string::npos) {
-                    ++plugin;
-                } else {
-                    ++core;
-                    EXPECT_NE(std::string::npos, line.find("agent A")) << line;
-                }
+            const std::vector<std::string> lines = errorLines(log);
+            EXPECT_EQ(1u, lines.size()) << "byte " << i << ":\n" << log;
+            for (const auto &line : lines) {
+                EXPECT_TRUE(line.find("agent A") != std::string::npos ||
+                            line.find("agent 'A'") != std::string::npos)
+                    << line;
             }
-            EXPECT_EQ(1u, core) << "byte " << i << ":\n" << log;
-            EXPECT_LE(plugin, 1u) << "byte " << i << ":\n" << log;
         }
         if (st == NIXL_SUCCESS) {
             ASSERT_EQ(NIXL_SUCCESS, a_->invalidateRemoteMD(name)) << "byte " << i;
