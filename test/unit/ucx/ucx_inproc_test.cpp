@@ -467,6 +467,7 @@ TEST(ucxInproc, ParametersAreValidated) {
              {{"engine_config", "TLS"}},
              {{"engine_config", "=1"}},
              {{"ucx_peer_check_ms", "0"}},
+             {{"ucx_fault_direct_hold_bytes", "lots"}},
          }) {
         ucxSetup s;
         s.params = bad;
