@@ -321,7 +321,7 @@ TEST_P(ucxPairTest, ReleaseWhileRunning) {
     auto a = ucxAgent::make("A2", setupFor(GetParam(), {{"ucx_release_timeout_ms", "0"},
                                                         {"ucx_fault_direct_hold_bytes",
                                                          std::to_string(1 << 20)}}));
-    ucxSetup silent = setupFor(GetParam(), {{"engine_config", "TLS=^cma"}});
+    ucxSetup silent = setupFor(GetParam(), {{"engine_config", "TLS=" + tlsWithoutCma()}});
     silent.progThread = false;
     auto b = ucxAgent::make("B2", silent);
     ASSERT_TRUE(a && b);
@@ -329,6 +329,24 @@ TEST_P(ucxPairTest, ReleaseWhileRunning) {
     ASSERT_EQ(b->registerDram(dst.addr(), len), NIXL_SUCCESS);
     std::string name;
     ASSERT_EQ(a->agent->loadRemoteMD(b->md(), name), NIXL_SUCCESS);
+    ASSERT_EQ(b->agent->loadRemoteMD(a->md(), name), NIXL_SUCCESS);
+    // One notification each way while both engines are polled, so that UCX's wireup is over
+    // before B2 goes quiet: UCX 1.13 aborts when a tcp endpoint fails (B2 destroyed) with a
+    // wireup message still queued on it.
+    notifBox box;
+    notifBox boxA;
+    ASSERT_EQ(a->agent->genNotif("B2", "hello"), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] {
+        boxA.poll(*a->agent);
+        box.poll(*b->agent);
+        return box.count("A2", "hello") == 1;
+    }));
+    ASSERT_EQ(b->agent->genNotif("A2", "hi"), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] {
+        box.poll(*b->agent);
+        boxA.poll(*a->agent);
+        return boxA.count("B2", "hi") == 1;
+    }));
     nixlXferReqH *req = nullptr;
     nixl_opt_args_t extra;
     extra.notif = "never";
@@ -341,7 +359,6 @@ TEST_P(ucxPairTest, ReleaseWhileRunning) {
               NIXL_SUCCESS);
     nixl_status_t st = a->agent->postXferReq(req);
     ASSERT_EQ(st, NIXL_IN_PROG) << nixlEnumStrings::statusStr(st);
-    notifBox box;
     nixl_status_t rel = a->agent->releaseXferReq(req);
     if (rel == NIXL_ERR_REPOST_ACTIVE) {
         // Still allocated and still valid: let the target progress, then release again.
@@ -450,6 +467,7 @@ TEST(ucxInproc, ParametersAreValidated) {
              {{"engine_config", "TLS"}},
              {{"engine_config", "=1"}},
              {{"ucx_peer_check_ms", "0"}},
+             {{"ucx_fault_direct_hold_bytes", "lots"}},
          }) {
         ucxSetup s;
         s.params = bad;

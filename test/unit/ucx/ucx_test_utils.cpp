@@ -79,6 +79,38 @@ cmaInTls() {
     return exclude ? !named : named;
 }
 
+std::string
+tlsWithoutCma() {
+    const char *env = std::getenv("UCX_TLS");
+    std::string tls = env != nullptr ? env : "";
+    if (tls.empty() || tls == "all") {
+        return "^cma";
+    }
+    if (tls[0] == '^') {
+        return tls + ",cma";
+    }
+    std::string out;
+    size_t pos = 0;
+    while (pos <= tls.size()) {
+        size_t comma = tls.find(',', pos);
+        if (comma == std::string::npos) {
+            comma = tls.size();
+        }
+        std::string item = tls.substr(pos, comma - pos);
+        pos = comma + 1;
+        if (item == "sm" || item == "shm") {
+            item = "sysv,posix";
+        } else if (item == "all") {
+            item = "sysv,posix,tcp,self";
+        }
+        if (item.empty() || item == "cma") {
+            continue;
+        }
+        out += (out.empty() ? "" : ",") + item;
+    }
+    return out;
+}
+
 bool
 waitFor(const std::function<bool()> &pred, std::chrono::steady_clock::duration deadline) {
     const auto end = std::chrono::steady_clock::now() + deadline;

@@ -94,6 +94,15 @@ private:
 bool
 cmaInTls();
 
+/**
+ * UCX_TLS as this process has it, minus cma (and with the aliases that include cma spelled
+ * out): for a peer that must share no cma transport with this process, so that UCX-path
+ * transfers to it need it to progress. Keeps the shared-memory and tcp choice of the lane, so
+ * both sides pick the same UCX error handling mode.
+ */
+std::string
+tlsWithoutCma();
+
 /** Polls pred until it is true or the deadline passes; true if it became true. */
 bool
 waitFor(const std::function<bool()> &pred,

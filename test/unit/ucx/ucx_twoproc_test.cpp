@@ -21,39 +21,6 @@ using namespace nixl_ucx_test;
 
 namespace {
 
-/** UCX_TLS as this process has it, minus cma (and the aliases that include it). */
-std::string
-tlsWithoutCma() {
-    const char *env = std::getenv("UCX_TLS");
-    std::string tls = env != nullptr ? env : "";
-    if (tls.empty() || tls == "all") {
-        return "^cma";
-    }
-    if (tls[0] == '^') {
-        return tls + ",cma";
-    }
-    std::string out;
-    size_t pos = 0;
-    while (pos <= tls.size()) {
-        size_t comma = tls.find(',', pos);
-        if (comma == std::string::npos) {
-            comma = tls.size();
-        }
-        std::string item = tls.substr(pos, comma - pos);
-        pos = comma + 1;
-        if (item == "sm" || item == "shm") {
-            item = "sysv,posix";
-        } else if (item == "all") {
-            item = "sysv,posix,tcp,self";
-        }
-        if (item.empty() || item == "cma") {
-            continue;
-        }
-        out += (out.empty() ? "" : ",") + item;
-    }
-    return out;
-}
-
 struct procParam {
     const char *name;
     bool direct;
