@@ -20,7 +20,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ranges>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -174,6 +173,9 @@ struct nixlRemoteReg {
  */
 template<typename Reg> class nixlRegList {
 public:
+    /** The ordered store: (devId, addr, len) to registration. */
+    using map_t = std::map<nixlBasicDesc, Reg>;
+
     nixlRegList() = default;
     // The copies and moves drop the finger: it points into the source's map.
     nixlRegList(const nixlRegList &other);
@@ -210,10 +212,55 @@ public:
     std::optional<Reg>
     take(const nixlBasicDesc &d);
 
-    /** Every registration, in (devId, addr, len) order (a range of Reg). */
-    auto
+    /**
+     * Every registration, in (devId, addr, len) order: a range of const Reg & with size().
+     * Hand-written rather than std::views::values, which clang 14 (the fuzz build) cannot
+     * instantiate over libstdc++ 12's std::map.
+     */
+    class valueRange {
+    public:
+        class iterator {
+        public:
+            explicit iterator(typename map_t::const_iterator it) noexcept : it_(it) {}
+            const Reg &
+            operator*() const noexcept {
+                return it_->second;
+            }
+            iterator &
+            operator++() noexcept {
+                ++it_;
+                return *this;
+            }
+            bool
+            operator==(const iterator &other) const noexcept {
+                return it_ == other.it_;
+            }
+
+        private:
+            typename map_t::const_iterator it_;
+        };
+
+        explicit valueRange(const map_t &m) noexcept : map_(m) {}
+        iterator
+        begin() const noexcept {
+            return iterator(map_.begin());
+        }
+        iterator
+        end() const noexcept {
+            return iterator(map_.end());
+        }
+        size_t
+        size() const noexcept {
+            return map_.size();
+        }
+
+    private:
+        const map_t &map_;
+    };
+
+    valueRange
     all() const noexcept {
-        return std::views::values(regs_);
+        return valueRange(regs_);
     }
 
     bool
@@ -232,8 +279,6 @@ public:
     }
 
 private:
-    using map_t = std::map<nixlBasicDesc, Reg>;
-
     /** The entry equal to d, or end(). */
     typename map_t::iterator
     locate(const nixlBasicDesc &d) noexcept;
