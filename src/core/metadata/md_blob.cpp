@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "nixl_plugin_names.h"
+
 // Layout and rationale: docs/metadata.md. Every multi-byte integer is little-endian and is
 // assembled byte by byte, so blobs move between hosts of any byte order and no read ever goes
 // through a misaligned pointer.
@@ -39,8 +41,8 @@ constexpr uint64_t min_desc_fixed_size = 8 + 8 + 8; // addr, len, devId
 constexpr uint64_t min_desc_size = min_desc_fixed_size + 4; // plus public data length
 
 constexpr uint32_t max_mem_type = FILE_SEG;
-constexpr const char *mem_names[] = {"DRAM_SEG", "VRAM_SEG", "BLK_SEG", "OBJ_SEG", "FILE_SEG"};
-static_assert(sizeof(mem_names) / sizeof(mem_names[0]) == max_mem_type + 1);
+// Every kind up to max_mem_type has its name in the shared table (nixl_plugin_names.h).
+static_assert(max_mem_type + 1 == NIXL_BE_MEM_KIND_COUNT && NIXL_BE_MEM_FILE == FILE_SEG);
 
 void
 putU32(std::string &out, uint32_t v) {
@@ -393,7 +395,7 @@ mdDecoder::decodeSections(nixlMdBlob &out) {
     if (findRepeat(keys, repeat, first)) {
         return fail("section " + std::to_string(repeat) + " repeats backend " +
                     printable(keys[repeat].first) + " mem type " +
-                    mem_names[keys[repeat].second] + " of section " + std::to_string(first));
+                    nixl_be_mem_name(keys[repeat].second) + " of section " + std::to_string(first));
     }
     return true;
 }

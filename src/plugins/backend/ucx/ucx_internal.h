@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "nixl_plugin_names.h"
 #include "ucx_backend.h"
 #include "ucx_wire.h"
 
@@ -55,27 +56,16 @@ threadSlot() {
     return slot;
 }
 
-/** Plugins do not call into libnixl, so this plugin names memory kinds itself. */
+/** A memory kind's name for log lines, from the shared table (plugins do not link libnixl). */
 inline const char *
 memName(nixl_mem_t m) {
-    switch (m) {
-    case DRAM_SEG:
-        return "DRAM_SEG";
-    case VRAM_SEG:
-        return "VRAM_SEG";
-    case BLK_SEG:
-        return "BLK_SEG";
-    case OBJ_SEG:
-        return "OBJ_SEG";
-    case FILE_SEG:
-        return "FILE_SEG";
-    }
-    return "BAD_SEG";
+    return nixl_be_mem_name(static_cast<uint32_t>(m));
 }
 
+/** The operation UCX performs: anything but WRITE is done as a READ, and is named so. */
 inline const char *
 opName(nixl_xfer_op_t op) {
-    return op == NIXL_WRITE ? "WRITE" : "READ";
+    return nixl_be_op_name(op == NIXL_WRITE ? NIXL_BE_OP_WRITE : NIXL_BE_OP_READ);
 }
 
 /**
