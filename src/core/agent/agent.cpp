@@ -283,11 +283,10 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
     for (nixlBackendEngineProxy *engine : engines) {
         auto &list = data->localSection[{mem, engine}];
         // Registrations enter the list as they succeed (so a descriptor listed twice meets its
-        // first copy there) and leave it again if a later one fails; only the keys are kept
-        // for that rollback. One O(log N) lookup and insertion each: O(N log N) per call.
-        std::vector<nixlBasicDesc> added;
-        added.reserve(static_cast<size_t>(descs.descCount()));
+        // first copy there) and leave it again if a later one fails. One O(log N) lookup and
+        // insertion each: O(N log N) per call.
         nixl_status_t st = NIXL_SUCCESS;
+        int done = 0; // descs[0, done) are registered with this engine, all distinct
         for (int i = 0; i < descs.descCount() && st == NIXL_SUCCESS; ++i) {
             const nixlBlobDesc &d = descs[i];
             if (list.findExact(d) != nullptr) {
@@ -331,13 +330,14 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
                 engine->deregisterMem(reg.md);
                 break;
             }
-            added.push_back(d);
             list.insert(std::move(reg));
+            done = i + 1;
         }
         if (st != NIXL_SUCCESS) {
-            // Roll back this backend's part of the call; others keep theirs.
-            for (auto it = added.rbegin(); it != added.rend(); ++it) {
-                std::optional<nixlLocalReg> reg = list.take(*it);
+            // Roll back this backend's part of the call; others keep theirs. No list of the
+            // added keys is kept: they are descs[0, done), a million-entry vector less per call.
+            for (int i = done; i-- > 0;) {
+                std::optional<nixlLocalReg> reg = list.take(descs[i]);
                 if (!reg) {
                     continue; // cannot happen: each key was inserted above
                 }
@@ -370,18 +370,24 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
                    << ": deregisterMem: a backend hint is not a backend of this agent";
         return NIXL_ERR_INVALID_PARAM;
     }
-    std::vector<nixlBackendEngineProxy *> engines = nixlCandidateEngines(*data, extra_params);
-    // Check everything before changing anything, so a bad list deregisters nothing.
-    std::vector<std::pair<nixlBackendEngineProxy *, nixlBasicDesc>> work;
-    work.reserve(static_cast<size_t>(descs.descCount()));
+    // The sections of the candidate engines that hold any registration of this kind.
+    std::vector<std::pair<nixlBackendEngineProxy *, nixlRegList<nixlLocalReg> *>> lists;
+    for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
+        auto it = data->localSection.find({mem, e});
+        if (it != data->localSection.end() && !it->second.empty()) {
+            lists.emplace_back(e, &it->second);
+        }
+    }
+    // Check everything before changing anything, so a bad list deregisters nothing. Nothing
+    // is stored per descriptor: the second pass looks each one up again, which costs O(1)
+    // from the finger for lists in order, and spares a million-entry vector.
     for (int i = 0; i < descs.descCount(); ++i) {
         const nixlBasicDesc &d = descs[i];
         bool found = false;
-        for (nixlBackendEngineProxy *e : engines) {
-            auto it = data->localSection.find({mem, e});
-            if (it != data->localSection.end() && it->second.seek(d) != nullptr) {
-                work.emplace_back(e, d);
+        for (const auto &[e, list] : lists) {
+            if (list->seek(d) != nullptr) {
                 found = true;
+                break;
             }
         }
         if (!found) {
@@ -392,34 +398,41 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
             return NIXL_ERR_NOT_FOUND;
         }
     }
+    // Requests and lists resolved to the removed registrations are refused from now on, even if
+    // a later registration gets the same metadata pointer back. Only needed when there are
+    // any: the writer lock keeps readers from adding one meanwhile.
+    std::unique_lock<std::mutex> lock(data->registryMutex);
+    const bool track = !data->requests.empty() || !data->dlists.empty();
+    lock.unlock();
     nixl_status_t result = NIXL_SUCCESS;
     std::vector<std::pair<nixlBackendEngineProxy *, const nixl_be_md_t *>> gone;
-    gone.reserve(2 * work.size());
-    for (const auto &[engine, d] : work) {
-        auto &list = data->localSection[{mem, engine}];
-        std::optional<nixlLocalReg> reg = list.take(d);
-        if (!reg) {
-            continue; // listed twice in descs
-        }
-        gone.emplace_back(engine, reg->md);
-        if (reg->loopMd != nullptr) {
-            gone.emplace_back(engine, reg->loopMd);
-            engine->unloadMD(reg->loopMd);
-        }
-        nixl_status_t st = engine->deregisterMem(reg->md);
-        if (st != NIXL_SUCCESS) {
-            NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
-                       << " failed to deregister " << d.len << " bytes at 0x" << std::hex
-                       << d.addr << std::dec << ": " << statusStr(st);
-            result = st;
+    for (int i = 0; i < descs.descCount(); ++i) {
+        const nixlBasicDesc &d = descs[i];
+        for (const auto &[engine, list] : lists) {
+            std::optional<nixlLocalReg> reg = list->take(d);
+            if (!reg) {
+                continue; // not with this engine, or listed twice in descs
+            }
+            if (track) {
+                gone.emplace_back(engine, reg->md);
+            }
+            if (reg->loopMd != nullptr) {
+                if (track) {
+                    gone.emplace_back(engine, reg->loopMd);
+                }
+                engine->unloadMD(reg->loopMd);
+            }
+            nixl_status_t st = engine->deregisterMem(reg->md);
+            if (st != NIXL_SUCCESS) {
+                NIXL_DEBUG << "agent " << data->name << ": backend " << engine->type()
+                           << " failed to deregister " << d.len << " bytes at 0x" << std::hex
+                           << d.addr << std::dec << ": " << statusStr(st);
+                result = st;
+            }
         }
     }
-    // Requests and lists resolved to the removed registrations are refused from now on, even if
-    // a later registration gets the same metadata pointer back.
-    std::lock_guard<std::mutex> lock(data->registryMutex);
-    if (!data->requests.empty() || !data->dlists.empty()) {
-        std::sort(gone.begin(), gone.end());
-    }
+    lock.lock();
+    std::sort(gone.begin(), gone.end());
     auto isGone = [&gone](nixlBackendEngineProxy *e, const nixl_be_md_t *md) {
         return std::binary_search(gone.begin(), gone.end(), std::make_pair(e, md));
     };

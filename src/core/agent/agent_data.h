@@ -146,7 +146,9 @@ private:
 
 /** A registration of local memory with one engine. */
 struct nixlLocalReg {
-    nixlBlobDesc desc;
+    /** The range only: the caller's metaInfo is passed to the backend at registration and
+     *  not needed after, and without it a list node fits glibc's fast bins (128 bytes). */
+    nixlBasicDesc desc;
     nixl_be_md_t *md = nullptr;
     nixl_be_md_t *loopMd = nullptr; ///< loadLocalMD result (local-capable engines)
     std::string publicData; ///< getPublicData result (remote-capable engines)

@@ -29,6 +29,9 @@
 
 #include "nixl_backend_sdk.h"
 
+/** (devId, addr, len, id) of a live region: the order covered() searches in. */
+using nixl_test_range_set_t = std::set<std::tuple<uint64_t, uintptr_t, size_t, uint64_t>>;
+
 /** @brief One registration of an engine; shared with peers that loaded its public data. */
 struct nixlTestRegion {
     const uintptr_t addr;
@@ -37,6 +40,9 @@ struct nixlTestRegion {
     const uint64_t id;
     /** False once deregistered or the engine is gone. Guarded by the owner endpoint's lock. */
     bool live;
+    /** Its entry in the owner's range set while it is live there, so that removal needs no
+     *  search. Guarded by the owner endpoint's lock. */
+    nixl_test_range_set_t::iterator rangeIt{};
 
     nixlTestRegion(uintptr_t addr, size_t len, uint64_t dev_id, uint64_t id, bool live)
         : addr(addr),
@@ -130,7 +136,7 @@ private:
     std::unordered_map<uint64_t, std::shared_ptr<nixlTestRegion>> regions_;
     /** The live regions ordered by (devId, addr, len, id), and how many have each length, so
      *  that covered() is a binary search plus a scan bounded by the longest region. */
-    std::set<std::tuple<uint64_t, uintptr_t, size_t, uint64_t>> byRange_;
+    nixl_test_range_set_t byRange_;
     std::map<size_t, size_t> lenCount_;
 
     std::mutex notifLock_;
