@@ -189,8 +189,12 @@ TEST(PromMpStore, ConcurrentSnapshotsAreConsistent) {
         }
     });
     // At least 2000 snapshots, 1000 of them after the writer's first burst: a loaded machine
-    // may run the whole first 2000 before the writer thread is scheduled at all.
+    // may run the whole first 2000 before the writer thread is scheduled at all. A slot the
+    // writer kept updating through every re-read the scrape's budget allows is published as
+    // read and flagged unsettled (bounded work, see nixlMpReadBudget); the seqlock's promise is
+    // about the others, so unsettled slots are counted but not checked.
     size_t nonEmpty = 0;
+    size_t unsettled = 0;
     std::string failure;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     for (int i = 0; (i < 2000 || nonEmpty < 1000) && failure.empty(); ++i) {
@@ -207,6 +211,10 @@ TEST(PromMpStore, ConcurrentSnapshotsAreConsistent) {
         }
         const auto &s = snap.slots[mpTest::kXferTime];
         const uint64_t count = s.buckets[0] + s.buckets[1] + s.buckets[2];
+        if (s.unsettled) {
+            ++unsettled;
+            continue;
+        }
         if (s.buckets[0] != 0 || s.buckets[2] != 0 || s.counter != count * 50) {
             failure = "torn histogram at snapshot " + std::to_string(i) + ": sum " +
                 std::to_string(s.counter) + ", count " + std::to_string(count);
@@ -216,7 +224,7 @@ TEST(PromMpStore, ConcurrentSnapshotsAreConsistent) {
     stop = true;
     writer.join(); // before any assertion, so a failure never leaves the thread running
     EXPECT_EQ(failure, "");
-    EXPECT_GE(nonEmpty, 1000u);
+    EXPECT_GE(nonEmpty, 1000u) << unsettled << " unsettled snapshots";
 }
 
 TEST(PromMpStore, OtherSchemaIsRefused) {

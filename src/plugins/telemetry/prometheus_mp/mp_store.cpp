@@ -370,6 +370,7 @@ namespace {
         out->gauge = s.gauge;
         out->buckets.assign(s.buckets, s.buckets + buckets + 1);
         out->torn = false;
+        out->unsettled = false;
     }
 
     /**
@@ -472,6 +473,7 @@ namespace {
                 // Published as read: off by at most the events of one burst, and the
                 // histogram's count is derived from its buckets, so it stays self-consistent.
                 takeSlot(c1[i], buckets, snap);
+                snap->unsettled = true;
                 ++budget.unsettled;
             }
         }

@@ -195,6 +195,12 @@ struct nixlMpSlotSnapshot {
      * exists, so the slot's series are not published for this store.
      */
     bool torn = false;
+    /**
+     * A live writer kept updating it through every re-read the budget allowed: published as
+     * read (each word is a value the writer stored, but sum and buckets may be one burst
+     * apart). Informational; tests of the seqlock skip such slots.
+     */
+    bool unsettled = false;
 };
 
 /** Re-reads of one slot while its seq says the writer is updating it (live writers only). */
