@@ -19,21 +19,6 @@ namespace {
 
 using eventRing = nixlSharedRing<nixl_telemetry_event_abi_t>;
 
-struct logged {
-    int32_t level;
-    std::string msg;
-};
-
-void
-captureLog(void *ctx, int32_t level, const char *msg, size_t len) {
-    static_cast<std::vector<logged> *>(ctx)->push_back(logged{level, std::string(msg, len)});
-}
-
-int32_t
-logAll(void *, int32_t) {
-    return 1;
-}
-
 // A table smaller than NIXL's, with the dropped row last at index 5, so a hard-coded 20 fails.
 const nixl_telemetry_event_info_t kTable[] = {
     {0, NIXL_TELEMETRY_CAT_BYTES, "agent_tx_bytes", nullptr, "tx"},

@@ -28,21 +28,6 @@ namespace {
 using ev_t = nixl_telemetry_event_abi_t;
 using ioRing = nixlSharedRingIo<ev_t>;
 
-struct logged {
-    int32_t level;
-    std::string msg;
-};
-
-void
-captureLog(void *ctx, int32_t level, const char *msg, size_t len) {
-    static_cast<std::vector<logged> *>(ctx)->push_back(logged{level, std::string(msg, len)});
-}
-
-int32_t
-logAll(void *, int32_t) {
-    return 1;
-}
-
 const nixl_telemetry_event_info_t kTable[] = {
     {0, NIXL_TELEMETRY_CAT_BYTES, "agent_tx_bytes", nullptr, "tx"},
     {1, NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr, "dropped"},

@@ -108,4 +108,22 @@ writeV4Ring(const std::string &p, uint64_t capacity) {
     writeBytes(p, b);
 }
 
+/** One log line an exporter wrote through core services (see captureLog). */
+struct logged {
+    int32_t level;
+    std::string msg;
+};
+
+/** A core-services log callback that appends to the std::vector<logged> in ctx. */
+inline void
+captureLog(void *ctx, int32_t level, const char *msg, size_t len) {
+    static_cast<std::vector<logged> *>(ctx)->push_back(logged{level, std::string(msg, len)});
+}
+
+/** A core-services log_enabled callback: every level is enabled. */
+inline int32_t
+logAll(void *, int32_t) {
+    return 1;
+}
+
 #endif // NIXL_TEST_UNIT_RING_RING_TEST_UTIL_H
