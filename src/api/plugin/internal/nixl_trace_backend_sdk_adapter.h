@@ -1,0 +1,109 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file nixl_trace_backend_sdk_adapter.h
+ * @brief Internal to the trace backend SDK: the operations table of nixl_trace_backend_plugin.h
+ *        implemented over nixlTraceBackendBase. Plugin authors never include or call this;
+ *        nixl_trace_backend_sdk.h includes it, and NIXL_TRACE_BACKEND_PLUGIN_DEFINE uses
+ *        nixlSdk::detail::traceBackendOps.
+ *
+ * create() turns the C init parameters into a nixlTraceBackendContext and constructs the
+ * plugin, mapping its exceptions to a status with one log line; no exception crosses into
+ * core. Event calls are noexcept on the C++ side, so nothing can escape them either.
+ */
+#ifndef NIXL_TRACE_BACKEND_SDK_ADAPTER_H
+#define NIXL_TRACE_BACKEND_SDK_ADAPTER_H
+
+#ifndef NIXL_TRACE_BACKEND_SDK_H
+#error "include nixl_trace_backend_sdk.h, not internal/nixl_trace_backend_sdk_adapter.h"
+#endif
+
+#include <exception>
+#include <span>
+
+namespace nixlSdk {
+namespace detail {
+
+    template<typename Tracer> struct traceBackendOps {
+        static nixl_plugin_status_t
+        create(const nixl_trace_backend_init_params_t *p, nixl_trace_backend_t **out) noexcept {
+            if (p == nullptr || out == nullptr ||
+                p->size < sizeof(nixl_trace_backend_init_params_t)) {
+                return NIXL_PLUGIN_ERR_INVALID_PARAM;
+            }
+            if (p->core != nullptr) {
+                coreServices().store(p->core, std::memory_order_release);
+            }
+            nixlTraceBackendContext ctx;
+            ctx.agentName = toView(p->agent_name);
+            ctx.names = std::span<const nixl_trace_name_t>(
+                p->names, p->names == nullptr ? 0 : p->name_count);
+            ctx.core = p->core;
+            try {
+                auto *t = new Tracer(ctx);
+                *out = reinterpret_cast<nixl_trace_backend_t *>(
+                    static_cast<nixlTraceBackendBase *>(t));
+                return NIXL_PLUGIN_SUCCESS;
+            }
+            catch (const std::exception &e) {
+                NIXL_SDK_ERROR(e.what());
+                return NIXL_PLUGIN_ERR_INVALID_PARAM;
+            }
+            catch (...) {
+                NIXL_SDK_ERROR("trace backend constructor threw a non-standard exception");
+                return NIXL_PLUGIN_ERR_UNKNOWN;
+            }
+        }
+
+        static nixlTraceBackendBase *
+        self(nixl_trace_backend_t *t) noexcept {
+            return reinterpret_cast<nixlTraceBackendBase *>(t);
+        }
+
+        static void
+        destroy(nixl_trace_backend_t *t) noexcept {
+            try {
+                delete self(t);
+            }
+            catch (...) {
+                NIXL_SDK_ERROR("trace backend destructor threw");
+            }
+        }
+
+        static void
+        spanBegin(nixl_trace_backend_t *t, const nixl_trace_event_t *ev) noexcept {
+            if (ev != nullptr) {
+                self(t)->spanBegin(*ev);
+            }
+        }
+
+        static void
+        spanEnd(nixl_trace_backend_t *t, const nixl_trace_event_t *ev) noexcept {
+            if (ev != nullptr) {
+                self(t)->spanEnd(*ev);
+            }
+        }
+
+        static void
+        mark(nixl_trace_backend_t *t, const nixl_trace_event_t *ev) noexcept {
+            if (ev != nullptr) {
+                self(t)->mark(*ev);
+            }
+        }
+
+        static constexpr nixl_trace_backend_ops_t table = {
+            sizeof(nixl_trace_backend_ops_t),
+            &create,
+            &destroy,
+            &spanBegin,
+            &spanEnd,
+            &mark,
+        };
+    };
+
+} // namespace detail
+} // namespace nixlSdk
+
+#endif // NIXL_TRACE_BACKEND_SDK_ADAPTER_H
