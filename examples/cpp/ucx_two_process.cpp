@@ -12,8 +12,13 @@
  *      The target runs the agent's progress thread (nixlAgentConfig(true)), so transfers that
  *      need its help complete while it waits on the socket.
  *   3. The initiator WRITEs its buffer into the target's with a notification. The target waits
- *      for the notification, checks every byte and says so over the socketpair.
+ *      for the notification, checks every byte and answers with a notification of its own.
  *   4. The initiator READs the target's buffer back into a third buffer and checks every byte.
+ *   5. Teardown in a fixed order: the initiator destroys its agent, then tells the target, which
+ *      destroys its own. Neither process goes while the other still talks to it, and a
+ *      notification each way has completed UCX's connection setup in both directions first
+ *      (UCX 1.13's tcp transport can abort a process whose endpoint fails with a setup message
+ *      still queued).
  *
  *   NIXL_PLUGIN_DIR=build/src/plugins build/examples/ucx_two_process [--size BYTES]
  *
@@ -40,6 +45,7 @@ namespace {
 constexpr const char *initiator_name = "initiator";
 constexpr const char *target_name = "target";
 constexpr const char *notif_text = "data is in place";
+constexpr const char *reply_text = "data verified";
 constexpr auto timeout = std::chrono::seconds(30);
 
 uint8_t
@@ -139,6 +145,27 @@ waitXfer(nixlAgent &agent, nixlXferReqH *req, const char *what) {
     return check(agent.releaseXferReq(req), "releaseXferReq", initiator_name) && ok;
 }
 
+// Polls getNotifs until `text` arrives from `from`, or the timeout passes.
+bool
+awaitNotif(nixlAgent &agent, const char *self, const char *from, const char *text) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        nixl_notifs_t notifs;
+        if (!check(agent.getNotifs(notifs), "getNotifs", self)) {
+            return false;
+        }
+        for (const nixl_blob_t &msg : notifs[from]) {
+            if (msg == text) {
+                return true;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    std::cerr << self << ": no notification '" << text << "' from " << from << " within "
+              << timeout.count() << " s" << std::endl;
+    return false;
+}
+
 int
 targetMain(int fd, size_t size) {
     // Declared before the agent so that it outlives it: registered memory must stay mapped
@@ -166,35 +193,20 @@ targetMain(int fd, size_t size) {
     }
 
     // The notification arrives only after the data it announces is visible here.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    bool notified = false;
-    while (!notified && std::chrono::steady_clock::now() < deadline) {
-        nixl_notifs_t notifs;
-        if (!check(agent.getNotifs(notifs), "getNotifs", target_name)) {
-            return 1;
-        }
-        for (const nixl_blob_t &msg : notifs[initiator_name]) {
-            notified = notified || msg == notif_text;
-        }
-        if (!notified) {
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
-        }
-    }
-    if (!notified) {
-        std::cerr << target_name << ": no notification within " << timeout.count() << " s"
-                  << std::endl;
+    if (!awaitNotif(agent, target_name, initiator_name, notif_text)) {
         return 1;
     }
     const size_t bad = firstMismatch(buf);
     if (bad != size) {
         std::cerr << target_name << ": byte " << bad << " differs after the WRITE" << std::endl;
-        sendFrame(fd, "bad");
-        return 1;
+        return 1; // the initiator sees no reply and fails too
     }
     std::cout << target_name << " (pid " << ::getpid() << "): notification '" << notif_text
               << "' received, " << size << " bytes verified" << std::endl;
-    std::string done;
-    if (!sendFrame(fd, "ok") || !recvFrame(fd, done)) {
+    // The reply also completes UCX's connection setup from this side (see step 5 above).
+    std::string gone;
+    if (!check(agent.genNotif(initiator_name, reply_text), "genNotif", target_name) ||
+        !recvFrame(fd, gone) || gone != "gone") {
         return 1;
     }
     agent.invalidateRemoteMD(initiator_name);
@@ -202,9 +214,8 @@ targetMain(int fd, size_t size) {
 }
 
 int
-initiatorMain(int fd, size_t size) {
-    std::vector<uint8_t> src(size);
-    std::vector<uint8_t> dst(size, 0);
+runInitiator(int fd, std::vector<uint8_t> &src, std::vector<uint8_t> &dst) {
+    const size_t size = src.size();
     nixlAgent agent(initiator_name, nixlAgentConfig(false));
     nixlBackendH *backend = nullptr;
     if (!check(agent.createBackend("UCX", {}, backend), "createBackend(UCX)", initiator_name)) {
@@ -249,8 +260,7 @@ initiatorMain(int fd, size_t size) {
     }
     std::cout << initiator_name << " (pid " << ::getpid() << "): WRITE of " << size
               << " bytes with notification completed" << std::endl;
-    std::string verdict;
-    if (!recvFrame(fd, verdict) || verdict != "ok") {
+    if (!awaitNotif(agent, initiator_name, target_name, reply_text)) {
         std::cerr << initiator_name << ": target did not confirm the data" << std::endl;
         return 1;
     }
@@ -270,13 +280,25 @@ initiatorMain(int fd, size_t size) {
         std::cerr << initiator_name << ": byte " << bad << " differs after the READ" << std::endl;
         return 1;
     }
-    sendFrame(fd, "done");
     agent.invalidateRemoteMD(target_name);
     const bool ok = check(agent.deregisterMem(dst_reg), "deregisterMem", initiator_name) &&
         check(agent.deregisterMem(src_reg), "deregisterMem", initiator_name);
     std::cout << "verified " << size << " bytes between two processes over UCX "
               << "(WRITE with notification, READ back)" << std::endl;
     return ok ? 0 : 1;
+}
+
+int
+initiatorMain(int fd, size_t size) {
+    // The buffers outlive the agent: registered memory stays mapped until the agent is gone.
+    std::vector<uint8_t> src(size);
+    std::vector<uint8_t> dst(size, 0);
+    const int rc = runInitiator(fd, src, dst);
+    // Only now, with this agent destroyed, may the target destroy its own (step 5 above).
+    if (rc == 0 && !sendFrame(fd, "gone")) {
+        return 1;
+    }
+    return rc;
 }
 
 } // namespace
