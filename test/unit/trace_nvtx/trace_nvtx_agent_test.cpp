@@ -1,0 +1,155 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * Agents traced through libtrace_backend_nvtx.so (NIXL_TRACE_BACKENDS=nvtx) under the
+ * recording NVTX tool: the exact NVTX sequence of a WRITE with notification between two
+ * agents on the TEST backend, including nesting and the correlation id that links the post
+ * range to its xfer.complete mark. meson runs it under both kinds of tool (with and without
+ * the payload extension).
+ */
+#include <map>
+#include <regex>
+#include <set>
+
+#include "../agent/agent_test_utils.h"
+#include "nvtx_test_util.h"
+
+namespace nixl_agent_test {
+namespace {
+
+using lines = std::vector<std::string>;
+
+// Correlation ids are request handles' values, unknown to the test: each distinct one becomes
+// C1, C2, ... in order of first appearance, so that the expected sequence is exact and still
+// shows which lines share a request.
+lines
+normaliseCorrelation(const lines &in) {
+    static const std::regex id("correlation_id=([0-9]+)");
+    std::map<std::string, std::string> names;
+    lines out;
+    for (const std::string &l : in) {
+        std::string r;
+        auto begin = std::sregex_iterator(l.begin(), l.end(), id);
+        size_t last = 0;
+        for (auto it = begin; it != std::sregex_iterator(); ++it) {
+            const std::string v = (*it)[1].str();
+            if (!names.count(v)) {
+                names[v] = "C" + std::to_string(names.size() + 1);
+            }
+            r += l.substr(last, it->position() - last) + "correlation_id=" + names[v];
+            last = it->position() + it->length();
+        }
+        out.push_back(r + l.substr(last));
+    }
+    return out;
+}
+
+class NvtxAgent : public agentTest {
+protected:
+    NvtxAgent() : backends_("NIXL_TRACE_BACKENDS", "nvtx") {}
+
+    void
+    SetUp() override {
+        // Written against the span names of NIXL 1.4 (nixl-api.md section 5, issue 11 item 2)
+        // before core's agent spans were on this branch; remove this line once they are.
+        GTEST_SKIP() << "agent spans (issue 11 item 2) not merged into this branch yet";
+        if (!rec_.ok()) {
+            GTEST_SKIP() << "needs the NVTX test recorder: " << rec_.error();
+        }
+        rec_.reset();
+    }
+
+    nvtxTest::recorder rec_;
+    scopedEnv backends_;
+};
+
+TEST_F(NvtxAgent, EachAgentGetsADomainWithEverySpanNameRegisteredOnce) {
+    auto a = makeAgent("A");
+    auto b = makeAgent("B");
+    const lines got = rec_.take();
+    ASSERT_FALSE(got.empty()) << "NIXL_TRACE_BACKENDS=nvtx produced no NVTX call";
+    // Per domain, in creation order: the domain, its 8 categories, the schemas (extension
+    // tools only), then the name table, each name once.
+    const std::vector<std::pair<std::string, std::string>> domains = {{"D1", "A"}, {"D2", "B"}};
+    size_t at = 0;
+    for (const auto &[d, agent] : domains) {
+        ASSERT_LT(at, got.size());
+        EXPECT_EQ(got[at++], "domain " + d + " \"" + agent + "\"");
+        lines head = rec_.categoryLines(d);
+        nvtxTest::append(head, rec_.schemaLines(d));
+        for (const std::string &want : head) {
+            ASSERT_LT(at, got.size());
+            EXPECT_EQ(got[at++], want);
+        }
+        std::set<std::string> names;
+        const std::regex str("string " + d + " S[0-9]+ \"(.*)\"");
+        std::smatch m;
+        while (at < got.size() && std::regex_match(got[at], m, str)) {
+            EXPECT_TRUE(names.insert(m[1].str()).second) << "registered twice: " << got[at];
+            ++at;
+        }
+        for (const char *span : {"nixl::registerMem", "nixl::deregisterMem",
+                                 "nixl::makeConnection", "nixl::makeXferReq",
+                                 "nixl::createXferReq", "nixl::postXferReq.write",
+                                 "nixl::postXferReq.read", "nixl::xfer.complete",
+                                 "nixl::getNotifs", "nixl::genNotif", "nixl::loadRemoteMD",
+                                 "nixl::fetchRemoteMD"}) {
+            EXPECT_TRUE(names.count(span)) << d << " lacks a registered " << span;
+        }
+    }
+    EXPECT_EQ(at, got.size()) << "unexpected line: " << (at < got.size() ? got[at] : "");
+    a.reset();
+    b.reset();
+    EXPECT_EQ(rec_.take(), (lines{"destroy D1", "destroy D2"}));
+}
+
+TEST_F(NvtxAgent, WriteWithNotificationExactSequence) {
+    testBuffer aBuf(256, 1);
+    testBuffer bBuf(256, 2);
+    auto a = makeAgent("A");
+    auto b = makeAgent("B");
+    // Async, one poll in progress: post returns IN_PROG, the first getXferStatus too, the
+    // second sees SUCCESS (the one xfer.complete mark), a third sees it again (no second mark).
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*a, {{"async", "true"}, {"async_polls", "1"}}));
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*b));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({aBuf.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bBuf.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+    ASSERT_EQ(NIXL_SUCCESS, sendMD(*a, *b));
+    rec_.take(); // setup: covered by the test above
+
+    nixl_opt_args_t args;
+    args.notif = "written";
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS,
+              a->createXferReq(NIXL_WRITE, xferList({aBuf.desc()}), xferList({bBuf.desc()}), "B",
+                               req, &args));
+    ASSERT_EQ(NIXL_IN_PROG, a->postXferReq(req));
+    ASSERT_EQ(NIXL_IN_PROG, a->getXferStatus(req));
+    ASSERT_EQ(NIXL_SUCCESS, a->getXferStatus(req));
+    ASSERT_EQ(NIXL_SUCCESS, a->getXferStatus(req));
+    EXPECT_EQ((nixl_notifs_t{{"A", {"written"}}}), drain(*b));
+    EXPECT_TRUE(holdsPattern(bBuf, 1));
+
+    const lines want = {
+        "push D1 L0 reg:nixl::createXferReq argb=ff9e9e9e cat=1 " +
+            rec_.payload("{key=\"remote_agent\" value=\"B\"}{key=\"desc_count\" value=1}", 2),
+        "pop D1 L0",
+        "push D1 L0 reg:nixl::postXferReq.write argb=ffff9800 cat=5 " +
+            rec_.payload("{correlation_id=C1}{key=\"remote_agent\" value=\"B\"}"
+                         "{key=\"bytes\" value=256}",
+                         3),
+        "pop D1 L0",
+        "mark D1 reg:nixl::xfer.complete argb=ff009688 cat=8 " +
+            rec_.payload("{correlation_id=C1}", 1),
+        "push D2 L0 reg:nixl::getNotifs argb=ff009688 cat=8 -",
+        "pop D2 L0",
+    };
+    EXPECT_EQ(normaliseCorrelation(rec_.take()), want);
+    EXPECT_EQ(NIXL_SUCCESS, a->releaseXferReq(req));
+}
+
+} // namespace
+} // namespace nixl_agent_test
