@@ -46,15 +46,24 @@ normaliseCorrelation(const lines &in) {
     return out;
 }
 
+// The push/pop/mark lines of a record (drops the per-agent setup: domains, names, schemas).
+lines
+eventsOnly(const lines &in) {
+    lines out;
+    for (const std::string &l : in) {
+        if (l.rfind("push ", 0) == 0 || l.rfind("pop ", 0) == 0 || l.rfind("mark ", 0) == 0) {
+            out.push_back(l);
+        }
+    }
+    return out;
+}
+
 class NvtxAgent : public agentTest {
 protected:
     NvtxAgent() : backends_("NIXL_TRACE_BACKENDS", "nvtx") {}
 
     void
     SetUp() override {
-        // Written against the span names of NIXL 1.4 (nixl-api.md section 5, issue 11 item 2)
-        // before core's agent spans were on this branch; remove this line once they are.
-        GTEST_SKIP() << "agent spans (issue 11 item 2) not merged into this branch yet";
         if (!rec_.ok()) {
             GTEST_SKIP() << "needs the NVTX test recorder: " << rec_.error();
         }
@@ -118,7 +127,25 @@ TEST_F(NvtxAgent, WriteWithNotificationExactSequence) {
     ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bBuf.desc()})));
     ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
     ASSERT_EQ(NIXL_SUCCESS, sendMD(*a, *b));
-    rec_.take(); // setup: covered by the test above
+    // Registration and the metadata exchange. loadRemoteMD learns remote_agent only when it
+    // succeeds: the plugin puts it on a mark just before the pop (the push carries nothing).
+    const lines setup = {
+        "push D1 L0 reg:nixl::registerMem argb=ff3f51b5 cat=4 " +
+            rec_.payload("{key=\"mem_type\" value=\"DRAM_SEG\"}", 1),
+        "pop D1 L0",
+        "push D2 L0 reg:nixl::registerMem argb=ff3f51b5 cat=4 " +
+            rec_.payload("{key=\"mem_type\" value=\"DRAM_SEG\"}", 1),
+        "pop D2 L0",
+        "push D1 L0 reg:nixl::loadRemoteMD argb=ff009688 cat=8 -",
+        "mark D1 reg:nixl::loadRemoteMD argb=ff009688 cat=8 " +
+            rec_.payload("{key=\"remote_agent\" value=\"B\"}", 1),
+        "pop D1 L0",
+        "push D2 L0 reg:nixl::loadRemoteMD argb=ff009688 cat=8 -",
+        "mark D2 reg:nixl::loadRemoteMD argb=ff009688 cat=8 " +
+            rec_.payload("{key=\"remote_agent\" value=\"A\"}", 1),
+        "pop D2 L0",
+    };
+    EXPECT_EQ(eventsOnly(rec_.take()), setup);
 
     nixl_opt_args_t args;
     args.notif = "written";
