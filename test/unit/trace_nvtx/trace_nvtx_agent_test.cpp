@@ -178,5 +178,56 @@ TEST_F(NvtxAgent, WriteWithNotificationExactSequence) {
     EXPECT_EQ(NIXL_SUCCESS, a->releaseXferReq(req));
 }
 
+TEST_F(NvtxAgent, SynchronousWriteNestsTheCompletionMarkInThePostRange) {
+    testBuffer aBuf(128, 3);
+    testBuffer bBuf(128, 4);
+    auto a = makeAgent("A");
+    auto b = makeAgent("B");
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*a)); // completes inside postXferReq
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*b));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({aBuf.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bBuf.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+    nixl_opt_args_t args;
+    args.notif = "sync";
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS,
+              a->createXferReq(NIXL_WRITE, xferList({aBuf.desc(0, 64)}),
+                               xferList({bBuf.desc(0, 64)}), "B", req, &args));
+    rec_.take();
+    ASSERT_EQ(NIXL_SUCCESS, a->postXferReq(req));
+    ASSERT_EQ(NIXL_SUCCESS, a->getXferStatus(req)); // already seen: no second mark
+    EXPECT_TRUE(holdsPattern(bBuf, 3, 0, 64));
+    const lines want = {
+        "push D1 L0 reg:nixl::postXferReq.write argb=ffff9800 cat=5 " +
+            rec_.payload("{correlation_id=C1}{key=\"remote_agent\" value=\"B\"}"
+                         "{key=\"bytes\" value=64}",
+                         3),
+        "mark D1 reg:nixl::xfer.complete argb=ff009688 cat=8 " +
+            rec_.payload("{correlation_id=C1}", 1),
+        "pop D1 L0",
+    };
+    EXPECT_EQ(normaliseCorrelation(rec_.take()), want);
+    EXPECT_EQ(NIXL_SUCCESS, a->releaseXferReq(req));
+}
+
+TEST_F(NvtxAgent, AFailedCallEndsWithItsStatusOnAMarkBeforeThePop) {
+    auto a = makeAgent("A");
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*a));
+    rec_.take();
+    const nixl_status_t gst = a->genNotif("nobody", "hello");
+    ASSERT_NE(gst, NIXL_SUCCESS);
+    const lines want = {
+        "push D1 L0 reg:nixl::genNotif argb=ff009688 cat=8 " +
+            rec_.payload("{key=\"remote_agent\" value=\"nobody\"}", 1),
+        "mark D1 reg:nixl::genNotif argb=ff009688 cat=8 " +
+            rec_.payload("{key=\"status\" value=\"" + std::string(nixlEnumStrings::statusStr(gst)) +
+                             "\"}",
+                         1),
+        "pop D1 L0",
+    };
+    EXPECT_EQ(eventsOnly(rec_.take()), want);
+}
+
 } // namespace
 } // namespace nixl_agent_test
