@@ -11,8 +11,10 @@
  * read the record with nixl_nvtx_recorder_take() (dlsym on this library).
  *
  * Built twice: with NIXL_NVTX_RECORDER_PAYLOAD_EXT=1 it also exports
- * InitializeInjectionNvtxExtension and implements the payload extension (schema registration,
- * and the payload push/pop/mark calls, recorded so a test sees if they are used); with 0 it is
+ * InitializeInjectionNvtxExtension and implements the payload extension (schema registration;
+ * nvtxDomainIsEnabled, which reports the domain named by NIXL_TEST_NVTX_DISABLED_DOMAIN
+ * disabled; and the payload push/pop/mark calls, recorded so a test sees if they are used).
+ * With 0 it is
  * a tool that knows only the core table, like an older Nsight or a third-party tool, and sees
  * payloads it cannot decode.
  *
@@ -68,6 +70,7 @@ size_t domainCount = 0;
 size_t stringCount = 0;
 std::map<uintptr_t, std::string> stringText; // handle -> text
 std::map<std::pair<uintptr_t, uint64_t>, schemaInfo> schemas; // (domain, id) -> layout
+std::map<uintptr_t, std::string> domainText; // handle -> name
 bool extInitialized = false;
 thread_local std::map<uintptr_t, int> depth; // per domain, this thread
 
@@ -238,6 +241,7 @@ domainCreateA(const char *name) {
     std::lock_guard<std::mutex> g(mu);
     const size_t id = ++domainCount;
     line(fmt("domain D%zu \"%s\"", id, name != nullptr ? name : "null"));
+    domainText[domainBase + id] = name != nullptr ? name : "";
     return reinterpret_cast<nvtxDomainHandle_t>(domainBase + id);
 }
 
@@ -327,6 +331,16 @@ payloadSchemaRegister(nvtxDomainHandle_t d, const nvtxPayloadSchemaAttr_t *a) {
     return a->schemaId;
 }
 
+// Not recorded (a query, not an event): 0 for the domain named by
+// NIXL_TEST_NVTX_DISABLED_DOMAIN, as a tool filtering domains would answer, else 1.
+uint8_t NVTX_API
+domainIsEnabled(nvtxDomainHandle_t d) {
+    std::lock_guard<std::mutex> g(mu);
+    const char *off = std::getenv("NIXL_TEST_NVTX_DISABLED_DOMAIN");
+    const auto it = domainText.find(reinterpret_cast<uintptr_t>(d));
+    return off != nullptr && it != domainText.end() && it->second == off ? 0 : 1;
+}
+
 void NVTX_API
 markPayload(nvtxDomainHandle_t d, const nvtxPayloadData_t *pl, size_t n) {
     std::lock_guard<std::mutex> g(mu);
@@ -390,6 +404,7 @@ InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info) {
         }
     };
     set(NVTX3EXT_CBID_nvtxPayloadSchemaRegister, &payloadSchemaRegister);
+    set(NVTX3EXT_CBID_nvtxDomainIsEnabled, &domainIsEnabled);
     set(NVTX3EXT_CBID_nvtxMarkPayload, &markPayload);
     set(NVTX3EXT_CBID_nvtxRangePushPayload, &rangePushPayload);
     set(NVTX3EXT_CBID_nvtxRangePopPayload, &rangePopPayload);
@@ -417,6 +432,7 @@ nixl_nvtx_recorder_reset(void) {
     domainCount = 0;
     stringCount = 0;
     stringText.clear();
+    domainText.clear();
     schemas.clear();
     depth.clear();
 }

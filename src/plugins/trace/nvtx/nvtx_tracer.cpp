@@ -79,6 +79,10 @@ nixlNvtxTracer::nixlNvtxTracer(const nixlTraceBackendContext &ctx)
             names_[i] = nvtxDomainRegisterStringA(domain_, n.name);
         }
     }
+    // 0 when no tool is attached (NVTX's no-tool answer), 1 from a tool without the payload
+    // extension, else the tool's choice. Asked once, not per event: a span's push and pop must
+    // agree, and the no-tool case must cost only the branch below.
+    enabled_ = nvtxDomainIsEnabled(domain_) != 0;
 }
 
 nixlNvtxTracer::~nixlNvtxTracer() {
@@ -206,6 +210,9 @@ nixlNvtxTracer::describe(const nixl_trace_event_t &ev,
 
 void
 nixlNvtxTracer::spanBegin(const nixl_trace_event_t &ev) noexcept {
+    if (!enabled_) {
+        return;
+    }
     spanStack &s = tlsSpans;
     if (s.depth < maxTrackedDepth) {
         s.entries[s.depth] = {ev.span_id, ev.attrs == nullptr ? 0 : ev.attr_count};
@@ -219,6 +226,9 @@ nixlNvtxTracer::spanBegin(const nixl_trace_event_t &ev) noexcept {
 
 void
 nixlNvtxTracer::spanEnd(const nixl_trace_event_t &ev) noexcept {
+    if (!enabled_) {
+        return;
+    }
     spanStack &s = tlsSpans;
     size_t known = 0; // attributes the push carried; 0 if this span's begin was not tracked
     if (s.depth > 0) {
@@ -239,6 +249,9 @@ nixlNvtxTracer::spanEnd(const nixl_trace_event_t &ev) noexcept {
 
 void
 nixlNvtxTracer::mark(const nixl_trace_event_t &ev) noexcept {
+    if (!enabled_) {
+        return;
+    }
     nvtxEventAttributes_t attr;
     nvtxPayloadData_t payloads[maxPayloads];
     describe(ev, 0, attr, payloads);
