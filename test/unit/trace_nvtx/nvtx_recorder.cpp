@@ -11,15 +11,14 @@
  * read the record with nixl_nvtx_recorder_take() (dlsym on this library).
  *
  * Built twice: with NIXL_NVTX_RECORDER_PAYLOAD_EXT=1 it also exports
- * InitializeInjectionNvtxExtension and implements the payload extension (schema registration;
- * nvtxDomainIsEnabled, which reports the domain named by NIXL_TEST_NVTX_DISABLED_DOMAIN
- * disabled; and the payload push/pop/mark calls, recorded so a test sees if they are used).
+ * InitializeInjectionNvtxExtension and implements the payload extension (schema registration,
+ * and the payload push/pop/mark calls, recorded so a test sees if they are used).
  * With 0 it is
  * a tool that knows only the core table, like an older Nsight or a third-party tool, and sees
  * payloads it cannot decode.
  *
  * Line formats (D<n> = n-th domain created, S<n> = n-th string registered, process-wide):
- *   domain D1 "name"                 destroy D1
+ *   domain D1 "name" [-> null]       destroy D1
  *   category D1 5 "CommSend"         string D1 S3 "nixl::postXferReq.write"
  *   schema D1 16777218 "nixl.attr.int64" size=32 [key:cstring*@0 value:int64@16]
  *   push D1 L0 reg:<name>|ascii:<name> argb=ff... cat=5 <payload>
@@ -70,7 +69,6 @@ size_t domainCount = 0;
 size_t stringCount = 0;
 std::map<uintptr_t, std::string> stringText; // handle -> text
 std::map<std::pair<uintptr_t, uint64_t>, schemaInfo> schemas; // (domain, id) -> layout
-std::map<uintptr_t, std::string> domainText; // handle -> name
 bool extInitialized = false;
 thread_local std::map<uintptr_t, int> depth; // per domain, this thread
 
@@ -240,8 +238,14 @@ nvtxDomainHandle_t NVTX_API
 domainCreateA(const char *name) {
     std::lock_guard<std::mutex> g(mu);
     const size_t id = ++domainCount;
+    // A tool that does not handle some domain hands out no handle for it (as NVTX without a
+    // tool does): NIXL_TEST_NVTX_NULL_DOMAIN names such a domain.
+    const char *none = std::getenv("NIXL_TEST_NVTX_NULL_DOMAIN");
+    if (none != nullptr && name != nullptr && std::strcmp(none, name) == 0) {
+        line(fmt("domain D%zu \"%s\" -> null", id, name));
+        return nullptr;
+    }
     line(fmt("domain D%zu \"%s\"", id, name != nullptr ? name : "null"));
-    domainText[domainBase + id] = name != nullptr ? name : "";
     return reinterpret_cast<nvtxDomainHandle_t>(domainBase + id);
 }
 
@@ -331,16 +335,6 @@ payloadSchemaRegister(nvtxDomainHandle_t d, const nvtxPayloadSchemaAttr_t *a) {
     return a->schemaId;
 }
 
-// Not recorded (a query, not an event): 0 for the domain named by
-// NIXL_TEST_NVTX_DISABLED_DOMAIN, as a tool filtering domains would answer, else 1.
-uint8_t NVTX_API
-domainIsEnabled(nvtxDomainHandle_t d) {
-    std::lock_guard<std::mutex> g(mu);
-    const char *off = std::getenv("NIXL_TEST_NVTX_DISABLED_DOMAIN");
-    const auto it = domainText.find(reinterpret_cast<uintptr_t>(d));
-    return off != nullptr && it != domainText.end() && it->second == off ? 0 : 1;
-}
-
 void NVTX_API
 markPayload(nvtxDomainHandle_t d, const nvtxPayloadData_t *pl, size_t n) {
     std::lock_guard<std::mutex> g(mu);
@@ -404,7 +398,6 @@ InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info) {
         }
     };
     set(NVTX3EXT_CBID_nvtxPayloadSchemaRegister, &payloadSchemaRegister);
-    set(NVTX3EXT_CBID_nvtxDomainIsEnabled, &domainIsEnabled);
     set(NVTX3EXT_CBID_nvtxMarkPayload, &markPayload);
     set(NVTX3EXT_CBID_nvtxRangePushPayload, &rangePushPayload);
     set(NVTX3EXT_CBID_nvtxRangePopPayload, &rangePopPayload);
@@ -432,7 +425,6 @@ nixl_nvtx_recorder_reset(void) {
     domainCount = 0;
     stringCount = 0;
     stringText.clear();
-    domainText.clear();
     schemas.clear();
     depth.clear();
 }

@@ -63,9 +63,15 @@ nixlNvtxTracer::nixlNvtxTracer(const nixlTraceBackendContext &ctx)
     if (domainName_.empty()) {
         domainName_ = "nixl";
     }
-    // The first NVTX call of the process loads the tool named by NVTX_INJECTION64_PATH; with
-    // none, every call below is an empty function and returns null handles.
+    // The first NVTX call of the process loads the tool named by NVTX_INJECTION64_PATH. With
+    // none, NVTX's stubs return a null domain: the plugin then registers nothing and each event
+    // costs one predictable branch (enabled_). A tool returns a domain handle (null is NVTX's
+    // default domain, which a tool that handles domains never hands out for a created one).
     domain_ = nvtxDomainCreateA(domainName_.c_str());
+    enabled_ = domain_ != nullptr;
+    if (!enabled_) {
+        return;
+    }
     for (uint32_t k = 0; k < NIXL_TRACE_KIND_COUNT; ++k) {
         nvtxDomainNameCategoryA(domain_, k + 1, kindName[k]);
     }
@@ -79,20 +85,18 @@ nixlNvtxTracer::nixlNvtxTracer(const nixlTraceBackendContext &ctx)
             names_[i] = nvtxDomainRegisterStringA(domain_, n.name);
         }
     }
-    // 0 when no tool is attached (NVTX's no-tool answer), 1 from a tool without the payload
-    // extension, else the tool's choice. Asked once, not per event: a span's push and pop must
-    // agree, and the no-tool case must cost only the branch below.
-    enabled_ = nvtxDomainIsEnabled(domain_) != 0;
 }
 
 nixlNvtxTracer::~nixlNvtxTracer() {
     const uint64_t dropped = droppedAttrs_.load(std::memory_order_relaxed);
     if (dropped != 0) {
         NIXL_SDK_WARN("nvtx: agent '" << domainName_ << "': " << dropped
-                                      << " attributes not traced (more than "
-                                      << (maxPayloads - 1) << " on one event)");
+                                      << " attributes not traced (an NVTX event carries at most "
+                                      << maxPayloads << " payloads, the correlation id included)");
     }
-    nvtxDomainDestroy(domain_);
+    if (domain_ != nullptr) {
+        nvtxDomainDestroy(domain_);
+    }
 }
 
 void

@@ -19,8 +19,7 @@
  * become known only while a span runs (span_end carries more attributes than span_begin did)
  * are emitted as a mark with the span's name and those attributes just before the pop.
  *
- * With no tool attached (or a tool that reports the domain disabled through
- * nvtxDomainIsEnabled, asked once at construction) the event methods return at once.
+ * With no tool attached (NVTX then creates no domain) the event methods return at once.
  *
  * Thread safety: the event methods may run concurrently on any threads; they touch only the
  * immutable handles set up by the constructor, a per-thread span stack, and an atomic
@@ -76,8 +75,7 @@ private:
     // the ASCII name).
     std::vector<nvtxStringHandle_t> names_;
     std::atomic<uint64_t> droppedAttrs_{0};
-    // Whether the tool wants this domain's events, asked once at construction: false with no
-    // tool attached, so that each event then costs one predictable branch.
+    // False with no tool attached (no domain): each event then costs one predictable branch.
     bool enabled_ = false;
 };
 
