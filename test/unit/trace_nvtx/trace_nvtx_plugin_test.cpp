@@ -274,9 +274,18 @@ TEST_F(NvtxPlugin, UnknownKindAttrTypeAndNameIdFallBack) {
     // Kind beyond the enum -> Generic; name id beyond the table -> the ASCII name.
     auto ev = event(50, 99, "nixl::fromTheFuture", 0, 0, attrs);
     lib().ops_->mark(b, &ev);
+    // A span gaining only an attribute of an unknown type gets no end mark.
+    auto span = event(0, NIXL_TRACE_KIND_COMM_SEND, "nixl::postXferReq.write", 41, 0, {});
+    lib().ops_->span_begin(b, &span);
+    const std::vector<nixl_trace_attr_t> unknownOnly = {odd};
+    auto spanEnd = event(0, NIXL_TRACE_KIND_COMM_SEND, "nixl::postXferReq.write", 41, 0,
+                         unknownOnly);
+    lib().ops_->span_end(b, &spanEnd);
     const lines want = {
         "mark D1 ascii:nixl::fromTheFuture argb=ff9e9e9e cat=1 " +
             rec_.payload("{key=\"kept\" value=3}", 1),
+        "push D1 L0 reg:nixl::postXferReq.write argb=ffff9800 cat=5 -",
+        "pop D1 L0",
     };
     EXPECT_EQ(rec_.take(), want);
     lib().ops_->destroy(b);

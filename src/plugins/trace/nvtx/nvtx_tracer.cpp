@@ -155,7 +155,7 @@ nixlNvtxTracer::registerSchemas() noexcept {
     }
 }
 
-void
+size_t
 nixlNvtxTracer::describe(const nixl_trace_event_t &ev,
                          size_t first,
                          nvtxEventAttributes_t &attr,
@@ -179,6 +179,7 @@ nixlNvtxTracer::describe(const nixl_trace_event_t &ev,
     if (ev.correlation_id != 0) {
         payloads[n++] = {schemaCorrelation, sizeof(ev.correlation_id), &ev.correlation_id};
     }
+    const size_t attrsFrom = n;
     const size_t count = ev.attrs == nullptr ? 0 : ev.attr_count;
     for (size_t i = first; i < count; ++i) {
         const nixl_trace_attr_t &a = ev.attrs[i];
@@ -210,6 +211,7 @@ nixlNvtxTracer::describe(const nixl_trace_event_t &ev,
         attr.reserved0 = static_cast<int32_t>(n);
         attr.payload.ullValue = NVTX_POINTER_AS_PAYLOAD_ULLVALUE(payloads);
     }
+    return n - attrsFrom;
 }
 
 void
@@ -245,8 +247,10 @@ nixlNvtxTracer::spanEnd(const nixl_trace_event_t &ev) noexcept {
     if (count > known) {
         nvtxEventAttributes_t attr;
         nvtxPayloadData_t payloads[maxPayloads];
-        describe(ev, known, attr, payloads);
-        nvtxDomainMarkEx(domain_, &attr);
+        // Late attributes of types this plugin skips would make a mark with nothing new.
+        if (describe(ev, known, attr, payloads) != 0) {
+            nvtxDomainMarkEx(domain_, &attr);
+        }
     }
     nvtxDomainRangePop(domain_);
 }

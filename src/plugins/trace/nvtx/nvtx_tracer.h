@@ -63,7 +63,8 @@ private:
     registerSchemas() noexcept;
     // Fills attr with the event's name, colour and category, and payloads (maxPayloads
     // entries) with its correlation id and attrs [first, attr_count); attr points at them.
-    void
+    // Returns the number of attribute payloads (the correlation id not counted).
+    size_t
     describe(const nixl_trace_event_t &ev,
              size_t first,
              nvtxEventAttributes_t &attr,
