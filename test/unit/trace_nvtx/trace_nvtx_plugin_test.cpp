@@ -133,17 +133,45 @@ lib() {
     return l;
 }
 
-nixl_trace_backend_t *
-create(const char *agent, const nixl_trace_name_t *names, uint32_t count) {
+nixl_plugin_status_t
+tryCreate(const char *agent,
+          const nixl_trace_name_t *names,
+          uint32_t count,
+          nixl_trace_backend_t **out) {
     nixl_trace_backend_init_params_t p{};
     p.size = sizeof(p);
     p.core = &coreServices;
     p.agent_name = {agent, std::strlen(agent)};
     p.names = names;
     p.name_count = count;
+    *out = nullptr;
+    return lib().ops_->create(&p, out);
+}
+
+nixl_trace_backend_t *
+create(const char *agent, const nixl_trace_name_t *names, uint32_t count) {
     nixl_trace_backend_t *b = nullptr;
-    EXPECT_EQ(lib().ops_->create(&p, &b), NIXL_PLUGIN_SUCCESS);
+    EXPECT_EQ(tryCreate(agent, names, count, &b), NIXL_PLUGIN_SUCCESS);
     return b;
+}
+
+// The plugin declined: NOT_ALLOWED, no instance, and one DEBUG line (level 1) saying why.
+void
+expectDeclined(const char *agent) {
+    {
+        std::lock_guard<std::mutex> g(logMu);
+        logLines.clear();
+    }
+    nixl_trace_backend_t *b = nullptr;
+    EXPECT_EQ(tryCreate(agent, nameTable, 3, &b), NIXL_PLUGIN_ERR_NOT_ALLOWED);
+    EXPECT_EQ(b, nullptr);
+    std::lock_guard<std::mutex> g(logMu);
+    ASSERT_EQ(logLines.size(), 1u);
+    EXPECT_EQ(logLines[0].rfind("1 nvtx: agent '" + std::string(agent) +
+                                    "': no NVTX tool attached",
+                                0),
+              0u)
+        << logLines[0];
 }
 
 class NvtxPlugin : public ::testing::Test {
@@ -351,23 +379,13 @@ TEST_F(NvtxPlugin, TwoAgentsGetTwoDomainsAndTheirOwnRegisteredNames) {
     EXPECT_EQ(rec_.take(), (lines{"destroy D1", "destroy D2"}));
 }
 
-TEST_F(NvtxPlugin, NoDomainHandleMeansNoRegistrationAndNoEvents) {
+TEST_F(NvtxPlugin, NoDomainHandleDeclinesTheAgent) {
     // NVTX without a tool returns a null domain, and so does this tool for the domain named by
-    // NIXL_TEST_NVTX_NULL_DOMAIN: the plugin then treats the agent as untraced.
+    // NIXL_TEST_NVTX_NULL_DOMAIN: the plugin declines, having registered nothing.
     setenv("NIXL_TEST_NVTX_NULL_DOMAIN", "off", 1);
-    nixl_trace_backend_t *b = create("off", nameTable, 3);
+    expectDeclined("off");
     unsetenv("NIXL_TEST_NVTX_NULL_DOMAIN");
-    ASSERT_NE(b, nullptr);
     EXPECT_EQ(rec_.take(), lines{"domain D1 \"off\" -> null"});
-    const auto &ops = *lib().ops_;
-    const std::vector<nixl_trace_attr_t> attrs = {i64("bytes", 1)};
-    auto post = event(0, NIXL_TRACE_KIND_COMM_SEND, "nixl::postXferReq.write", 31, 3, attrs);
-    ops.span_begin(b, &post);
-    auto done = event(1, NIXL_TRACE_KIND_METADATA, "nixl::xfer.complete", 0, 3, {});
-    ops.mark(b, &done);
-    ops.span_end(b, &post);
-    ops.destroy(b);
-    EXPECT_EQ(rec_.take(), lines{});
 }
 
 TEST_F(NvtxPlugin, ConcurrentThreadsKeepTheirRangesBalanced) {
@@ -427,22 +445,15 @@ TEST_F(NvtxPlugin, ConcurrentThreadsKeepTheirRangesBalanced) {
     lib().ops_->destroy(b);
 }
 
-// No tool attached (NVTX_INJECTION64_PATH unset): every NVTX call is NVTX's empty function;
-// the plugin must create, trace and destroy without a tool's handles.
-TEST(NvtxNoTool, CreateTraceDestroyWithoutATool) {
+// No tool attached (NVTX_INJECTION64_PATH unset): NVTX's stubs create no domain and the
+// plugin declines every agent, quietly, so core keeps no instance of it.
+TEST(NvtxNoTool, DeclinesWithoutATool) {
     if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) {
         GTEST_SKIP() << "NVTX_INJECTION64_PATH is set (a tool is attached)";
     }
     ASSERT_TRUE(lib().error_.empty()) << lib().error_;
-    nixl_trace_backend_t *b = create("agentA", nameTable, 3);
-    ASSERT_NE(b, nullptr);
-    const std::vector<nixl_trace_attr_t> attrs = {str("remote_agent", "t", 1), i64("bytes", 1)};
-    auto post = event(0, NIXL_TRACE_KIND_COMM_SEND, "nixl::postXferReq.write", 1, 7, attrs);
-    lib().ops_->span_begin(b, &post);
-    auto done = event(1, NIXL_TRACE_KIND_METADATA, "nixl::xfer.complete", 0, 7, {});
-    lib().ops_->mark(b, &done);
-    lib().ops_->span_end(b, &post);
-    lib().ops_->destroy(b);
+    expectDeclined("agentA");
+    expectDeclined("agentB");
 }
 
 } // namespace

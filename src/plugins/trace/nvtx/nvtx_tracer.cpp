@@ -64,13 +64,15 @@ nixlNvtxTracer::nixlNvtxTracer(const nixlTraceBackendContext &ctx)
         domainName_ = "nixl";
     }
     // The first NVTX call of the process loads the tool named by NVTX_INJECTION64_PATH. With
-    // none, NVTX's stubs return a null domain: the plugin then registers nothing and each event
-    // costs one predictable branch (enabled_). A tool returns a domain handle (null is NVTX's
-    // default domain, which a tool that handles domains never hands out for a created one).
+    // none, NVTX's stubs return a null domain, and the plugin declines the agent: core then
+    // keeps no instance, so an always-on NIXL_TRACE_BACKENDS=nvtx costs nothing outside
+    // Nsight Systems. A tool returns a domain handle (null is NVTX's default domain, which a
+    // tool that handles domains does not hand out for a created one).
     domain_ = nvtxDomainCreateA(domainName_.c_str());
-    enabled_ = domain_ != nullptr;
-    if (!enabled_) {
-        return;
+    if (domain_ == nullptr) {
+        throw nixlTraceBackendDeclined("nvtx: agent '" + domainName_ +
+                                       "': no NVTX tool attached (NVTX_INJECTION64_PATH names "
+                                       "none, or the tool created no domain); not tracing");
     }
     for (uint32_t k = 0; k < NIXL_TRACE_KIND_COUNT; ++k) {
         nvtxDomainNameCategoryA(domain_, k + 1, kindName[k]);
@@ -94,9 +96,7 @@ nixlNvtxTracer::~nixlNvtxTracer() {
                                       << " attributes not traced (an NVTX event carries at most "
                                       << maxPayloads << " payloads, the correlation id included)");
     }
-    if (domain_ != nullptr) {
-        nvtxDomainDestroy(domain_);
-    }
+    nvtxDomainDestroy(domain_);
 }
 
 void
@@ -216,9 +216,6 @@ nixlNvtxTracer::describe(const nixl_trace_event_t &ev,
 
 void
 nixlNvtxTracer::spanBegin(const nixl_trace_event_t &ev) noexcept {
-    if (!enabled_) {
-        return;
-    }
     spanStack &s = tlsSpans;
     if (s.depth < maxTrackedDepth) {
         s.entries[s.depth] = {ev.span_id, ev.attrs == nullptr ? 0 : ev.attr_count};
@@ -232,9 +229,6 @@ nixlNvtxTracer::spanBegin(const nixl_trace_event_t &ev) noexcept {
 
 void
 nixlNvtxTracer::spanEnd(const nixl_trace_event_t &ev) noexcept {
-    if (!enabled_) {
-        return;
-    }
     spanStack &s = tlsSpans;
     size_t known = 0; // attributes the push carried; 0 if this span's begin was not tracked
     if (s.depth > 0) {
@@ -257,9 +251,6 @@ nixlNvtxTracer::spanEnd(const nixl_trace_event_t &ev) noexcept {
 
 void
 nixlNvtxTracer::mark(const nixl_trace_event_t &ev) noexcept {
-    if (!enabled_) {
-        return;
-    }
     nvtxEventAttributes_t attr;
     nvtxPayloadData_t payloads[maxPayloads];
     describe(ev, 0, attr, payloads);

@@ -19,7 +19,8 @@
  * become known only while a span runs (span_end carries more attributes than span_begin did)
  * are emitted as a mark with the span's name and those attributes just before the pop.
  *
- * With no tool attached (NVTX then creates no domain) the event methods return at once.
+ * With no tool attached (NVTX then creates no domain) the constructor declines the agent
+ * (nixlTraceBackendDeclined): core keeps no instance and the agent pays nothing for it.
  *
  * Thread safety: the event methods may run concurrently on any threads; they touch only the
  * immutable handles set up by the constructor, a per-thread span stack, and an atomic
@@ -48,6 +49,7 @@ public:
     /** Payloads attached to one NVTX event: the correlation id and up to 15 attributes. */
     static constexpr size_t maxPayloads = 16;
 
+    /** Throws nixlTraceBackendDeclined when no NVTX tool is attached. */
     explicit nixlNvtxTracer(const nixlTraceBackendContext &ctx);
     ~nixlNvtxTracer() override;
 
@@ -76,8 +78,6 @@ private:
     // the ASCII name).
     std::vector<nvtxStringHandle_t> names_;
     std::atomic<uint64_t> droppedAttrs_{0};
-    // False with no tool attached (no domain): each event then costs one predictable branch.
-    bool enabled_ = false;
 };
 
 #endif // NIXL_TRACE_NVTX_TRACER_H
