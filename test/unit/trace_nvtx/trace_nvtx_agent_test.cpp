@@ -7,13 +7,14 @@
  * recording NVTX tool: the exact NVTX sequence of a WRITE with notification between two
  * agents on the TEST backend, including nesting and the correlation id that links the post
  * range to its xfer.complete mark. meson runs it under both kinds of tool (with and without
- * the payload extension).
+ * the payload extension), and once without a tool (NvtxAgentNoTool.*).
  */
 #include <map>
 #include <optional>
 #include <set>
 
 #include "../agent/agent_test_utils.h"
+#include "common/nixl_log.h"
 #include "nvtx_test_util.h"
 
 namespace nixl_agent_test {
@@ -247,6 +248,56 @@ TEST_F(NvtxAgent, AFailedCallEndsWithItsStatusOnAMarkBeforeThePop) {
         "pop D1 L0",
     };
     EXPECT_EQ(eventsOnly(rec_.take()), want);
+}
+
+// Without a tool the plugin declines every agent: one INFO line each, no warning or error, and
+// the agents transfer as usual.
+class NvtxAgentNoTool : public agentTest {
+protected:
+    NvtxAgentNoTool() : backends_("NIXL_TRACE_BACKENDS", "nvtx") {}
+
+    scopedEnv backends_;
+};
+
+TEST_F(NvtxAgentNoTool, AgentsAreDeclinedQuietlyAndTransfer) {
+    if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) {
+        GTEST_SKIP() << "NVTX_INJECTION64_PATH is set (a tool is attached)";
+    }
+    const nixl::log::level before = nixl::log::getLevel();
+    nixl::log::setLevel(nixl::log::level::INFO);
+    stderrCapture cap;
+    auto a = makeAgent("A");
+    auto b = makeAgent("B");
+    const std::string log = cap.stop();
+    nixl::log::setLevel(before);
+    size_t declined = 0;
+    std::istringstream in(log);
+    for (std::string l; std::getline(in, l);) {
+        EXPECT_NE(l.rfind("[nixl W ", 0), 0u) << l;
+        EXPECT_NE(l.rfind("[nixl E ", 0), 0u) << l;
+        if (l.rfind("[nixl I ", 0) == 0 && l.find("nvtx declined") != std::string::npos) {
+            ++declined;
+        }
+    }
+    EXPECT_EQ(declined, 2u) << log;
+
+    testBuffer aBuf(64, 5);
+    testBuffer bBuf(64, 6);
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*a));
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*b));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({aBuf.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bBuf.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+    nixl_opt_args_t args;
+    args.notif = "untraced";
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS,
+              a->createXferReq(NIXL_WRITE, xferList({aBuf.desc()}), xferList({bBuf.desc()}), "B",
+                               req, &args));
+    ASSERT_EQ(NIXL_SUCCESS, runXfer(*a, req));
+    EXPECT_TRUE(holdsPattern(bBuf, 5));
+    EXPECT_EQ((nixl_notifs_t{{"A", {"untraced"}}}), drain(*b));
+    EXPECT_EQ(NIXL_SUCCESS, a->releaseXferReq(req));
 }
 
 } // namespace
