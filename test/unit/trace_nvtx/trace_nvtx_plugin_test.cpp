@@ -388,6 +388,42 @@ TEST_F(NvtxPlugin, NoDomainHandleDeclinesTheAgent) {
     EXPECT_EQ(rec_.take(), lines{"domain D1 \"off\" -> null"});
 }
 
+TEST_F(NvtxPlugin, BeyondTheTrackedDepthRangesStayBalancedAndEndMarksRepeatAttributes) {
+    nixl_trace_backend_t *b = create("agentA", nameTable, 3);
+    ASSERT_NE(b, nullptr);
+    rec_.take();
+    const auto &ops = *lib().ops_;
+    // 70 nested spans with one attribute each, the same at begin and end: the plugin tracks
+    // 64 levels per thread, so only the 6 deepest cannot tell their attribute was known at
+    // the push and repeat it on a mark before their pop rather than risk losing it.
+    constexpr int depth = 70;
+    const std::vector<nixl_trace_attr_t> attrs = {i64("level", 1)};
+    std::vector<nixl_trace_event_t> evs;
+    for (int i = 0; i < depth; ++i) {
+        evs.push_back(event(2, NIXL_TRACE_KIND_METADATA, "nixl::loadRemoteMD", 100 + i, 0, attrs));
+    }
+    for (int i = 0; i < depth; ++i) {
+        ops.span_begin(b, &evs[i]);
+    }
+    for (int i = depth - 1; i >= 0; --i) {
+        ops.span_end(b, &evs[i]);
+    }
+    lines want;
+    const std::string name = "reg:nixl::loadRemoteMD argb=ff009688 cat=8 ";
+    const std::string pl = rec_.payload("{key=\"level\" value=1}", 1);
+    for (int i = 0; i < depth; ++i) {
+        want.push_back("push D1 L" + std::to_string(i) + " " + name + pl);
+    }
+    for (int i = depth - 1; i >= 0; --i) {
+        if (i >= 64) {
+            want.push_back("mark D1 " + name + pl);
+        }
+        want.push_back("pop D1 L" + std::to_string(i));
+    }
+    EXPECT_EQ(rec_.take(), want);
+    ops.destroy(b);
+}
+
 TEST_F(NvtxPlugin, ConcurrentThreadsKeepTheirRangesBalanced) {
     nixl_trace_backend_t *b = create("agentA", nameTable, 3);
     ASSERT_NE(b, nullptr);
