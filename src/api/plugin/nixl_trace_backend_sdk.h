@@ -19,7 +19,10 @@
  *
  * Construction errors: throw any std::exception when the plugin cannot run for this agent;
  * the SDK logs what() once (make it name the variable, file or version at fault) and core
- * runs the agent without this plugin. No exception crosses into core.
+ * runs the agent without this plugin. No exception crosses into core. A plugin with nothing
+ * to do for this agent (e.g. NVTX with no tool attached) throws nixlTraceBackendDeclined
+ * instead: create returns NIXL_PLUGIN_ERR_NOT_ALLOWED, which core logs at INFO, not as an
+ * error.
  *
  * Thread safety: the event methods of one instance are called from any thread of the agent,
  * concurrently, and must not block (they run on the transfer path): use per-thread state or
@@ -33,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string_view>
 
 #include "nixl_plugin_sdk_common.h"
@@ -49,6 +53,16 @@ struct nixlTraceBackendContext {
     std::span<const nixl_trace_name_t> names;
     /** Core services (logging, options); the SDK's NIXL_SDK_* macros already use them. */
     const nixl_plugin_core_services_t *core = nullptr;
+};
+
+/**
+ * Thrown by a trace backend's constructor to decline the agent: the plugin has nothing to do
+ * for it (e.g. no tool to send events to). Not an error: what() is logged at DEBUG and core
+ * logs one INFO line; the agent runs without this plugin.
+ */
+class nixlTraceBackendDeclined : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 /** Views over an event's parts, for plugin code that prefers C++ types. */

@@ -10,7 +10,8 @@
  *        nixlSdk::detail::traceBackendOps.
  *
  * create() turns the C init parameters into a nixlTraceBackendContext and constructs the
- * plugin, mapping its exceptions to a status with one log line; no exception crosses into
+ * plugin, mapping its exceptions to a status with one log line (nixlTraceBackendDeclined to
+ * NIXL_PLUGIN_ERR_NOT_ALLOWED at DEBUG, any other to an error); no exception crosses into
  * core. Event calls are noexcept on the C++ side, so nothing can escape them either.
  */
 #ifndef NIXL_TRACE_BACKEND_SDK_ADAPTER_H
@@ -46,6 +47,10 @@ namespace detail {
                 *out = reinterpret_cast<nixl_trace_backend_t *>(
                     static_cast<nixlTraceBackendBase *>(t));
                 return NIXL_PLUGIN_SUCCESS;
+            }
+            catch (const nixlTraceBackendDeclined &e) {
+                NIXL_SDK_DEBUG(e.what());
+                return NIXL_PLUGIN_ERR_NOT_ALLOWED;
             }
             catch (const std::exception &e) {
                 NIXL_SDK_ERROR(e.what());
