@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "chrome_checker.h"
 #include "chrome_test_util.h"
 
 extern char **environ;
@@ -28,42 +29,6 @@ extern char **environ;
 namespace {
 
 using namespace chromeTest;
-
-struct runResult {
-    int status = -1;
-    std::string output;
-};
-
-std::string
-quote(const std::string &s) {
-    std::string q = "'";
-    for (char c : s) {
-        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return q + "'";
-}
-
-// Runs the checker on `file` with extra arguments (already quoted where needed).
-runResult
-runChecker(const std::string &file, const std::string &args) {
-    const std::string cmd = "NIXL_TRACE_REPAIR_DIR=" + quote(NIXL_TRACE_REPAIR_DIR) +
-        " /usr/bin/python3 " + quote(NIXL_TRACE_CHECKER) + " " + quote(file) + " " + args +
-        " 2>&1";
-    runResult r;
-    FILE *p = popen(cmd.c_str(), "r");
-    if (p == nullptr) {
-        r.output = "popen failed";
-        return r;
-    }
-    char buf[4096];
-    size_t n = 0;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-        r.output.append(buf, n);
-    }
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
 
 class chromeTest : public ::testing::Test {
 protected:
