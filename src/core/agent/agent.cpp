@@ -17,6 +17,7 @@
 #include "config/config.h"
 #include "metadata/md_blob.h"
 #include "nixl_plugin_config_parse.h"
+#include "nixl_plugin_names.h"
 
 using nixlEnumStrings::memTypeStr;
 using nixlEnumStrings::statusStr;
@@ -72,9 +73,12 @@ nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
         // Throws on a bad NIXL_TELEMETRY_* value or exporter; null if the exporter declined.
         data->telemetry = nixlTelemetry::create(name);
     }
+    // Missing or unusable trace plugins are logged and left out; the agent works without them.
+    data->tracer = nixl::trace::makeTracer(name, nixl::trace::tracerConfigFromEnvironment());
     NIXL_DEBUG << "agent " << name << ": created, sync mode "
                << static_cast<int>(cfg.syncMode) << ", telemetry "
-               << (data->telemetryEnabled ? "on" : "off");
+               << (data->telemetryEnabled ? "on" : "off") << ", tracing "
+               << (data->tracer != nullptr ? "on" : "off");
 }
 
 nixlAgent::~nixlAgent() {
@@ -135,6 +139,8 @@ nixlAgent::~nixlAgent() {
     }
     // Final flush: events of the last interval reach the exporter before it is destroyed.
     data->telemetry.reset();
+    // Plugins flush what they hold; no traced call can run any more.
+    data->tracer.reset();
 }
 
 nixl_status_t
@@ -253,8 +259,13 @@ nixlAgent::createBackend(const nixl_backend_t &type,
     return NIXL_SUCCESS;
 }
 
-nixl_status_t
-nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
+// registerMem and deregisterMem are *Impl functions doing the work and public wrappers that
+// trace the call when the agent traces: one branch when it does not.
+
+static nixl_status_t
+registerMemImpl(nixlAgentData *data,
+                const nixl_reg_dlist_t &descs,
+                const nixl_opt_args_t *extra_params) {
     nixlWriteGuard guard(data->lock);
     const nixl_mem_t mem = descs.getType();
     if (nixlHasForeignHint(*data, extra_params)) {
@@ -362,7 +373,20 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
 }
 
 nixl_status_t
-nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
+nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(*data->tracer,
+                               nixl::trace::NameId::REGISTER_MEM,
+                               {{"mem_type", nixl_be_mem_name(descs.getType())}});
+        return nixlTraceStatus(span, registerMemImpl(data.get(), descs, extra_params));
+    }
+    return registerMemImpl(data.get(), descs, extra_params);
+}
+
+static nixl_status_t
+deregisterMemImpl(nixlAgentData *data,
+                  const nixl_reg_dlist_t &descs,
+                  const nixl_opt_args_t *extra_params) {
     nixlWriteGuard guard(data->lock);
     const nixl_mem_t mem = descs.getType();
     if (nixlHasForeignHint(*data, extra_params)) {
@@ -470,6 +494,17 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
         data->telemetry->record(nixl_telemetry_event_type_t::AGENT_MEMORY_DEREGISTERED, bytes);
     }
     return result;
+}
+
+nixl_status_t
+nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(*data->tracer,
+                               nixl::trace::NameId::DEREGISTER_MEM,
+                               {{"mem_type", nixl_be_mem_name(descs.getType())}});
+        return nixlTraceStatus(span, deregisterMemImpl(data.get(), descs, extra_params));
+    }
+    return deregisterMemImpl(data.get(), descs, extra_params);
 }
 
 nixl_status_t

@@ -29,8 +29,10 @@
 
 #include "backend/backend_engine.h"
 #include "nixl.h"
+#include "nixl_plugin_names.h"
 #include "common/fast_clock.h"
 #include "telemetry/telemetry.h"
+#include "tracing/tracing.h"
 
 /** Lock whose behaviour follows nixl_thread_sync_t. */
 class nixlAgentLock {
@@ -401,6 +403,10 @@ public:
     /** The event pipeline; null when telemetry is off or its exporter declined to run. Set at
      *  construction, reset at destruction (final flush); read by any thread in between. */
     std::unique_ptr<nixlTelemetry> telemetry;
+    /** The agent's trace backends; null when tracing is off (NIXL_TRACE_BACKENDS) or none
+     *  could be used, so each traced call pays one branch. Set at construction, read by any
+     *  thread, destroyed with the agent. */
+    std::unique_ptr<nixl::trace::Tracer> tracer;
     nixlAgentLock lock;
 
     /** Engines in creation order, and their handles. */
@@ -441,6 +447,16 @@ inline nixl_status_t
 nixlNoteStatus(const nixlAgentData &d, nixl_status_t st) noexcept {
     if (st < 0 && d.telemetry != nullptr) {
         d.telemetry->recordStatus(st);
+    }
+    return st;
+}
+
+/** Adds the "status" attribute (the status's name) to a traced call's span when st is an
+ *  error, so failed calls stand out in a trace; returns st. */
+inline nixl_status_t
+nixlTraceStatus(nixl::trace::Span &span, nixl_status_t st) noexcept {
+    if (st < 0) {
+        span.add("status", nixl_plugin_status_name(st));
     }
     return st;
 }

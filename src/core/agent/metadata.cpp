@@ -128,8 +128,11 @@ nixlAgent::getLocalPartialMD(const nixl_reg_dlist_t &descs,
     return NIXL_SUCCESS;
 }
 
-nixl_status_t
-nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_name) {
+// loadRemoteMD and makeConnection are *Impl functions doing the work and public wrappers that
+// trace the call when the agent traces: one branch when it does not.
+
+static nixl_status_t
+loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::string &agent_name) {
     nixlMdBlob blob;
     std::string error;
     if (nixlMdDecode(remote_metadata, blob, error) != NIXL_SUCCESS) {
@@ -271,6 +274,19 @@ nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_n
 }
 
 nixl_status_t
+nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_name) {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(*data->tracer, nixl::trace::NameId::LOAD_REMOTE_MD);
+        const nixl_status_t st = loadRemoteMDImpl(data.get(), remote_metadata, agent_name);
+        if (st == NIXL_SUCCESS) {
+            span.add("remote_agent", agent_name); // known only once the blob is decoded
+        }
+        return nixlTraceStatus(span, st);
+    }
+    return loadRemoteMDImpl(data.get(), remote_metadata, agent_name);
+}
+
+nixl_status_t
 nixlAgent::invalidateRemoteMD(const std::string &remote_agent) {
     nixlWriteGuard guard(data->lock);
     if (remote_agent == data->name) {
@@ -287,8 +303,10 @@ nixlAgent::invalidateRemoteMD(const std::string &remote_agent) {
     return NIXL_SUCCESS;
 }
 
-nixl_status_t
-nixlAgent::makeConnection(const std::string &remote_agent, const nixl_opt_args_t *extra_params) {
+static nixl_status_t
+makeConnectionImpl(nixlAgentData *data,
+                   const std::string &remote_agent,
+                   const nixl_opt_args_t *extra_params) {
     nixlWriteGuard guard(data->lock);
     if (nixlHasForeignHint(*data, extra_params)) {
         NIXL_ERROR << "agent " << data->name
@@ -333,6 +351,16 @@ nixlAgent::makeConnection(const std::string &remote_agent, const nixl_opt_args_t
         return NIXL_ERR_BACKEND;
     }
     return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlAgent::makeConnection(const std::string &remote_agent, const nixl_opt_args_t *extra_params) {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(
+            *data->tracer, nixl::trace::NameId::MAKE_CONNECTION, {{"remote_agent", remote_agent}});
+        return nixlTraceStatus(span, makeConnectionImpl(data.get(), remote_agent, extra_params));
+    }
+    return makeConnectionImpl(data.get(), remote_agent, extra_params);
 }
 
 nixl_status_t
@@ -381,12 +409,22 @@ nixlAgent::sendLocalPartialMD(const nixl_reg_dlist_t &descs,
     return NIXL_ERR_NOT_SUPPORTED;
 }
 
-nixl_status_t
-nixlAgent::fetchRemoteMD(const std::string remote_name, const nixl_opt_args_t *extra_params) {
-    (void)extra_params;
+static nixl_status_t
+fetchRemoteMDImpl(nixlAgentData *data, const std::string &remote_name) {
     NIXL_WARN << "agent " << data->name << ": fetchRemoteMD(" << remote_name
               << "): metadata exchange is not supported in this build";
     return NIXL_ERR_NOT_SUPPORTED;
+}
+
+nixl_status_t
+nixlAgent::fetchRemoteMD(const std::string remote_name, const nixl_opt_args_t *extra_params) {
+    (void)extra_params;
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(
+            *data->tracer, nixl::trace::NameId::FETCH_REMOTE_MD, {{"remote_agent", remote_name}});
+        return nixlTraceStatus(span, fetchRemoteMDImpl(data.get(), remote_name));
+    }
+    return fetchRemoteMDImpl(data.get(), remote_name);
 }
 
 nixl_status_t

@@ -405,6 +405,16 @@ nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
                        nixlXferReqH *&req_hndl,
                        const nixl_opt_args_t *extra_params) const {
     req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(*data->tracer,
+                               nixl::trace::NameId::MAKE_XFER_REQ,
+                               {{"desc_count", local_indices.size()}});
+        return nixlTraceStatus(
+            span,
+            nixlNoteStatus(*data,
+                           makeXferReqImpl(data.get(), operation, local_side, local_indices,
+                                           remote_side, remote_indices, req_hndl, extra_params)));
+    }
     return nixlNoteStatus(*data,
                           makeXferReqImpl(data.get(), operation, local_side, local_indices,
                                           remote_side, remote_indices, req_hndl, extra_params));
@@ -526,6 +536,17 @@ nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
                          nixlXferReqH *&req_hndl,
                          const nixl_opt_args_t *extra_params) const {
     req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(*data->tracer,
+                               nixl::trace::NameId::CREATE_XFER_REQ,
+                               {{"remote_agent", remote_agent},
+                                {"desc_count", local_descs.descCount()}});
+        return nixlTraceStatus(
+            span,
+            nixlNoteStatus(*data,
+                           createXferReqImpl(data.get(), operation, local_descs, remote_descs,
+                                             remote_agent, req_hndl, extra_params)));
+    }
     return nixlNoteStatus(*data,
                           createXferReqImpl(data.get(), operation, local_descs, remote_descs,
                                             remote_agent, req_hndl, extra_params));

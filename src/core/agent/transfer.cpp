@@ -93,8 +93,12 @@ nixlAgent::estimateXferCost(const nixlXferReqH *req_hndl,
                                                extra_params));
 }
 
-nixl_status_t
-nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_params) const {
+// postXferReq, getXferStatus, prepMemView, releaseMemView, getNotifs and genNotif are *Impl
+// functions doing the work and public wrappers that trace the call when the agent traces: one
+// branch when it does not.
+
+static nixl_status_t
+postXferReqImpl(nixlAgentData *data, nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_params) {
     if (req_hndl == nullptr) {
         NIXL_ERROR << "agent " << data->name << ": postXferReq: request handle is null";
         return nixlNoteStatus(*data, NIXL_ERR_INVALID_PARAM);
@@ -171,8 +175,40 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
     return st;
 }
 
+/**
+ * The traced post: a span named after the direction, with the request's address as the
+ * correlation id of the span and of the xfer.complete mark, which is emitted here (inside the
+ * span) when the post completes the transfer at once.
+ */
+[[gnu::noinline]] static nixl_status_t
+postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t *extra_params) {
+    if (req == nullptr) {
+        return postXferReqImpl(data, req, extra_params);
+    }
+    const nixl::trace::Tracer &tracer = *data->tracer;
+    // op, remoteAgent and totalBytes are fixed when the request is made.
+    nixl::trace::CorrelationScope corr(&tracer, reinterpret_cast<uintptr_t>(req));
+    nixl::trace::Span span(tracer,
+                           req->op == NIXL_WRITE ? nixl::trace::NameId::POST_XFER_WRITE :
+                                                   nixl::trace::NameId::POST_XFER_READ,
+                           {{"remote_agent", req->remoteAgent}, {"bytes", req->totalBytes}});
+    const nixl_status_t st = postXferReqImpl(data, req, extra_params);
+    if (st == NIXL_SUCCESS) {
+        tracer.mark(nixl::trace::NameId::XFER_COMPLETE);
+    }
+    return nixlTraceStatus(span, st);
+}
+
 nixl_status_t
-nixlAgent::getXferStatus(nixlXferReqH *req_hndl) const {
+nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_params) const {
+    if (data->tracer) [[unlikely]] {
+        return postXferReqTraced(data.get(), req_hndl, extra_params);
+    }
+    return postXferReqImpl(data.get(), req_hndl, extra_params);
+}
+
+static nixl_status_t
+getXferStatusImpl(nixlAgentData *data, nixlXferReqH *req_hndl) {
     if (req_hndl == nullptr) {
         NIXL_ERROR << "agent " << data->name << ": getXferStatus: request handle is null";
         return nixlNoteStatus(*data, NIXL_ERR_INVALID_PARAM);
@@ -212,6 +248,27 @@ nixlAgent::getXferStatus(nixlXferReqH *req_hndl) const {
     }
     finishXfer(*data, req);
     return st;
+}
+
+/** The traced status check: the xfer.complete mark when this call sees the transfer succeed. */
+[[gnu::noinline]] static nixl_status_t
+getXferStatusTraced(nixlAgentData *data, nixlXferReqH *req) {
+    // Read as getXferStatusImpl reads it: concurrent checks of one request are the caller's race.
+    const bool running = req != nullptr && req->status == NIXL_IN_PROG;
+    const nixl_status_t st = getXferStatusImpl(data, req);
+    if (running && st == NIXL_SUCCESS) {
+        nixl::trace::CorrelationScope corr(data->tracer.get(), reinterpret_cast<uintptr_t>(req));
+        data->tracer->mark(nixl::trace::NameId::XFER_COMPLETE);
+    }
+    return st;
+}
+
+nixl_status_t
+nixlAgent::getXferStatus(nixlXferReqH *req_hndl) const {
+    if (data->tracer) [[unlikely]] {
+        return getXferStatusTraced(data.get(), req_hndl);
+    }
+    return getXferStatusImpl(data.get(), req_hndl);
 }
 
 nixl_status_t
@@ -275,37 +332,58 @@ nixlAgent::releaseXferReq(nixlXferReqH *req_hndl) const {
     return NIXL_SUCCESS;
 }
 
+static nixl_status_t
+prepMemViewImpl(const nixlAgentData *data, nixlMemViewH &mvh) {
+    (void)mvh;
+    NIXL_ERROR << "agent " << data->name
+               << ": prepMemView: no backend of this build offers device memory views";
+    return NIXL_ERR_NOT_SUPPORTED;
+}
+
+template<typename Dlist>
+static nixl_status_t
+prepMemViewTraced(const nixlAgentData *data, const Dlist &dlist, nixlMemViewH &mvh) {
+    nixl::trace::Span span(*data->tracer,
+                           nixl::trace::NameId::PREP_MEM_VIEW,
+                           {{"mem_type", nixl_be_mem_name(dlist.getType())},
+                            {"desc_count", dlist.descCount()}});
+    return nixlTraceStatus(span, prepMemViewImpl(data, mvh));
+}
+
 nixl_status_t
 nixlAgent::prepMemView(const nixl_remote_dlist_t &dlist,
                        nixlMemViewH &mvh,
                        const nixl_opt_args_t *extra_params) const {
-    (void)dlist;
-    (void)mvh;
     (void)extra_params;
-    NIXL_ERROR << "agent " << data->name
-               << ": prepMemView: no backend of this build offers device memory views";
-    return NIXL_ERR_NOT_SUPPORTED;
+    if (data->tracer) [[unlikely]] {
+        return prepMemViewTraced(data.get(), dlist, mvh);
+    }
+    return prepMemViewImpl(data.get(), mvh);
 }
 
 nixl_status_t
 nixlAgent::prepMemView(const nixl_local_dlist_t &dlist,
                        nixlMemViewH &mvh,
                        const nixl_opt_args_t *extra_params) const {
-    (void)dlist;
-    (void)mvh;
     (void)extra_params;
-    NIXL_ERROR << "agent " << data->name
-               << ": prepMemView: no backend of this build offers device memory views";
-    return NIXL_ERR_NOT_SUPPORTED;
+    if (data->tracer) [[unlikely]] {
+        return prepMemViewTraced(data.get(), dlist, mvh);
+    }
+    return prepMemViewImpl(data.get(), mvh);
 }
 
 void
 nixlAgent::releaseMemView(nixlMemViewH mvh) const {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(*data->tracer, nixl::trace::NameId::RELEASE_MEM_VIEW);
+        NIXL_WARN << "agent " << data->name << ": releaseMemView: unknown view handle " << mvh;
+        return;
+    }
     NIXL_WARN << "agent " << data->name << ": releaseMemView: unknown view handle " << mvh;
 }
 
-nixl_status_t
-nixlAgent::getNotifs(nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_params) {
+static nixl_status_t
+getNotifsImpl(nixlAgentData *data, nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_params) {
     nixlWriteGuard guard(data->lock);
     nixl_status_t result = NIXL_SUCCESS;
     bool any = false;
@@ -331,9 +409,19 @@ nixlAgent::getNotifs(nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_para
 }
 
 nixl_status_t
-nixlAgent::genNotif(const std::string &remote_agent,
-                    const nixl_blob_t &msg,
-                    const nixl_opt_args_t *extra_params) const {
+nixlAgent::getNotifs(nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_params) {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(*data->tracer, nixl::trace::NameId::GET_NOTIFS);
+        return nixlTraceStatus(span, getNotifsImpl(data.get(), notif_map, extra_params));
+    }
+    return getNotifsImpl(data.get(), notif_map, extra_params);
+}
+
+static nixl_status_t
+genNotifImpl(nixlAgentData *data,
+             const std::string &remote_agent,
+             const nixl_blob_t &msg,
+             const nixl_opt_args_t *extra_params) {
     nixlReadGuard guard(data->lock);
     const bool loopback = remote_agent == data->name;
     const nixlRemoteAgent *remote = nullptr;
@@ -365,4 +453,16 @@ nixlAgent::genNotif(const std::string &remote_agent,
                << (extra_params != nullptr && !extra_params->backends.empty() ? "hinted " : "")
                << "backend can notify " << remote_agent;
     return NIXL_ERR_BACKEND;
+}
+
+nixl_status_t
+nixlAgent::genNotif(const std::string &remote_agent,
+                    const nixl_blob_t &msg,
+                    const nixl_opt_args_t *extra_params) const {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(
+            *data->tracer, nixl::trace::NameId::GEN_NOTIF, {{"remote_agent", remote_agent}});
+        return nixlTraceStatus(span, genNotifImpl(data.get(), remote_agent, msg, extra_params));
+    }
+    return genNotifImpl(data.get(), remote_agent, msg, extra_params);
 }

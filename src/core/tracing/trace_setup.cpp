@@ -1,0 +1,318 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The cold half of the tracing facade: which backends an agent wants (NIXL_TRACE_BACKENDS,
+// Nsight Systems detection), loading them through the plugin loader, the core services they
+// get, and creating one instance of each per agent.
+
+#include <cctype>
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <system_error>
+#include <utility>
+
+#include "common/nixl_log.h"
+#include "config/config.h"
+#include "nixl_plugin_names.h"
+#include "plugin/plugin_loader.h"
+#include "tracing/tracing.h"
+
+namespace nixl::trace {
+
+namespace {
+
+    /**
+     * Set on the creating thread while a plugin's create() runs, so that core knows whether
+     * the plugin already logged why it failed (its SDK does) and does not add a second line.
+     */
+    struct createWatch {
+        const std::string *agent;
+        bool loggedError = false;
+    };
+
+    thread_local createWatch *tlsWatch = nullptr;
+
+    /** What a trace plugin's log lines are attributed to. */
+    struct pluginLogCtx {
+        std::string name;
+        std::string origin;
+        nixl_plugin_core_services_t services{};
+    };
+
+    void
+    pluginLog(void *ctx, int32_t level, const char *msg, size_t len) noexcept {
+        if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
+            level = static_cast<int32_t>(nixl::log::level::ERROR);
+        }
+        const auto lvl = static_cast<nixl::log::level>(level);
+        createWatch *watch = tlsWatch;
+        if (watch != nullptr && lvl >= nixl::log::level::ERROR) {
+            watch->loggedError = true;
+        }
+        if (!nixl::log::enabled(lvl)) {
+            return;
+        }
+        const auto *self = static_cast<const pluginLogCtx *>(ctx);
+        try {
+            std::string line;
+            if (watch != nullptr) {
+                // During create the agent is known; name it, as every core line does.
+                line = "agent " + *watch->agent + ": ";
+            }
+            line += "trace backend " + self->name + ": ";
+            line.append(msg != nullptr ? msg : "", msg != nullptr ? len : 0);
+            nixl::log::write(lvl, self->origin.c_str(), 0, line);
+        }
+        catch (...) {
+        }
+    }
+
+    int32_t
+    pluginLogEnabled(void *ctx, int32_t level) noexcept {
+        (void)ctx;
+        if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
+            return 1;
+        }
+        return nixl::log::enabled(static_cast<nixl::log::level>(level)) ? 1 : 0;
+    }
+
+    /**
+     * Core services of one trace backend implementation, alive for the whole process: the SDK
+     * keeps the pointer of the latest create in plugin-global state, so storage owned by one
+     * agent would dangle once that agent is gone.
+     */
+    const nixl_plugin_core_services_t *
+    pluginServices(const TraceBackendRef &ref) {
+        static std::mutex mutex;
+        static std::map<std::pair<std::string, std::string>, std::unique_ptr<pluginLogCtx>> all;
+        std::lock_guard<std::mutex> lock(mutex);
+        auto &slot = all[{ref.name, ref.origin}];
+        if (!slot) {
+            slot = std::make_unique<pluginLogCtx>();
+            slot->name = ref.name;
+            slot->origin = ref.origin;
+            slot->services.size = sizeof(nixl_plugin_core_services_t);
+            slot->services.ctx = slot.get();
+            slot->services.log = pluginLog;
+            slot->services.log_enabled = pluginLogEnabled;
+            slot->services.get_config = nixlConfig::serviceLookup;
+        }
+        return &slot->services;
+    }
+
+    /** Empty when ops is usable, else why not. */
+    std::string
+    checkOps(const nixl_trace_backend_ops_t *ops) {
+        if (ops == nullptr) {
+            return "it has no operations table";
+        }
+        // Core calls every member up to mark, so the table must reach that far.
+        if (ops->size < sizeof(nixl_trace_backend_ops_t)) {
+            return "its operations table is " + std::to_string(ops->size) +
+                " bytes, expected at least " + std::to_string(sizeof(nixl_trace_backend_ops_t));
+        }
+        if (ops->create == nullptr || ops->destroy == nullptr) {
+            return "its operations table lacks create or destroy";
+        }
+        return {};
+    }
+
+    void
+    noEvent(nixl_trace_backend_t *, const nixl_trace_event_t *) noexcept {}
+
+    std::string_view
+    trim(std::string_view s) noexcept {
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
+            s.remove_prefix(1);
+        }
+        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
+            s.remove_suffix(1);
+        }
+        return s;
+    }
+
+    constexpr char kBackendsVar[] = "NIXL_TRACE_BACKENDS";
+    constexpr char kNvtxInjectionVar[] = "NVTX_INJECTION64_PATH";
+
+} // namespace
+
+std::unique_ptr<Tracer>
+Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &backends) {
+    std::unique_ptr<Tracer> t(new Tracer());
+    t->agent_ = agent;
+    t->instances_.reserve(backends.size());
+    const std::span<const nixl_trace_name_t> names = nameTable();
+    for (const TraceBackendRef &ref : backends) {
+        const std::string bad = checkOps(ref.ops);
+        if (!bad.empty()) {
+            NIXL_ERROR << "agent " << agent << ": trace backend " << ref.name << " ("
+                       << ref.origin << ") is unusable: " << bad
+                       << "; the agent runs without it";
+            continue;
+        }
+        nixl_trace_backend_init_params_t params{};
+        params.size = sizeof(params);
+        params.core = pluginServices(ref);
+        params.agent_name = nixl_plugin_str_t{t->agent_.data(), t->agent_.size()};
+        params.names = names.data();
+        params.name_count = static_cast<uint32_t>(names.size());
+
+        createWatch watch{&agent};
+        nixl_trace_backend_t *backend = nullptr;
+        nixl_plugin_status_t st = NIXL_PLUGIN_ERR_UNKNOWN;
+        std::string thrown;
+        tlsWatch = &watch;
+        try {
+            st = ref.ops->create(&params, &backend);
+        }
+        catch (const std::exception &e) {
+            thrown = e.what();
+            st = NIXL_PLUGIN_ERR_UNKNOWN;
+        }
+        catch (...) {
+            thrown = "an unknown exception";
+            st = NIXL_PLUGIN_ERR_UNKNOWN;
+        }
+        tlsWatch = nullptr;
+        if (!thrown.empty()) {
+            NIXL_ERROR << "agent " << agent << ": trace backend " << ref.name << " ("
+                       << ref.origin << "): create threw across the plugin ABI: " << thrown
+                       << "; the agent runs without it";
+            continue;
+        }
+        if (st != NIXL_PLUGIN_SUCCESS || backend == nullptr) {
+            const char *why = st != NIXL_PLUGIN_SUCCESS ? nixl_plugin_status_name(st) :
+                                                          "success without an instance";
+            if (watch.loggedError) {
+                // The plugin said why (its contract, and the SDK's); this only adds the outcome.
+                NIXL_DEBUG << "agent " << agent << ": trace backend " << ref.name
+                           << " failed to create (" << why << "); the agent runs without it";
+            } else {
+                NIXL_ERROR << "agent " << agent << ": trace backend " << ref.name << " ("
+                           << ref.origin << ") failed to create: " << why
+                           << "; the agent runs without it";
+            }
+            continue;
+        }
+        t->instances_.push_back(instance{ref.name,
+                                         backend,
+                                         ref.ops->destroy,
+                                         ref.ops->span_begin != nullptr ? ref.ops->span_begin :
+                                                                          noEvent,
+                                         ref.ops->span_end != nullptr ? ref.ops->span_end :
+                                                                        noEvent,
+                                         ref.ops->mark != nullptr ? ref.ops->mark : noEvent});
+    }
+    if (t->instances_.empty()) {
+        return nullptr;
+    }
+    if (nixl::log::enabled(nixl::log::level::INFO)) {
+        std::string list;
+        for (const instance &i : t->instances_) {
+            list += list.empty() ? "" : ", ";
+            list += i.name;
+        }
+        NIXL_INFO << "agent " << agent << ": tracing to " << list;
+    }
+    return t;
+}
+
+Tracer::~Tracer() {
+    // Reverse order of creation, as for every other per-agent object.
+    for (auto it = instances_.rbegin(); it != instances_.rend(); ++it) {
+        try {
+            it->destroy(it->backend);
+        }
+        catch (...) {
+            NIXL_ERROR << "agent " << agent_ << ": trace backend " << it->name
+                       << ": destroy threw across the plugin ABI";
+        }
+    }
+}
+
+std::vector<std::string>
+parseBackendList(std::string_view text) {
+    std::vector<std::string> out;
+    while (true) {
+        const size_t comma = text.find(',');
+        const std::string_view item = trim(text.substr(0, comma));
+        if (!item.empty()) {
+            bool seen = false;
+            for (const std::string &s : out) {
+                seen = seen || s == item;
+            }
+            if (!seen) {
+                out.emplace_back(item);
+            }
+        }
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        text.remove_prefix(comma + 1);
+    }
+    return out;
+}
+
+TracerConfig
+tracerConfigFromEnvironment() {
+    TracerConfig cfg;
+    // getenv first, not nixlConfig::lookup: that treats an empty variable as unset, and here
+    // set-but-empty means "tracing off", even under Nsight Systems.
+    if (const char *env = std::getenv(kBackendsVar)) {
+        cfg.backends = parseBackendList(env);
+        cfg.origin = std::string(kBackendsVar) + "=" + env;
+        return cfg;
+    }
+    if (const auto value = nixlConfig::file()->find(kBackendsVar)) {
+        cfg.backends = parseBackendList(value->text);
+        cfg.origin = std::string(kBackendsVar) + "=" + value->text + " (" + value->origin + ")";
+        return cfg;
+    }
+    const char *nvtx = std::getenv(kNvtxInjectionVar);
+    if (nvtx != nullptr && *nvtx != '\0') {
+        cfg.backends = {"nvtx"};
+        cfg.origin = std::string(kNvtxInjectionVar) + " is set (Nsight Systems) and " +
+            kBackendsVar + " is not";
+    }
+    return cfg;
+}
+
+std::unique_ptr<Tracer>
+makeTracer(const std::string &agent, const TracerConfig &cfg, const std::string &dir) {
+    if (cfg.backends.empty()) {
+        return nullptr;
+    }
+    nixlPluginLoader &loader = nixlPluginLoader::instance();
+    const std::string d = dir.empty() ? loader.defaultDirectory() : dir;
+    std::vector<TraceBackendRef> refs;
+    for (const std::string &name : cfg.backends) {
+        const bool valid_name =
+            name.find('/') == std::string::npos && name.find('\0') == std::string::npos;
+        if (valid_name) {
+            // Checked here, not left to the loader: a name with no plugin is a setting, not a
+            // broken installation, so it is one warning rather than the loader's error.
+            const std::filesystem::path file =
+                std::filesystem::path(d) / (NIXL_TRACE_BACKEND_PLUGIN_PREFIX + name + ".so");
+            std::error_code ec;
+            if (!std::filesystem::exists(file, ec)) {
+                NIXL_WARN << "agent " << agent << ": " << cfg.origin
+                          << ": no trace backend plugin \"" << name << "\" (no file "
+                          << file.string() << "); the agent runs without it";
+                continue;
+            }
+        }
+        std::shared_ptr<const nixlLoadedPlugin> plugin;
+        if (loader.load(nixl_plugin_kind_t::TRACE_BACKEND, name, plugin, d) != NIXL_SUCCESS) {
+            continue; // the loader logged the file and the cause (versions, kind, entry)
+        }
+        refs.push_back(TraceBackendRef{
+            name, plugin->path(), plugin->as<nixl_trace_backend_plugin_t>()->ops, plugin});
+    }
+    return Tracer::create(agent, refs);
+}
+
+} // namespace nixl::trace

@@ -1,0 +1,263 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The hot half of the tracing facade: names, clock, span ids, the per-thread span and
+// correlation chains, and the fan-out of events. Creation and configuration are in
+// trace_setup.cpp.
+
+#include "tracing/tracing.h"
+
+#include <time.h>
+
+#include <atomic>
+
+namespace nixl::trace {
+
+namespace {
+
+    constexpr nixl_trace_name_t kNames[] = {
+        {0, NIXL_TRACE_KIND_MEMORY_W, "nixl::registerMem"},
+        {1, NIXL_TRACE_KIND_GENERIC, "nixl::deregisterMem"},
+        {2, NIXL_TRACE_KIND_GENERIC, "nixl::makeConnection"},
+        {3, NIXL_TRACE_KIND_GENERIC, "nixl::makeXferReq"},
+        {4, NIXL_TRACE_KIND_GENERIC, "nixl::createXferReq"},
+        {5, NIXL_TRACE_KIND_COMM_SEND, "nixl::postXferReq.write"},
+        {6, NIXL_TRACE_KIND_COMM_RECV, "nixl::postXferReq.read"},
+        {7, NIXL_TRACE_KIND_METADATA, "nixl::xfer.complete"},
+        {8, NIXL_TRACE_KIND_METADATA, "nixl::getNotifs"},
+        {9, NIXL_TRACE_KIND_METADATA, "nixl::genNotif"},
+        {10, NIXL_TRACE_KIND_METADATA, "nixl::loadRemoteMD"},
+        {11, NIXL_TRACE_KIND_METADATA, "nixl::fetchRemoteMD"},
+        {12, NIXL_TRACE_KIND_MEMORY_R, "nixl::prepMemView"},
+        {13, NIXL_TRACE_KIND_GENERIC, "nixl::releaseMemView"},
+    };
+    static_assert(std::size(kNames) == static_cast<size_t>(NameId::COUNT),
+                  "one table entry per NameId");
+
+    /**
+     * What a thread knows about its open spans and correlation scopes: the innermost of each
+     * (each links to the one before), and its block of span ids. Trivially constructible, so
+     * the thread_local costs no guard on access.
+     */
+    struct threadState {
+        const Span *span = nullptr;
+        const CorrelationScope *correlation = nullptr;
+        uint64_t nextId = 0;
+        uint64_t idEnd = 0;
+    };
+
+    thread_local threadState tls;
+
+    /**
+     * Span ids come in blocks per thread, so the shared counter is touched once per
+     * id_block spans rather than once per span; ids start at 1, so none is 0.
+     */
+    constexpr uint64_t id_block = 1024;
+    std::atomic<uint64_t> nextIdBlock{1};
+
+    uint64_t
+    newSpanId() noexcept {
+        threadState &t = tls;
+        if (t.nextId == t.idEnd) [[unlikely]] {
+            t.nextId = nextIdBlock.fetch_add(id_block, std::memory_order_relaxed);
+            t.idEnd = t.nextId + id_block;
+        }
+        return t.nextId++;
+    }
+
+} // namespace
+
+std::span<const nixl_trace_name_t>
+nameTable() noexcept {
+    return std::span<const nixl_trace_name_t>(kNames);
+}
+
+const char *
+nameOf(NameId id) noexcept {
+    const auto i = static_cast<size_t>(id);
+    return i < std::size(kNames) ? kNames[i].name : "nixl::unknown";
+}
+
+Kind
+kindOf(NameId id) noexcept {
+    const auto i = static_cast<size_t>(id);
+    return i < std::size(kNames) ? static_cast<Kind>(kNames[i].kind) : Kind::Generic;
+}
+
+uint64_t
+nowNs() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// ---- Span ----------------------------------------------------------------------------------
+
+Span::Span(const Tracer &tracer, NameId name, std::initializer_list<Attr> attrs) noexcept
+    : tracer_(tracer),
+      name_(nameOf(name)),
+      nameId_(static_cast<uint32_t>(name)),
+      kind_(kindOf(name)) {
+    start(attrs);
+}
+
+Span::Span(const Tracer &tracer,
+           const char *name,
+           Kind kind,
+           std::initializer_list<Attr> attrs) noexcept
+    : tracer_(tracer),
+      name_(name != nullptr ? name : "nixl::unnamed"),
+      nameId_(NIXL_TRACE_NAME_DYNAMIC),
+      kind_(kind) {
+    start(attrs);
+}
+
+void
+Span::start(std::initializer_list<Attr> attrs) noexcept {
+    for (const Attr &a : attrs) {
+        add(a);
+    }
+    parent_ = tracer_.currentSpan();
+    correlation_ = tracer_.currentCorrelation();
+    id_ = newSpanId();
+    prev_ = tls.span;
+    tls.span = this;
+
+    nixl_trace_event_t ev;
+    ev.size = sizeof(ev);
+    ev.name_id = nameId_;
+    ev.kind = static_cast<uint32_t>(kind_);
+    ev.name = name_;
+    ev.span_id = id_;
+    ev.parent_span_id = parent_;
+    ev.correlation_id = correlation_;
+    ev.end_ns = 0;
+    ev.attrs = count_ != 0 ? attrs_ : nullptr;
+    ev.attr_count = count_;
+    // The span starts when the traced work does: after core's bookkeeping, before the plugins'.
+    beginNs_ = nowNs();
+    ev.begin_ns = beginNs_;
+    for (const Tracer::instance &i : tracer_.instances_) {
+        i.spanBegin(i.backend, &ev);
+    }
+}
+
+Span::~Span() {
+    nixl_trace_event_t ev;
+    ev.end_ns = nowNs();
+    ev.size = sizeof(ev);
+    ev.name_id = nameId_;
+    ev.kind = static_cast<uint32_t>(kind_);
+    ev.name = name_;
+    ev.span_id = id_;
+    ev.parent_span_id = parent_;
+    ev.correlation_id = correlation_;
+    ev.begin_ns = beginNs_;
+    ev.attrs = count_ != 0 ? attrs_ : nullptr;
+    ev.attr_count = count_;
+    for (const Tracer::instance &i : tracer_.instances_) {
+        i.spanEnd(i.backend, &ev);
+    }
+    tls.span = prev_;
+}
+
+Span &
+Span::add(const Attr &attr) noexcept {
+    if (count_ < max_span_attrs) {
+        attrs_[count_++] = attr.raw();
+    } else {
+        ++dropped_;
+    }
+    return *this;
+}
+
+// ---- CorrelationScope ----------------------------------------------------------------------
+
+CorrelationScope::CorrelationScope(const Tracer *tracer, uint64_t id) noexcept
+    : tracer_(tracer),
+      id_(id) {
+    if (tracer_ != nullptr) {
+        prev_ = tls.correlation;
+        tls.correlation = this;
+    }
+}
+
+CorrelationScope::~CorrelationScope() {
+    if (tracer_ != nullptr) {
+        tls.correlation = prev_;
+    }
+}
+
+// ---- Tracer: events ------------------------------------------------------------------------
+
+uint64_t
+Tracer::currentSpan() const noexcept {
+    // Chains are short (agent calls do not nest): usually zero or one entry.
+    for (const Span *s = tls.span; s != nullptr; s = s->prev_) {
+        if (&s->tracer_ == this) {
+            return s->id_;
+        }
+    }
+    return 0;
+}
+
+uint64_t
+Tracer::currentCorrelation() const noexcept {
+    for (const CorrelationScope *c = tls.correlation; c != nullptr; c = c->prev_) {
+        if (c->tracer_ == this) {
+            return c->id_;
+        }
+    }
+    return 0;
+}
+
+void
+Tracer::mark(NameId name, std::initializer_list<Attr> attrs) const noexcept {
+    emitMark(static_cast<uint32_t>(name), nameOf(name), kindOf(name), attrs);
+}
+
+void
+Tracer::mark(const char *name, Kind kind, std::initializer_list<Attr> attrs) const noexcept {
+    emitMark(NIXL_TRACE_NAME_DYNAMIC, name != nullptr ? name : "nixl::unnamed", kind, attrs);
+}
+
+void
+Tracer::emitMark(uint32_t name_id,
+                 const char *name,
+                 Kind kind,
+                 std::initializer_list<Attr> attrs) const noexcept {
+    nixl_trace_attr_t buf[max_span_attrs];
+    size_t n = 0;
+    for (const Attr &a : attrs) {
+        if (n < max_span_attrs) {
+            buf[n++] = a.raw();
+        }
+    }
+    nixl_trace_event_t ev;
+    ev.size = sizeof(ev);
+    ev.name_id = name_id;
+    ev.kind = static_cast<uint32_t>(kind);
+    ev.name = name;
+    ev.span_id = 0;
+    ev.parent_span_id = currentSpan();
+    ev.correlation_id = currentCorrelation();
+    ev.begin_ns = nowNs();
+    ev.end_ns = 0;
+    ev.attrs = n != 0 ? buf : nullptr;
+    ev.attr_count = n;
+    for (const instance &i : instances_) {
+        i.mark(i.backend, &ev);
+    }
+}
+
+std::vector<std::string>
+Tracer::backendNames() const {
+    std::vector<std::string> names;
+    for (const instance &i : instances_) {
+        names.push_back(i.name);
+    }
+    return names;
+}
+
+} // namespace nixl::trace

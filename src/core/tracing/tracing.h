@@ -1,0 +1,364 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file tracing.h
+ * @brief The agent's tracing facade (NIXL 1.4's nixl::trace shape): spans, instant marks and
+ *        per-request correlation ids, fanned out to every active trace backend plugin
+ *        (libtrace_backend_<name>.so, nixl_trace_backend_plugin.h). Not installed.
+ *
+ * Core owns everything that must agree between plugins: the clock (CLOCK_MONOTONIC
+ * nanoseconds), span ids (non-zero, unique in the process), each span's parent (the innermost
+ * open span of the same tracer on the same thread) and the correlation id (the innermost open
+ * CorrelationScope of the same tracer on the same thread). A plugin receives finished
+ * nixl_trace_event_t values and keeps no per-span state.
+ *
+ * Cost: an agent with tracing off holds no Tracer (a null pointer), so an instrumented call
+ * pays one predictable branch. With tracing on, a span costs two clock reads, two calls per
+ * plugin, and no heap allocation: attributes live in a fixed array inside the Span, which
+ * lives on the caller's stack.
+ *
+ * Usage (inside an `if (tracer) [[unlikely]]` branch):
+ * @code
+ *   nixl::trace::CorrelationScope corr(tracer, reinterpret_cast<uintptr_t>(req));
+ *   nixl::trace::Span span(*tracer, nixl::trace::NameId::POST_XFER_WRITE,
+ *                          {{"remote_agent", req->remoteAgent}, {"bytes", req->totalBytes}});
+ *   st = doThePost();
+ *   span.add("status", "NIXL_ERR_BACKEND");   // reaches span_end only
+ * @endcode
+ */
+#ifndef NIXL_SRC_CORE_TRACING_TRACING_H
+#define NIXL_SRC_CORE_TRACING_TRACING_H
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "nixl_trace_backend_plugin.h"
+
+class nixlLoadedPlugin;
+
+namespace nixl::trace {
+
+/** What a span or mark represents; values are those of nixl_trace_kind_t. */
+enum class Kind : std::uint8_t {
+    Generic = NIXL_TRACE_KIND_GENERIC,
+    Compute = NIXL_TRACE_KIND_COMPUTE,
+    MemoryR = NIXL_TRACE_KIND_MEMORY_R,
+    MemoryW = NIXL_TRACE_KIND_MEMORY_W,
+    CommSend = NIXL_TRACE_KIND_COMM_SEND,
+    CommRecv = NIXL_TRACE_KIND_COMM_RECV,
+    CommColl = NIXL_TRACE_KIND_COMM_COLL,
+    Metadata = NIXL_TRACE_KIND_METADATA,
+};
+
+/**
+ * The span and mark names core uses. The value is the name's id in the table every plugin
+ * receives at create (nameTable()), so plugins can register names up front.
+ */
+enum class NameId : std::uint32_t {
+    REGISTER_MEM = 0, ///< nixl::registerMem (MemoryW)
+    DEREGISTER_MEM, ///< nixl::deregisterMem (Generic)
+    MAKE_CONNECTION, ///< nixl::makeConnection (Generic)
+    MAKE_XFER_REQ, ///< nixl::makeXferReq (Generic)
+    CREATE_XFER_REQ, ///< nixl::createXferReq (Generic)
+    POST_XFER_WRITE, ///< nixl::postXferReq.write (CommSend)
+    POST_XFER_READ, ///< nixl::postXferReq.read (CommRecv)
+    XFER_COMPLETE, ///< nixl::xfer.complete (Metadata), a mark
+    GET_NOTIFS, ///< nixl::getNotifs (Metadata)
+    GEN_NOTIF, ///< nixl::genNotif (Metadata)
+    LOAD_REMOTE_MD, ///< nixl::loadRemoteMD (Metadata)
+    FETCH_REMOTE_MD, ///< nixl::fetchRemoteMD (Metadata)
+    PREP_MEM_VIEW, ///< nixl::prepMemView (MemoryR)
+    RELEASE_MEM_VIEW, ///< nixl::releaseMemView (Generic)
+    COUNT
+};
+
+/** The name table passed to every plugin at create: entry i has id i. Static storage. */
+std::span<const nixl_trace_name_t>
+nameTable() noexcept;
+
+/** A name's text and kind, from the table. */
+const char *
+nameOf(NameId id) noexcept;
+
+Kind
+kindOf(NameId id) noexcept;
+
+/** CLOCK_MONOTONIC in nanoseconds: the time base of every event. */
+std::uint64_t
+nowNs() noexcept;
+
+/**
+ * One typed attribute. Keys must be string literals (or otherwise outlive the Span); string
+ * values are borrowed, not copied, and must stay alive until the Span ends.
+ */
+class Attr {
+public:
+    Attr(const char *key, std::string_view value) noexcept : attr_{} {
+        attr_.key = key;
+        attr_.type = NIXL_TRACE_ATTR_STRING;
+        attr_.value.str = nixl_plugin_str_t{value.data(), value.size()};
+    }
+
+    Attr(const char *key, const char *value) noexcept
+        : Attr(key, std::string_view(value != nullptr ? value : "")) {}
+
+    Attr(const char *key, const std::string &value) noexcept
+        : Attr(key, std::string_view(value)) {}
+
+    /** Any integer (sizes, counts): stored as int64; values above INT64_MAX wrap. */
+    template<typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+    Attr(const char *key, T value) noexcept : attr_{} {
+        attr_.key = key;
+        attr_.type = NIXL_TRACE_ATTR_INT64;
+        attr_.value.i64 = static_cast<std::int64_t>(value);
+    }
+
+    Attr(const char *key, double value) noexcept : attr_{} {
+        attr_.key = key;
+        attr_.type = NIXL_TRACE_ATTR_DOUBLE;
+        attr_.value.f64 = value;
+    }
+
+    const nixl_trace_attr_t &
+    raw() const noexcept {
+        return attr_;
+    }
+
+private:
+    nixl_trace_attr_t attr_;
+};
+
+class Tracer;
+
+/** Attributes a span holds; more are dropped. Enough for every core span with room to spare. */
+inline constexpr std::size_t max_span_attrs = 8;
+
+/**
+ * A span: begins at construction (span_begin with the attributes given), ends at destruction
+ * (span_end with those plus every one added meanwhile). Lives on the stack of the thread that
+ * made it: neither copyable nor movable, since the thread's span chain points at it, and spans
+ * of one thread end in reverse order of construction, as the plugin ABI requires.
+ *
+ * Thread safety: one Span is used by one thread.
+ */
+class Span {
+public:
+    /** A span named by core's table. */
+    Span(const Tracer &tracer, NameId name, std::initializer_list<Attr> attrs = {}) noexcept;
+
+    /** A span with a name outside the table (NIXL_TRACE_NAME_DYNAMIC); name must outlive it. */
+    Span(const Tracer &tracer,
+         const char *name,
+         Kind kind,
+         std::initializer_list<Attr> attrs = {}) noexcept;
+
+    ~Span();
+
+    Span(const Span &) = delete;
+    Span &
+    operator=(const Span &) = delete;
+    Span(Span &&) = delete;
+    Span &
+    operator=(Span &&) = delete;
+
+    /** Adds an attribute that only span_end carries. Returns *this for chaining. */
+    Span &
+    add(const Attr &attr) noexcept;
+
+    template<typename T>
+    Span &
+    add(const char *key, const T &value) noexcept {
+        return add(Attr(key, value));
+    }
+
+    /** This span's id (non-zero). */
+    std::uint64_t
+    id() const noexcept {
+        return id_;
+    }
+
+    std::uint64_t
+    parentId() const noexcept {
+        return parent_;
+    }
+
+    /** Attributes dropped because the span already held max_span_attrs. */
+    std::size_t
+    dropped() const noexcept {
+        return dropped_;
+    }
+
+private:
+    friend class Tracer;
+
+    void
+    start(std::initializer_list<Attr> attrs) noexcept;
+
+    const Tracer &tracer_;
+    const Span *prev_ = nullptr; ///< the span that was innermost on this thread before this one
+    const char *name_;
+    std::uint32_t nameId_;
+    Kind kind_;
+    std::uint64_t id_ = 0;
+    std::uint64_t parent_ = 0;
+    std::uint64_t correlation_ = 0;
+    std::uint64_t beginNs_ = 0;
+    std::size_t count_ = 0;
+    std::size_t dropped_ = 0;
+    nixl_trace_attr_t attrs_[max_span_attrs];
+};
+
+/**
+ * Sets the correlation id of every span and mark the same tracer emits on this thread while it
+ * lives (innermost scope wins). A null tracer makes it a no-op. Stack-only, like Span.
+ */
+class CorrelationScope {
+public:
+    CorrelationScope(const Tracer *tracer, std::uint64_t id) noexcept;
+    ~CorrelationScope();
+
+    CorrelationScope(const CorrelationScope &) = delete;
+    CorrelationScope &
+    operator=(const CorrelationScope &) = delete;
+    CorrelationScope(CorrelationScope &&) = delete;
+    CorrelationScope &
+    operator=(CorrelationScope &&) = delete;
+
+private:
+    friend class Tracer;
+    const Tracer *tracer_;
+    std::uint64_t id_;
+    const CorrelationScope *prev_ = nullptr;
+};
+
+/** A trace backend implementation to instantiate: a loaded plugin, or a table (tests). */
+struct TraceBackendRef {
+    std::string name; ///< e.g. "nvtx"
+    std::string origin; ///< the .so path, for messages
+    const nixl_trace_backend_ops_t *ops = nullptr;
+    /** Keeps the library's descriptor alive (plugins are never unloaded; kept for clarity). */
+    std::shared_ptr<const nixlLoadedPlugin> plugin;
+};
+
+/**
+ * The plugin instances of one agent and the fan-out to them. Created once per agent; the set of
+ * instances never changes afterwards, so event calls read it without a lock.
+ *
+ * Thread safety: mark(), Span and CorrelationScope may be used from any thread concurrently;
+ * construction and destruction must not overlap any of them.
+ */
+class Tracer {
+public:
+    /**
+     * Creates one instance of each backend for agent. A backend whose ops table is unusable or
+     * whose create() fails is logged once and left out. Returns null when none remains.
+     */
+    static std::unique_ptr<Tracer>
+    create(const std::string &agent, const std::vector<TraceBackendRef> &backends);
+
+    /** Destroys every instance (each flushes what it holds). */
+    ~Tracer();
+
+    Tracer(const Tracer &) = delete;
+    Tracer &
+    operator=(const Tracer &) = delete;
+
+    /** An instant event of core's table, e.g. nixl::xfer.complete. */
+    void
+    mark(NameId name, std::initializer_list<Attr> attrs = {}) const noexcept;
+
+    /** An instant event with a name outside the table; name is borrowed for the call. */
+    void
+    mark(const char *name, Kind kind, std::initializer_list<Attr> attrs = {}) const noexcept;
+
+    /** Names of the active backends, in NIXL_TRACE_BACKENDS order. */
+    std::vector<std::string>
+    backendNames() const;
+
+    std::size_t
+    size() const noexcept {
+        return instances_.size();
+    }
+
+    bool
+    empty() const noexcept {
+        return instances_.empty();
+    }
+
+    /** The innermost open span of this tracer on the calling thread, or 0. */
+    std::uint64_t
+    currentSpan() const noexcept;
+
+    /** The innermost correlation id of this tracer on the calling thread, or 0. */
+    std::uint64_t
+    currentCorrelation() const noexcept;
+
+private:
+    friend class Span;
+
+    using event_fn = void (*)(nixl_trace_backend_t *, const nixl_trace_event_t *);
+
+    struct instance {
+        std::string name;
+        nixl_trace_backend_t *backend;
+        void (*destroy)(nixl_trace_backend_t *);
+        event_fn spanBegin;
+        event_fn spanEnd;
+        event_fn mark;
+    };
+
+    Tracer() = default;
+
+    void
+    emitMark(std::uint32_t name_id,
+             const char *name,
+             Kind kind,
+             std::initializer_list<Attr> attrs) const noexcept;
+
+    std::string agent_;
+    std::vector<instance> instances_;
+};
+
+/** Which backends an agent wants, and why (for messages). */
+struct TracerConfig {
+    std::vector<std::string> backends;
+    /** e.g. "NIXL_TRACE_BACKENDS=nvtx,chrome" or "NVTX_INJECTION64_PATH is set". */
+    std::string origin;
+};
+
+/**
+ * Names of a NIXL_TRACE_BACKENDS value: comma-separated, each trimmed of white space, empty
+ * items and repeats dropped, first occurrence's order kept.
+ */
+std::vector<std::string>
+parseBackendList(std::string_view text);
+
+/**
+ * The process's tracing setting, read now: NIXL_TRACE_BACKENDS from the environment (set but
+ * empty means off, and then nothing else is consulted), else from the configuration file; when
+ * set nowhere and NVTX_INJECTION64_PATH is set and non-empty (the process runs under Nsight
+ * Systems), {"nvtx"}. Empty backends: tracing off.
+ */
+TracerConfig
+tracerConfigFromEnvironment();
+
+/**
+ * The Tracer of an agent, or null when tracing is off or no backend could be used. Each
+ * backend is loaded from dir (the plugin directory when empty); a name with no plugin file is
+ * one WARN line, a plugin the loader refuses is its one ERROR line; the agent works either way.
+ */
+std::unique_ptr<Tracer>
+makeTracer(const std::string &agent, const TracerConfig &cfg, const std::string &dir = "");
+
+} // namespace nixl::trace
+
+#endif // NIXL_SRC_CORE_TRACING_TRACING_H
