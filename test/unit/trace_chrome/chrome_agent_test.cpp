@@ -7,6 +7,8 @@
 // section 5), nested properly, with the flow from the post to its completion.
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "../agent/agent_test_utils.h"
 #include "chrome_checker.h"
 #include "chrome_test_util.h"
@@ -83,6 +85,7 @@ TEST_F(chromeAgentTest, WriteWithNotificationIsTraced) {
         "--expect-arg nixl::createXferReq desc_count 1 "
         "--expect-arg nixl::registerMem mem_type '\"DRAM_SEG\"'");
     EXPECT_EQ(0, r.status) << r.output;
+    std::cout << r.output; // the checker's summary, for the test log
 }
 
 } // namespace
