@@ -2,45 +2,25 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The event path allocates nothing once warm: operator new is replaced in this binary and
-// counts, per thread, the allocations made while a thread traces.
+// The event path allocates nothing once warm, counted with the test suite's replacement
+// operator new (test/unit/test_backend/alloc_counter.h; not available under sanitizers).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <new>
 
 #include <unistd.h>
 
+#include "../test_backend/alloc_counter.h"
 #include "chrome_test_util.h"
-
-namespace {
-thread_local size_t allocations = 0;
-}
-
-void *
-operator new(size_t n) {
-    ++allocations;
-    if (void *p = std::malloc(n == 0 ? 1 : n)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-
-void
-operator delete(void *p) noexcept {
-    std::free(p);
-}
-
-void
-operator delete(void *p, size_t) noexcept {
-    std::free(p);
-}
 
 namespace {
 
 using namespace chromeTest;
 
 TEST(chromeAllocTest, EventPathAllocatesNothingAfterWarmUp) {
+    if (!allocCounter::available()) {
+        GTEST_SKIP() << "operator new is not replaced under sanitizers";
+    }
     ASSERT_NE(nullptr, chromeOps());
     char tmpl[] = "/tmp/nixl-chrome-alloc-XXXXXX";
     ASSERT_NE(nullptr, mkdtemp(tmpl));
@@ -55,20 +35,20 @@ TEST(chromeAllocTest, EventPathAllocatesNothingAfterWarmUp) {
     eventBuilder done(kXferComplete, 0, 0, 3000, 0, 0x99);
     const nixl_trace_event_t *p = post.get();
     const nixl_trace_event_t *d = done.get();
-    allocations = 0;
+    allocCounter::start();
     for (int i = 0; i < 10; ++i) { // warm-up: the thread's ring and line buffer
         chromeOps()->span_end(t, p);
         chromeOps()->mark(t, d);
     }
     // The counter sees the plugin's allocations: the warm-up made the ring and line buffer.
-    EXPECT_GT(allocations, 0u);
-    allocations = 0;
+    EXPECT_GT(allocCounter::stop(), 0u);
+    allocCounter::start();
     for (int i = 0; i < 10000; ++i) {
         chromeOps()->span_begin(t, p);
         chromeOps()->span_end(t, p);
         chromeOps()->mark(t, d);
     }
-    const size_t counted = allocations;
+    const size_t counted = allocCounter::stop();
     chromeOps()->destroy(t);
     EXPECT_EQ(0u, counted);
     EXPECT_EQ(0, std::system(("rm -rf '" + root + "'").c_str()));
