@@ -120,30 +120,39 @@ private:
         session_->commit(*st);
     }
 
-    void
-    appendName(std::string &s, const nixl_trace_event_t &ev, bool &flowStart, bool &flowEnd) {
+    // The event's name (already escaped when it is in the table) and whether it starts or
+    // ends a flow.
+    std::string_view
+    nameOf(const nixl_trace_event_t &ev, bool &flowStart, bool &flowEnd) const noexcept {
         if (ev.name_id < names_.size()) {
             const nameInfo &n = names_[ev.name_id];
-            s += n.escaped;
             flowStart = n.flowStart;
             flowEnd = n.flowEnd;
-            return;
+            return n.escaped;
         }
         const std::string_view v = ev.name == nullptr ? std::string_view() : ev.name;
-        nixlChromeJson::appendEscaped(s, v);
         flowStart = v == kPostWrite || v == kPostRead;
         flowEnd = v == kComplete;
+        return v;
     }
 
-    // One line per event, plus a flow line after a post span or a completion mark.
+    // One line per event, plus a flow line after a post span or before a completion mark.
     void
     format(nixlChromeSession::threadState &st, const nixl_trace_event_t &ev, bool span) {
         std::string &s = st.line;
         s.clear();
         bool flowStart = false;
         bool flowEnd = false;
+        const std::string_view name = nameOf(ev, flowStart, flowEnd);
+        if (flowEnd && ev.correlation_id != 0) {
+            appendFlow(s, st, 'f', ev);
+        }
         s += span ? "{\"ph\":\"X\",\"name\":\"" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"";
-        appendName(s, ev, flowStart, flowEnd);
+        if (ev.name_id < names_.size()) {
+            s += name; // escaped at create
+        } else {
+            nixlChromeJson::appendEscaped(s, name);
+        }
         s += "\",\"cat\":\"";
         s += kindName(ev.kind);
         s += "\",";
@@ -173,18 +182,29 @@ private:
             appendAttr(s, a[i]);
         }
         s += "}},\n";
-        if ((flowStart || flowEnd) && ev.correlation_id != 0) {
-            // Flow v1 events bound to the enclosing slice ("bp":"e"): the start at the post
-            // span's begin, the end at the completion mark. The id is the correlation id.
-            s += flowStart ? "{\"ph\":\"s\"" : "{\"ph\":\"f\"";
-            s += ",\"bp\":\"e\",\"name\":\"nixl::xfer\",\"cat\":\"nixl.flow\",\"id\":\"";
-            nixlChromeJson::appendHex(s, ev.correlation_id);
-            s += "\",";
-            s += st.pidTid;
-            s += ",\"ts\":";
-            nixlChromeJson::appendMicros(s, ev.begin_ns);
-            s += "},\n";
+        if (flowStart && ev.correlation_id != 0) {
+            appendFlow(s, st, 's', ev); // after the span: bound to it, the enclosing slice
         }
+    }
+
+    // A flow event (Trace Event Format v1) whose id is the correlation id. The start ('s')
+    // follows its post span at the span's begin and binds to the enclosing slice, the span
+    // ("bp":"e"). The end ('f') goes just before its completion mark at the mark's time and
+    // binds to the next slice on the thread, the mark: a mark has no enclosing span
+    // (getXferStatus is not one), so enclosing binding would find nothing there.
+    static void
+    appendFlow(std::string &s, const nixlChromeSession::threadState &st, char ph,
+               const nixl_trace_event_t &ev) {
+        s += "{\"ph\":\"";
+        s += ph;
+        s += ph == 's' ? "\",\"bp\":\"e\"" : "\"";
+        s += ",\"name\":\"nixl::xfer\",\"cat\":\"nixl.flow\",\"id\":\"";
+        nixlChromeJson::appendHex(s, ev.correlation_id);
+        s += "\",";
+        s += st.pidTid;
+        s += ",\"ts\":";
+        nixlChromeJson::appendMicros(s, ev.begin_ns);
+        s += "},\n";
     }
 
     static void
