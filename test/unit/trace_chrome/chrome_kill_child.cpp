@@ -5,7 +5,8 @@
 // Child of chromeTest.FileReadsAfterSigkill: traces into argv[1] until killed. Agent "first"
 // writes 1000 spans and is destroyed (its events are then in the file); the child writes 'R'
 // to stdout and keeps tracing through agent "second" with a 1 ms writer interval, so that
-// the kill lands while the writer is writing.
+// the kill lands while the writer is writing (tracing stops after 100000 rounds, in case
+// the parent is slow; the child then waits for the kill).
 #include <unistd.h>
 
 #include "chrome_test_util.h"
@@ -36,7 +37,8 @@ main(int argc, char **argv) {
     if (write(1, "R", 1) != 1) {
         return 4;
     }
-    for (;; t += 1000, id += 2) {
+    // Bounded (about 60 MB of file) in case the parent is slow to kill; then wait for it.
+    for (int i = 0; i < 100000; ++i, t += 1000, id += 2) {
         eventBuilder outer(kPostRead, id, 0, t, t + 800, id);
         eventBuilder inner(kRegisterMem, id + 1, id, t + 100, t + 200);
         outer.str("remote_agent", "peer \"quoted\"").f64("ratio", 0.5);
@@ -44,5 +46,8 @@ main(int argc, char **argv) {
         chromeOps()->span_end(second, outer.get());
         eventBuilder m(kXferComplete, 0, 0, t + 900, 0, id);
         chromeOps()->mark(second, m.get());
+    }
+    for (;;) {
+        pause();
     }
 }
