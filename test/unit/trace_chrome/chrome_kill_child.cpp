@@ -6,15 +6,53 @@
 // writes 1000 spans and is destroyed (its events are then in the file); the child writes 'R'
 // to stdout and keeps tracing through agent "second" with a 1 ms writer interval, so that
 // the kill lands while the writer is writing (tracing stops after 100000 rounds, in case
-// the parent is slow; the child then waits for the kill).
+// the parent is slow; the child then waits for the kill). With a second argument "efbig" it
+// checks the plugin against a write that fails part way instead (see fileTooLarge).
+#include <csignal>
+#include <string>
+
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "chrome_test_util.h"
 
 using namespace chromeTest;
 
+namespace {
+
+// Mode "efbig": the file may not grow past 64 KiB (RLIMIT_FSIZE, SIGXFSZ ignored), so a write
+// fails part way; the child traces, destroys the agent, prints the plugin's log lines to
+// stdout and exits 0 (the plugin neither crashed nor blocked).
+int
+fileTooLarge(const char *dir) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit lim{64 * 1024, 64 * 1024};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0) {
+        return 5;
+    }
+    fakeCore::get().set("NIXL_TRACE_DIR", dir);
+    fakeCore::get().set("NIXL_TRACE_CHROME_FLUSH_MS", "1");
+    nixl_trace_backend_t *t = nullptr;
+    if (createTracer("efbig", &t) != NIXL_PLUGIN_SUCCESS) {
+        return 3;
+    }
+    for (uint64_t i = 1; i <= 5000; ++i) {
+        eventBuilder e(kPostWrite, i, 0, i * 1000, i * 1000 + 500, i);
+        e.str("remote_agent", "peer").i64("bytes", static_cast<int64_t>(i));
+        chromeOps()->span_end(t, e.get());
+    }
+    chromeOps()->destroy(t);
+    const std::string logs = fakeCore::get().allLogs();
+    return write(1, logs.data(), logs.size()) == static_cast<ssize_t>(logs.size()) ? 0 : 4;
+}
+
+} // namespace
+
 int
 main(int argc, char **argv) {
+    if (argc == 3 && std::string(argv[2]) == "efbig" && chromeOps() != nullptr) {
+        return fileTooLarge(argv[1]);
+    }
     if (argc != 2 || chromeOps() == nullptr) {
         return 2;
     }

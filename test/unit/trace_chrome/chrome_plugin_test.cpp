@@ -335,4 +335,57 @@ TEST_F(chromeTest, FileReadsAfterSigkill) {
     EXPECT_EQ(0, r.status) << r.output;
 }
 
+// A write that fails part way (the file may not grow past 64 KiB): one error line, the rest
+// dropped and counted, no crash, and the file still reads with the rule (the cut line is the
+// last: nothing is written after it).
+TEST_F(chromeTest, WriteFailureIsLoggedOnceAndFileStillReads) {
+    int fds[2];
+    ASSERT_EQ(0, pipe(fds));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    std::string child = NIXL_TRACE_KILL_CHILD;
+    std::string mode = "efbig";
+    char *argv[] = {child.data(), dir_.data(), mode.data(), nullptr};
+    pid_t pid = -1;
+    ASSERT_EQ(0, posix_spawn(&pid, child.c_str(), &fa, nullptr, argv, environ));
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = read(fds[0], buf, sizeof(buf));
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<size_t>(n));
+    }
+    close(fds[0]);
+    int st = 0;
+    ASSERT_EQ(pid, waitpid(pid, &st, 0));
+    ASSERT_TRUE(WIFEXITED(st)) << out;
+    ASSERT_EQ(0, WEXITSTATUS(st)) << out;
+    size_t failures = 0;
+    for (size_t at = out.find("failed: File too large"); at != std::string::npos;
+         at = out.find("failed: File too large", at + 1)) {
+        ++failures;
+    }
+    EXPECT_EQ(1u, failures) << out;
+    EXPECT_NE(std::string::npos, out.find("trace events were dropped")) << out;
+    const std::string file = traceFile();
+    struct stat fst{};
+    ASSERT_EQ(0, stat(file.c_str(), &fst));
+    EXPECT_LE(fst.st_size, 64 * 1024);
+    // Every span is in the file or counted in the log (the file is too full for the counter).
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(out, m, std::regex("([0-9]+) trace events were dropped")));
+    auto r = runChecker(file, "--killed --expect-agent efbig --expect-min-spans 1 "
+                              "--expect-emitted 5000 --extra-dropped " + m[1].str());
+    EXPECT_EQ(0, r.status) << r.output;
+}
+
 } // namespace

@@ -139,22 +139,28 @@ traceFileName(uint32_t pid, const timespec &now, int attempt) {
     return name + ".json";
 }
 
+// The spans and marks among whole lines in iov (flow, metadata and counter lines are not
+// events of their own): what a failed write loses, in the unit of the drop counter.
 size_t
-countLines(const iovec *iov, size_t n, size_t skip) {
-    size_t lines = 0;
+countEvents(const iovec *iov, size_t n) {
+    static constexpr std::string_view kSpan = "{\"ph\":\"X\"";
+    static constexpr std::string_view kMark = "{\"ph\":\"i\"";
+    size_t events = 0;
+    char head[16];
+    size_t headLen = 0; // bytes of the current line seen so far, up to sizeof(head)
     for (size_t i = 0; i < n; ++i) {
         const char *p = static_cast<const char *>(iov[i].iov_base);
-        size_t len = iov[i].iov_len;
-        if (skip >= len) {
-            skip -= len;
-            continue;
+        for (size_t k = 0; k < iov[i].iov_len; ++k) {
+            if (p[k] == '\n') {
+                const std::string_view h(head, headLen);
+                events += h.starts_with(kSpan) || h.starts_with(kMark) ? 1 : 0;
+                headLen = 0;
+            } else if (headLen < sizeof(head)) {
+                head[headLen++] = p[k];
+            }
         }
-        p += skip;
-        len -= skip;
-        skip = 0;
-        lines += static_cast<size_t>(std::count(p, p + len, '\n'));
     }
-    return lines;
+    return events;
 }
 
 } // namespace
@@ -279,7 +285,13 @@ nixlChromeSession::nixlChromeSession(const nixlChromeConfig &cfg)
     }
     meta_.reserve(4096);
     tailLine_.reserve(256);
-    writer_ = std::thread([this] { run(); });
+    try {
+        writer_ = std::thread([this] { run(); });
+    }
+    catch (const std::exception &ex) {
+        close(fd_);
+        refuse(cfg.dir, std::string("has its trace file but no writer thread: ") + ex.what());
+    }
 }
 
 nixlChromeSession::~nixlChromeSession() {
@@ -493,7 +505,8 @@ nixlChromeSession::writeAll(std::vector<iovec> &iov) {
         }
     }
     if (at < iov.size()) {
-        dropped_.fetch_add(countLines(iov.data() + at, iov.size() - at, 0),
+        // A line cut by the failure is lost too; it counts as one event.
+        dropped_.fetch_add(countEvents(iov.data() + at, iov.size() - at) + (atLineStart ? 0 : 1),
                            std::memory_order_relaxed);
         return false;
     }
