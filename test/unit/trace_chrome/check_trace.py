@@ -13,7 +13,7 @@ Always asserted:
   - a process_name event for every pid and a thread_name event for every (pid, tid) that has
     spans or marks;
   - spans on one thread nest properly (any two are disjoint or one contains the other), and a
-    span whose parent_span_id is in the file lies inside that parent, on the same thread;
+    span or mark whose parent_span_id is in the file lies inside that parent, on its thread;
   - span ids are unique;
   - every flow start lies inside a nixl::postXferReq.* span on its thread with the flow's id as
     correlation_id; every flow end is followed by the nixl::xfer.complete mark it binds to (the
@@ -118,13 +118,13 @@ def check(events, killed):
                 need(en <= stack[-1][1], f"spans overlap without nesting on {key}: "
                                          f"{stack[-1][2]} and {s}")
             stack.append((b, en, s))
-    for s in spans:
+    for s in spans + by_ph["i"]:
         p = by_id.get(s["args"].get("parent_span_id", 0))
         if p is None:
             continue
         need((p["pid"], p["tid"]) == (s["pid"], s["tid"]), f"child on another thread: {s}")
         pb, cb = to_ns(p["ts"]), to_ns(s["ts"])
-        need(pb <= cb and cb + to_ns(s["dur"]) <= pb + to_ns(p["dur"]),
+        need(pb <= cb and cb + to_ns(s.get("dur", 0)) <= pb + to_ns(p["dur"]),
              f"child {s} outside its parent {p}")
         nested += 1
 
@@ -188,7 +188,7 @@ def main():
     ap.add_argument("--expect-arg", nargs=3, action="append", default=[],
                     metavar=("SPAN", "KEY", "JSON"), help="SPAN has args.KEY == JSON")
     ap.add_argument("--expect-parent", nargs=2, action="append", default=[],
-                    metavar=("CHILD", "PARENT"), help="a CHILD span nested in a PARENT span")
+                    metavar=("CHILD", "PARENT"), help="a CHILD span or mark in a PARENT span")
     a = ap.parse_args()
     try:
         with open(a.file, "rb") as f:
@@ -245,7 +245,7 @@ def main():
         for child, parent in a.expect_parent:
             ok = any(s["name"] == child and any(
                 p["name"] == parent and p["args"]["span_id"] == s["args"]["parent_span_id"]
-                for p in spans) for s in spans)
+                for p in spans) for s in spans + marks)
             need(ok, f"no {child} inside a {parent}")
     except (Bad, ValueError, KeyError, TypeError) as e:
         print(f"FAIL {a.file}: {e}")

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 // End to end: two agents with NIXL_TRACE_BACKENDS=chrome do a WRITE with notification through
-// the TEST backend; the process's trace file must hold their spans (NIXL 1.4 names, nixl-api.md
+// the TEST backend, completing asynchronously one way and at once the other; the process's trace file must hold their spans (NIXL 1.4 names, nixl-api.md
 // section 5), nested properly, with the flow from the post to its completion.
 #include <gtest/gtest.h>
 
@@ -66,6 +66,17 @@ TEST_F(chromeAgentTest, WriteWithNotificationIsTraced) {
         nixl_notifs_t notifs = drain(*b);
         ASSERT_EQ(1u, notifs["A"].size());
         ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(req));
+
+        // B writes back over a backend that completes at once: the completion mark comes
+        // from inside the post span, nested in it.
+        ASSERT_EQ(NIXL_SUCCESS, sendMD(*a, *b));
+        bBuf.fill(3);
+        ASSERT_EQ(NIXL_SUCCESS, b->createXferReq(NIXL_WRITE, xferList({bBuf.desc()}),
+                                                 xferList({aBuf.desc()}), "A", req, &args));
+        ASSERT_EQ(NIXL_SUCCESS, b->postXferReq(req));
+        EXPECT_TRUE(holdsPattern(aBuf, 3));
+        ASSERT_EQ(1u, drain(*a)["B"].size());
+        ASSERT_EQ(NIXL_SUCCESS, b->releaseXferReq(req));
         ASSERT_EQ(NIXL_SUCCESS, a->deregisterMem(regList({aBuf.desc()})));
         ASSERT_EQ(NIXL_SUCCESS, b->deregisterMem(regList({bBuf.desc()})));
     } // the agents go: the file is closed
@@ -74,7 +85,9 @@ TEST_F(chromeAgentTest, WriteWithNotificationIsTraced) {
     ASSERT_EQ(1u, files.size()) << "one file per process, shared by both agents";
     auto r = chromeTest::runChecker(
         dir_ + "/" + files[0],
-        "--expect-agent A --expect-agent B --expect-dropped 0 --expect-flows 1 "
+        "--expect-agent A --expect-agent B --expect-dropped 0 --expect-flows 2 "
+        "--expect-parent nixl::xfer.complete nixl::postXferReq.write "
+        "--expect-arg nixl::postXferReq.write remote_agent '\"A\"' "
         "--expect-span nixl::registerMem --expect-span nixl::deregisterMem "
         "--expect-span nixl::loadRemoteMD --expect-span nixl::createXferReq "
         "--expect-span nixl::postXferReq.write --expect-span nixl::getNotifs "

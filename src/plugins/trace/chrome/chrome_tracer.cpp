@@ -174,9 +174,9 @@ private:
         if (span) {
             s += ",\"span_id\":";
             nixlChromeJson::appendU64(s, ev.span_id);
-            s += ",\"parent_span_id\":";
-            nixlChromeJson::appendU64(s, ev.parent_span_id);
         }
+        s += ",\"parent_span_id\":";
+        nixlChromeJson::appendU64(s, ev.parent_span_id);
         const nixl_trace_attr_t *a = ev.attrs;
         for (size_t i = 0; a != nullptr && i < ev.attr_count; ++i) {
             appendAttr(s, a[i]);
