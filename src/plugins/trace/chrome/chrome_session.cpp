@@ -349,13 +349,17 @@ nixlChromeSession::thread() noexcept {
             name[0] = '\0';
         }
         st.line.clear();
-        st.line += "{\"name\":\"thread_name\",\"ph\":\"M\",";
-        st.line += st.pidTid;
-        st.line += ",\"args\":{\"name\":\"";
+        st.line.lit("{\"name\":\"thread_name\",\"ph\":\"M\",");
+        st.line.append(st.pidTid);
+        st.line.lit(",\"args\":{\"name\":\"");
         nixlChromeJson::appendEscaped(st.line, name);
-        st.line += name[0] != '\0' ? " (tid " : "thread (tid ";
+        if (name[0] != '\0') {
+            st.line.lit(" (tid ");
+        } else {
+            st.line.lit("thread (tid ");
+        }
         nixlChromeJson::appendU64(st.line, tid);
-        st.line += ")\"}},\n";
+        st.line.lit(")\"}},\n");
         ring->push(st.line.data(), st.line.size()); // an empty ring of >= 4 KiB holds it
         std::lock_guard<std::mutex> lk(registryMutex());
         rings_.push_back(ring.get());

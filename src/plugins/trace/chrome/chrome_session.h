@@ -31,6 +31,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "chrome_json.h"
+
 /**
  * Single-producer single-consumer ring of bytes holding whole lines. The producer is one
  * thread's event path, the consumer the session's writer thread. push() never blocks: a line
@@ -85,7 +87,7 @@ public:
     struct threadState {
         uint64_t sessionId = 0;
         nixlChromeRing *ring = nullptr;
-        std::string line; // the event being formatted; grows to the largest line, then reused
+        nixlChromeLine line; // the event being formatted; grows to the largest line, then reused
         std::string pidTid; // "\"pid\":P,\"tid\":T"
         ~threadState();
     };

@@ -30,10 +30,10 @@ constexpr std::string_view kPostWrite = "nixl::postXferReq.write";
 constexpr std::string_view kPostRead = "nixl::postXferReq.read";
 constexpr std::string_view kComplete = "nixl::xfer.complete";
 
-constexpr const char *kKindNames[NIXL_TRACE_KIND_COUNT] = {
+constexpr std::string_view kKindNames[NIXL_TRACE_KIND_COUNT] = {
     "Generic", "Compute", "MemoryR", "MemoryW", "CommSend", "CommRecv", "CommColl", "Metadata"};
 
-const char *
+std::string_view
 kindName(uint32_t kind) noexcept {
     return kind < NIXL_TRACE_KIND_COUNT ? kKindNames[kind] : kKindNames[0];
 }
@@ -139,7 +139,7 @@ private:
     // One line per event, plus a flow line after a post span or before a completion mark.
     void
     format(nixlChromeSession::threadState &st, const nixl_trace_event_t &ev, bool span) {
-        std::string &s = st.line;
+        nixlChromeLine &s = st.line;
         s.clear();
         bool flowStart = false;
         bool flowEnd = false;
@@ -147,41 +147,45 @@ private:
         if (flowEnd && ev.correlation_id != 0) {
             appendFlow(s, st, 'f', ev);
         }
-        s += span ? "{\"ph\":\"X\",\"name\":\"" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"";
+        if (span) {
+            s.lit("{\"ph\":\"X\",\"name\":\"");
+        } else {
+            s.lit("{\"ph\":\"i\",\"s\":\"t\",\"name\":\"");
+        }
         if (ev.name_id < names_.size()) {
-            s += name; // escaped at create
+            s.append(name); // escaped at create
         } else {
             nixlChromeJson::appendEscaped(s, name);
         }
-        s += "\",\"cat\":\"";
-        s += kindName(ev.kind);
-        s += "\",";
-        s += st.pidTid;
-        s += ",\"ts\":";
+        s.lit("\",\"cat\":\"");
+        s.append(kindName(ev.kind));
+        s.lit("\",");
+        s.append(st.pidTid);
+        s.lit(",\"ts\":");
         nixlChromeJson::appendMicros(s, ev.begin_ns);
         if (span) {
-            s += ",\"dur\":";
+            s.lit(",\"dur\":");
             nixlChromeJson::appendMicros(s, ev.end_ns > ev.begin_ns ? ev.end_ns - ev.begin_ns : 0);
         }
-        s += ",\"args\":{\"agent\":\"";
-        s += agent_;
-        s += '"';
+        s.lit(",\"args\":{\"agent\":\"");
+        s.append(agent_);
+        s.ch('"');
         if (ev.correlation_id != 0) {
-            s += ",\"correlation_id\":\"";
+            s.lit(",\"correlation_id\":\"");
             nixlChromeJson::appendHex(s, ev.correlation_id);
-            s += '"';
+            s.ch('"');
         }
         if (span) {
-            s += ",\"span_id\":";
+            s.lit(",\"span_id\":");
             nixlChromeJson::appendU64(s, ev.span_id);
         }
-        s += ",\"parent_span_id\":";
+        s.lit(",\"parent_span_id\":");
         nixlChromeJson::appendU64(s, ev.parent_span_id);
         const nixl_trace_attr_t *a = ev.attrs;
         for (size_t i = 0; a != nullptr && i < ev.attr_count; ++i) {
             appendAttr(s, a[i]);
         }
-        s += "}},\n";
+        s.lit("}},\n");
         if (flowStart && ev.correlation_id != 0) {
             appendFlow(s, st, 's', ev); // after the span: bound to it, the enclosing slice
         }
@@ -193,29 +197,33 @@ private:
     // binds to the next slice on the thread, the mark: a mark has no enclosing span
     // (getXferStatus is not one), so enclosing binding would find nothing there.
     static void
-    appendFlow(std::string &s, const nixlChromeSession::threadState &st, char ph,
+    appendFlow(nixlChromeLine &s, const nixlChromeSession::threadState &st, char ph,
                const nixl_trace_event_t &ev) {
-        s += "{\"ph\":\"";
-        s += ph;
-        s += ph == 's' ? "\",\"bp\":\"e\"" : "\"";
-        s += ",\"name\":\"nixl::xfer\",\"cat\":\"nixl.flow\",\"id\":\"";
+        s.lit("{\"ph\":\"");
+        s.ch(ph);
+        if (ph == 's') {
+            s.lit("\",\"bp\":\"e\"");
+        } else {
+            s.ch('"');
+        }
+        s.lit(",\"name\":\"nixl::xfer\",\"cat\":\"nixl.flow\",\"id\":\"");
         nixlChromeJson::appendHex(s, ev.correlation_id);
-        s += "\",";
-        s += st.pidTid;
-        s += ",\"ts\":";
+        s.lit("\",");
+        s.append(st.pidTid);
+        s.lit(",\"ts\":");
         nixlChromeJson::appendMicros(s, ev.begin_ns);
-        s += "},\n";
+        s.lit("},\n");
     }
 
     static void
-    appendAttr(std::string &s, const nixl_trace_attr_t &a) {
+    appendAttr(nixlChromeLine &s, const nixl_trace_attr_t &a) {
         if (a.type != NIXL_TRACE_ATTR_INT64 && a.type != NIXL_TRACE_ATTR_DOUBLE &&
             a.type != NIXL_TRACE_ATTR_STRING) {
             return; // a type this plugin does not know
         }
-        s += ",\"";
+        s.lit(",\"");
         nixlChromeJson::appendEscaped(s, a.key == nullptr ? std::string_view() : a.key);
-        s += "\":";
+        s.lit("\":");
         switch (a.type) {
         case NIXL_TRACE_ATTR_INT64:
             nixlChromeJson::appendI64(s, a.value.i64);
@@ -224,9 +232,9 @@ private:
             nixlChromeJson::appendDouble(s, a.value.f64);
             break;
         default:
-            s += '"';
+            s.ch('"');
             nixlChromeJson::appendEscaped(s, nixlTraceAttrString(a));
-            s += '"';
+            s.ch('"');
             break;
         }
     }
