@@ -139,28 +139,67 @@ traceFileName(uint32_t pid, const timespec &now, int attempt) {
     return name + ".json";
 }
 
-// The spans and marks among whole lines in iov (flow, metadata and counter lines are not
-// events of their own): what a failed write loses, in the unit of the drop counter.
+// Whether a line starting with these bytes is a span or a mark (flow, metadata and counter
+// lines are not events of their own).
+bool
+isEventLine(std::string_view head) noexcept {
+    return head.starts_with("{\"ph\":\"X\"") || head.starts_with("{\"ph\":\"i\"");
+}
+
+// The spans and marks among the whole lines of iov: what a failed write loses, in the unit of
+// the drop counter. Bytes before the first newline belong to a line counted elsewhere unless
+// atLineStart.
 size_t
-countEvents(const iovec *iov, size_t n) {
-    static constexpr std::string_view kSpan = "{\"ph\":\"X\"";
-    static constexpr std::string_view kMark = "{\"ph\":\"i\"";
+countEvents(const iovec *iov, size_t n, bool atLineStart) {
     size_t events = 0;
     char head[16];
     size_t headLen = 0; // bytes of the current line seen so far, up to sizeof(head)
+    bool counting = atLineStart;
     for (size_t i = 0; i < n; ++i) {
         const char *p = static_cast<const char *>(iov[i].iov_base);
         for (size_t k = 0; k < iov[i].iov_len; ++k) {
             if (p[k] == '\n') {
-                const std::string_view h(head, headLen);
-                events += h.starts_with(kSpan) || h.starts_with(kMark) ? 1 : 0;
+                events += counting && isEventLine(std::string_view(head, headLen)) ? 1 : 0;
                 headLen = 0;
+                counting = true;
             } else if (headLen < sizeof(head)) {
                 head[headLen++] = p[k];
             }
         }
     }
     return events;
+}
+
+// Whether the line holding the byte before position (i, k) of iov is a span or a mark: the
+// line a failed write cut.
+bool
+cutLineIsEvent(const std::vector<iovec> &iov, size_t i, size_t k) {
+    auto byteAt = [&](size_t a, size_t b) { return static_cast<const char *>(iov[a].iov_base)[b]; };
+    for (;;) { // back to the line's first byte
+        if (k == 0) {
+            if (i == 0) {
+                break;
+            }
+            --i;
+            k = iov[i].iov_len;
+            continue;
+        }
+        if (byteAt(i, k - 1) == '\n') {
+            break;
+        }
+        --k;
+    }
+    char head[16];
+    size_t headLen = 0;
+    while (headLen < sizeof(head) && i < iov.size()) {
+        if (k < iov[i].iov_len) {
+            head[headLen++] = byteAt(i, k++);
+        } else {
+            ++i;
+            k = 0;
+        }
+    }
+    return isEventLine(std::string_view(head, headLen));
 }
 
 } // namespace
@@ -475,6 +514,7 @@ nixlChromeSession::cycle(bool final) {
 
 bool
 nixlChromeSession::writeAll(std::vector<iovec> &iov) {
+    orig_.assign(iov.begin(), iov.end()); // iov is advanced below; a cut line is found in orig_
     size_t at = 0; // first iovec not fully written
     bool atLineStart = true;
     while (at < iov.size() && !broken_) {
@@ -509,8 +549,11 @@ nixlChromeSession::writeAll(std::vector<iovec> &iov) {
         }
     }
     if (at < iov.size()) {
-        // A line cut by the failure is lost too; it counts as one event.
-        dropped_.fetch_add(countEvents(iov.data() + at, iov.size() - at) + (atLineStart ? 0 : 1),
+        // A line cut by the failure is lost too.
+        const bool cutEvent =
+            !atLineStart && cutLineIsEvent(orig_, at, orig_[at].iov_len - iov[at].iov_len);
+        dropped_.fetch_add(countEvents(iov.data() + at, iov.size() - at, atLineStart) +
+                               (cutEvent ? 1 : 0),
                            std::memory_order_relaxed);
         return false;
     }

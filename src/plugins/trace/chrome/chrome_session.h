@@ -190,6 +190,7 @@ private:
     std::vector<nixlChromeRing *> snapshot_;
     std::vector<size_t> taken_;
     std::vector<iovec> iov_;
+    std::vector<iovec> orig_; // writeAll's copy of the batch before it advances it
     std::string meta_;
     std::string tailLine_;
     std::thread writer_;
