@@ -14,6 +14,12 @@
  *   agent_prepped_telemetry/n  the same with the initiator's telemetry on
  *                    (captureTelemetry, NIXL_TELEMETRY_EXPORTER=nop): what the staging queue
  *                    adds to the hot path; it must not allocate either
+ *   agent_prepped_trace_off/1  agent_prepped/1 of a second pair of agents made with
+ *                    NIXL_TRACE_BACKENDS="" (the baseline of the next line; every other pair
+ *                    is made that way too, so a user's setting does not leak in)
+ *   agent_prepped_trace_<plugin>/1  the same with NIXL_TRACE_BACKENDS=<plugin>, for every
+ *                    libtrace_backend_<plugin>.so in $NIXL_PLUGIN_DIR (none: no case);
+ *                    NIXL_TRACE_DIR is pointed at a fresh temporary directory when unset
  * The same work driven directly through the TEST plugin's C ABI (agent_direct.cpp; dlopen of
  * $NIXL_PLUGIN_DIR/libplugin_TEST.so, nixl_backend_plugin_get), with two engines of its own:
  *   direct_create/n  prep_xfer + post_xfer + check_xfer + release_req
@@ -29,17 +35,21 @@
  *
  * Extra flag (removed before Google Benchmark sees the arguments):
  *   --nixl_check  exit non-zero if a benchmark failed or agent_prepped (with or without
- *                 telemetry) allocated on the hot path.
+ *                 telemetry, or with tracing off) allocated on the hot path. Allocations
+ *                 of trace plugins are printed, not checked: they are the plugin's.
  */
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -339,6 +349,67 @@ private:
 agentPair *agents = nullptr;
 agentPair *telemetryAgents = nullptr; ///< initiator with telemetry on (NOP exporter)
 
+/** Sets an environment variable (nullptr: unsets it) until destroyed. */
+class scopedEnv {
+public:
+    scopedEnv(const char *name, const char *value) : name_(name) {
+        const char *old = std::getenv(name);
+        had_ = old != nullptr;
+        old_ = had_ ? old : "";
+        if (value != nullptr) {
+            ::setenv(name, value, 1);
+        } else {
+            ::unsetenv(name);
+        }
+    }
+
+    ~scopedEnv() {
+        if (had_) {
+            ::setenv(name_.c_str(), old_.c_str(), 1);
+        } else {
+            ::unsetenv(name_.c_str());
+        }
+    }
+
+    scopedEnv(const scopedEnv &) = delete;
+    scopedEnv &
+    operator=(const scopedEnv &) = delete;
+
+private:
+    std::string name_;
+    bool had_ = false;
+    std::string old_;
+};
+
+/** A pair of agents made with NIXL_TRACE_BACKENDS=backends ("" = off). */
+struct tracePair {
+    std::string label; ///< "off" or the plugin's name
+    std::unique_ptr<agentPair> pair;
+};
+
+std::vector<tracePair> tracePairs;
+
+/** Names of the trace plugins in $NIXL_PLUGIN_DIR (libtrace_backend_<name>.so), sorted. */
+std::vector<std::string>
+tracePluginsPresent() {
+    std::vector<std::string> names;
+    const char *dir = std::getenv("NIXL_PLUGIN_DIR");
+    if (dir == nullptr) {
+        return names;
+    }
+    const std::string prefix = "libtrace_backend_";
+    std::error_code ec;
+    for (const auto &e : std::filesystem::directory_iterator(dir, ec)) {
+        const std::string f = e.path().filename().string();
+        if (f.size() > prefix.size() + 3 && f.compare(0, prefix.size(), prefix) == 0 &&
+            f.compare(f.size() - 3, 3, ".so") == 0) {
+            names.push_back(f.substr(prefix.size(), f.size() - prefix.size() - 3));
+        }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 void
 agentCreate(benchmark::State &state) {
     const size_t n = static_cast<size_t>(state.range(0));
@@ -393,6 +464,14 @@ preppedOn(benchmark::State &state, agentPair *agents) {
         a.makeXferReq(NIXL_WRITE, local_h, indices, remote_h, indices, req) != NIXL_SUCCESS) {
         state.SkipWithError("prepXferDlist or makeXferReq failed");
     } else {
+        // Warm-up outside the count: first-use allocations (a trace plugin's per-thread buffer)
+        // are not per-transfer costs.
+        for (int i = 0; i < 8; ++i) {
+            nixl_status_t st = a.postXferReq(req);
+            while (st == NIXL_IN_PROG) {
+                st = a.getXferStatus(req);
+            }
+        }
         const uint64_t before = alloc_count.load(std::memory_order_relaxed);
         for (auto _ : state) {
             nixl_status_t st = a.postXferReq(req);
@@ -572,6 +651,35 @@ printRatios(const collectingReporter &rep) {
             good = false;
         }
     }
+    // Tracing: each plugin against tracing off, measured in the same run.
+    double off_ns = 0;
+    double off_allocs = 0;
+    const bool off = lookup(rep, "agent_prepped_trace_off/1", off_ns, off_allocs) ==
+        lookup_t::FOUND;
+    if (off) {
+        std::printf("\ntracing, prepped path, 1 descriptor (real ns per transfer, mean of runs)\n");
+        std::printf("%-28s %10s %10s %10s %10s\n", "case", "ns", "vs off", "added ns",
+                    "allocs");
+        std::printf("%-28s %10.1f %10.3f %10.1f %10.3f\n", "agent_prepped_trace_off/1", off_ns,
+                    1.0, 0.0, off_allocs);
+        if (off_allocs != 0.0) {
+            std::printf("       agent_prepped_trace_off/1 allocates on the hot path\n");
+            good = false;
+        }
+    }
+    for (const tracePair &tp : tracePairs) {
+        if (tp.label == "off") {
+            continue;
+        }
+        const std::string name = "agent_prepped_trace_" + tp.label + "/1";
+        double ns = 0;
+        double allocs = 0;
+        if (!off || lookup(rep, name, ns, allocs) != lookup_t::FOUND) {
+            continue;
+        }
+        std::printf("%-28s %10.1f %10.3f %10.1f %10.3f\n", name.c_str(), ns,
+                    off_ns > 0 ? ns / off_ns : 0.0, ns - off_ns, allocs);
+    }
     return good;
 }
 
@@ -595,6 +703,8 @@ main(int argc, char **argv) {
         return 2;
     }
 
+    // Tracing is off for every pair but the traced ones, whatever the environment says.
+    auto trace_off = std::make_unique<scopedEnv>("NIXL_TRACE_BACKENDS", "");
     auto agent_pair = std::make_unique<agentPair>();
     if (!agent_pair->setup()) {
         return 1;
@@ -614,6 +724,30 @@ main(int argc, char **argv) {
     }
     if (!telemetry_pair->setup()) {
         return 1;
+    }
+    // The JSON trace plugin needs a directory; a fresh one, removed at the end, unless set.
+    std::string trace_dir;
+    if (std::getenv("NIXL_TRACE_DIR") == nullptr) {
+        char tmpl[] = "/tmp/nixl_bench_trace_XXXXXX";
+        if (::mkdtemp(tmpl) != nullptr) {
+            trace_dir = tmpl;
+            ::setenv("NIXL_TRACE_DIR", tmpl, 1);
+        }
+    }
+    std::vector<std::string> trace_labels = {"off"};
+    for (const std::string &p : tracePluginsPresent()) {
+        trace_labels.push_back(p);
+    }
+    for (const std::string &label : trace_labels) {
+        // Tracing is chosen when an agent is constructed.
+        scopedEnv backends("NIXL_TRACE_BACKENDS", label == "off" ? "" : label.c_str());
+        tracePair tp{label,
+                     std::make_unique<agentPair>("bench_trace_" + label + "_initiator",
+                                                 "bench_trace_" + label + "_target")};
+        if (!tp.pair->setup()) {
+            return 1;
+        }
+        tracePairs.push_back(std::move(tp));
     }
     if (!setupDirectPair()) {
         return 1;
@@ -638,6 +772,13 @@ main(int argc, char **argv) {
             b->Arg(n);
         }
         b->Unit(benchmark::kNanosecond);
+    }
+    for (const tracePair &tp : tracePairs) {
+        agentPair *pair = tp.pair.get();
+        benchmark::RegisterBenchmark(("agent_prepped_trace_" + tp.label).c_str(),
+                                     [pair](benchmark::State &state) { preppedOn(state, pair); })
+            ->Arg(1)
+            ->Unit(benchmark::kNanosecond);
     }
 
     setRegisterDirectEngine(directOps(), directEngine());
@@ -666,8 +807,15 @@ main(int argc, char **argv) {
     releaseRegisterAgent();
     setRegisterDirectEngine(nullptr, nullptr);
     releaseDirectPair();
+    tracePairs.clear(); // trace plugins flush and close their files here
     telemetry_pair.reset();
     agent_pair.reset();
+    trace_off.reset();
+    if (!trace_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::remove_all(trace_dir, ec);
+        ::unsetenv("NIXL_TRACE_DIR");
+    }
     if (check && !good) {
         std::printf("agent_overhead: --nixl_check failed\n");
         return 1;

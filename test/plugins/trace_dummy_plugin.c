@@ -2,7 +2,9 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-/* libtrace_backend_dummy.so: a valid trace backend of ABI version 1 that does nothing. */
+/* libtrace_backend_dummy.so: a trace backend descriptor of the current ABI version without an
+ * operations table. The loader accepts it (loader tests); an agent told to trace with it logs
+ * that it has no operations table and runs without it. */
 #include "nixl_trace_backend_plugin.h"
 
 static const nixl_trace_backend_plugin_t dummy_tracer = {

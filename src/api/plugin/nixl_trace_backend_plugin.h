@@ -19,7 +19,8 @@
  *    plugin that cannot keep up drops (and counts) events. A plugin never throws or longjmps
  *    across this boundary.
  *  - create() failing (a status other than NIXL_PLUGIN_SUCCESS) is logged once by core; the
- *    agent then runs without this plugin.
+ *    agent then runs without this plugin. NIXL_PLUGIN_ERR_NOT_ALLOWED means "declined, nothing
+ *    to do for this agent" (e.g. NVTX with no tool attached): logged at INFO, not as an error.
  *
  * Version history (NIXL_TRACE_BACKEND_ABI_VERSION; core loads only an exact match):
  *   1  descriptor header only (no operations); never loaded by any release.

@@ -194,7 +194,10 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
                            {{"remote_agent", req->remoteAgent}, {"bytes", req->totalBytes}});
     const nixl_status_t st = postXferReqImpl(data, req, extra_params);
     if (st == NIXL_SUCCESS) {
-        tracer.mark(nixl::trace::NameId::XFER_COMPLETE);
+        // Completed by the post: the mark and the span's end share one clock read.
+        const uint64_t now = nixl::trace::nowNs();
+        tracer.markAt(nixl::trace::NameId::XFER_COMPLETE, now);
+        span.setEndNs(now);
     }
     return nixlTraceStatus(span, st);
 }

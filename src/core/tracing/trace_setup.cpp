@@ -184,6 +184,13 @@ Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &bac
                        << "; the agent runs without it";
             continue;
         }
+        if (st == NIXL_PLUGIN_ERR_NOT_ALLOWED && !watch.loggedError) {
+            // Declined, not failed: the plugin has nothing to do here (e.g. NVTX with no tool
+            // attached), and a permanent NIXL_TRACE_BACKENDS must not log an error every run.
+            NIXL_INFO << "agent " << agent << ": trace backend " << ref.name
+                      << " declined to trace this agent; the agent runs without it";
+            continue;
+        }
         if (st != NIXL_PLUGIN_SUCCESS || backend == nullptr) {
             const char *why = st != NIXL_PLUGIN_SUCCESS ? nixl_plugin_status_name(st) :
                                                           "success without an instance";

@@ -180,6 +180,15 @@ public:
         return add(Attr(key, value));
     }
 
+    /**
+     * Makes the span end at at_ns (a nowNs() value the caller already read, e.g. the time of a
+     * mark emitted just before) instead of reading the clock again when it is destroyed.
+     */
+    void
+    setEndNs(std::uint64_t at_ns) noexcept {
+        endNs_ = at_ns;
+    }
+
     /** This span's id (non-zero). */
     std::uint64_t
     id() const noexcept {
@@ -212,6 +221,7 @@ private:
     std::uint64_t parent_ = 0;
     std::uint64_t correlation_ = 0;
     std::uint64_t beginNs_ = 0;
+    std::uint64_t endNs_ = 0; ///< 0: read the clock when the span ends
     std::size_t count_ = 0;
     std::size_t dropped_ = 0;
     nixl_trace_attr_t attrs_[max_span_attrs];
@@ -235,6 +245,7 @@ public:
 
 private:
     friend class Tracer;
+    friend class Span;
     const Tracer *tracer_;
     std::uint64_t id_;
     const CorrelationScope *prev_ = nullptr;
@@ -275,6 +286,10 @@ public:
     /** An instant event of core's table, e.g. nixl::xfer.complete. */
     void
     mark(NameId name, std::initializer_list<Attr> attrs = {}) const noexcept;
+
+    /** mark() at a time the caller already read with nowNs() (one clock read less). */
+    void
+    markAt(NameId name, std::uint64_t at_ns, std::initializer_list<Attr> attrs = {}) const noexcept;
 
     /** An instant event with a name outside the table; name is borrowed for the call. */
     void
@@ -318,10 +333,12 @@ private:
 
     Tracer() = default;
 
+    /** at_ns 0: now. */
     void
     emitMark(std::uint32_t name_id,
              const char *name,
              Kind kind,
+             std::uint64_t at_ns,
              std::initializer_list<Attr> attrs) const noexcept;
 
     std::string agent_;

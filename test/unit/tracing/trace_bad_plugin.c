@@ -11,6 +11,8 @@
  *   SHORTOPS   ops->size too small      -> core refuses
  *   NOOPS      no operations table      -> core refuses
  *   FAILCREATE create() returns an error without logging -> core logs it once
+ *   NOP        valid, event callbacks that do nothing: core's own cost of tracing, for
+ *              benchmark/agent_overhead (put it in a NIXL_PLUGIN_DIR next to libplugin_TEST.so)
  * Plain C, no SDK: the failure modes a C plugin can have.
  */
 #include <stddef.h>
@@ -40,6 +42,17 @@ bad_destroy(nixl_trace_backend_t *backend) {
     (void)backend;
 }
 
+#ifdef TRACE_BAD_NOP
+static void
+nop_event(nixl_trace_backend_t *backend, const nixl_trace_event_t *event) {
+    (void)backend;
+    (void)event;
+}
+#define EVENT_FN nop_event
+#else
+#define EVENT_FN NULL
+#endif
+
 __attribute__((unused)) static const nixl_trace_backend_ops_t bad_ops = {
 #ifdef TRACE_BAD_SHORTOPS
     /* What a plugin built against a table that ended before mark would say. */
@@ -49,9 +62,9 @@ __attribute__((unused)) static const nixl_trace_backend_ops_t bad_ops = {
 #endif
     .create = bad_create,
     .destroy = bad_destroy,
-    .span_begin = NULL,
-    .span_end = NULL,
-    .mark = NULL,
+    .span_begin = EVENT_FN,
+    .span_end = EVENT_FN,
+    .mark = EVENT_FN,
 };
 
 #if defined(TRACE_BAD_STALE)

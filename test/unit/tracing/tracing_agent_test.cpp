@@ -6,11 +6,15 @@
 // plugins, enabling (NIXL_TRACE_BACKENDS, Nsight Systems detection, off), plugins refused or
 // failing, and many threads tracing at once.
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <thread>
 
+#include "config/config.h"
 #include "nixl_trace_backend_plugin.h"
 #include "tracing_test_utils.h"
 
@@ -311,6 +315,27 @@ TEST_F(tracingTest, NsightSystemsEnablesNvtxWhenUnset) {
         EXPECT_TRUE(logLines(log, 'W').empty()) << log;
         EXPECT_EQ(rec.creates(), before + 1);
     }
+}
+
+TEST_F(tracingTest, ConfigurationFileSelectsBackendsUnlessTheEnvironmentSaysOtherwise) {
+    char path[] = "/tmp/nixl_trace_cfg_XXXXXX";
+    const int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    const std::string text = "NIXL_TRACE_BACKENDS = \"recA\"\n";
+    ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    close(fd);
+    recorder rec("recA");
+    const int before = rec.creates();
+    {
+        scopedEnv cfg("NIXL_CONFIG_FILE", path);
+        nixlConfig::reloadForTesting();
+        auto from_file = makeTraced("init", nullptr);
+        EXPECT_EQ(rec.creates(), before + 1);
+        auto env_off = makeTraced("init2", "");
+        EXPECT_EQ(rec.creates(), before + 1);
+    }
+    nixlConfig::reloadForTesting();
+    std::remove(path);
 }
 
 TEST_F(tracingTest, UnknownNameIsOneWarning) {

@@ -110,11 +110,19 @@ const nixl_trace_backend_ops_t opsEndOnly = {
 
 nixl_plugin_status_t
 createFails(const nixl_trace_backend_init_params_t *, nixl_trace_backend_t **) {
-    return NIXL_PLUGIN_ERR_NOT_ALLOWED;
+    return NIXL_PLUGIN_ERR_BACKEND;
 }
 
 const nixl_trace_backend_ops_t opsFails = {
     sizeof(nixl_trace_backend_ops_t), createFails, destroySink, beginSink, endSink, markSink};
+
+nixl_plugin_status_t
+createDeclines(const nixl_trace_backend_init_params_t *, nixl_trace_backend_t **) {
+    return NIXL_PLUGIN_ERR_NOT_ALLOWED;
+}
+
+const nixl_trace_backend_ops_t opsDeclines = {
+    sizeof(nixl_trace_backend_ops_t), createDeclines, destroySink, beginSink, endSink, markSink};
 
 TraceBackendRef
 ref(const char *name, const nixl_trace_backend_ops_t *ops) {
@@ -343,12 +351,37 @@ TEST_F(tracingFacadeTest, UnusableTablesAndFailingCreateAreOneLineEach) {
     EXPECT_NE(errors[1].find("lacks create or destroy"), std::string::npos) << errors[1];
     EXPECT_NE(errors[2].find("no operations table"), std::string::npos) << errors[2];
     EXPECT_NE(errors[3].find("trace backend fails (table fails) failed to create: "
-                             "NIXL_ERR_NOT_ALLOWED; the agent runs without it"),
+                             "NIXL_ERR_BACKEND; the agent runs without it"),
               std::string::npos)
         << errors[3];
     stderrCapture cap2;
     EXPECT_EQ(Tracer::create("agentX", {ref("fails", &opsFails)}), nullptr);
     EXPECT_EQ(logLines(cap2.stop(), 'E').size(), 1u);
+}
+
+TEST_F(tracingFacadeTest, DecliningIsNotAnError) {
+    stderrCapture cap;
+    EXPECT_EQ(Tracer::create("agentX", {ref("declines", &opsDeclines)}), nullptr);
+    const std::string log = cap.stop();
+    EXPECT_TRUE(logLines(log, 'E').empty()) << log;
+    EXPECT_TRUE(logLines(log, 'W').empty()) << log;
+}
+
+TEST_F(tracingFacadeTest, MarkAtAndSetEndNsShareOneTime) {
+    auto tracer = Tracer::create("agentX", {ref("a", &opsA)});
+    ASSERT_NE(tracer, nullptr);
+    uint64_t now = 0;
+    {
+        Span s(*tracer, NameId::POST_XFER_READ);
+        now = nowNs();
+        tracer->markAt(NameId::XFER_COMPLETE, now);
+        s.setEndNs(now);
+    }
+    const std::vector<seen> ev = events();
+    ASSERT_EQ(ev.size(), 3u);
+    EXPECT_EQ(ev[1].begin, now);
+    EXPECT_EQ(ev[2].end, now);
+    EXPECT_LE(ev[2].begin, now);
 }
 
 TEST_F(tracingFacadeTest, SpanIdsAreUniqueAcrossThreads) {
