@@ -64,6 +64,12 @@ public:
         append(v.data(), v.size());
     }
 
+    /** Drops the bytes from n on (n <= size()). */
+    void
+    truncate(size_t n) noexcept {
+        len_ = n < len_ ? n : len_;
+    }
+
     /** A string literal, its length known at compile time. */
     template<size_t N>
     void
@@ -184,11 +190,22 @@ namespace detail {
  */
 template<typename Out>
 void
+appendEscapedCut(Out &out, std::string_view s, size_t full);
+
+template<typename Out>
+void
 appendEscaped(Out &out, std::string_view s) {
-    const size_t full = s.size();
-    if (s.size() > kMaxStringBytes) {
-        s = s.substr(0, kMaxStringBytes);
-    }
+    appendEscapedCut(out, s.substr(0, s.size() < kMaxStringBytes ? s.size() : kMaxStringBytes),
+                     s.size());
+}
+
+/**
+ * The same for a value already cut to its first s.size() (at most kMaxStringBytes) bytes, whose
+ * length was `full`: what the writer thread formats from a queued record.
+ */
+template<typename Out>
+void
+appendEscapedCut(Out &out, std::string_view s, size_t full) {
     const auto *p = reinterpret_cast<const unsigned char *>(s.data());
     const size_t n = s.size();
     size_t run = 0; // start of the pending run of bytes copied as is

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstddef>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -210,38 +211,13 @@ nixlChromeRing::nixlChromeRing(size_t capacity)
     : data_(new char[capacity]),
       capacity_(capacity) {}
 
-bool
-nixlChromeRing::push(const char *p, size_t n) noexcept {
-    const uint64_t head = head_.load(std::memory_order_relaxed);
-    if (n > capacity_ - (head - cachedTail_)) {
-        cachedTail_ = tail_.load(std::memory_order_acquire);
-        if (n > capacity_ - (head - cachedTail_)) {
-            return false;
-        }
-    }
-    const size_t off = static_cast<size_t>(head) & (capacity_ - 1);
+void
+nixlChromeRing::peek(size_t at, void *dst, size_t n) const noexcept {
+    const size_t off = (static_cast<size_t>(tail_.load(std::memory_order_relaxed)) + at) &
+        (capacity_ - 1);
     const size_t first = std::min(n, capacity_ - off);
-    std::memcpy(data_.get() + off, p, first);
-    std::memcpy(data_.get(), p + first, n - first);
-    head_.store(head + n, std::memory_order_release);
-    return true;
-}
-
-size_t
-nixlChromeRing::readable(iovec out[2], int &count) const noexcept {
-    const uint64_t head = head_.load(std::memory_order_acquire);
-    const uint64_t tail = tail_.load(std::memory_order_relaxed);
-    const size_t n = static_cast<size_t>(head - tail);
-    const size_t off = static_cast<size_t>(tail) & (capacity_ - 1);
-    const size_t first = std::min(n, capacity_ - off);
-    count = 0;
-    if (first > 0) {
-        out[count++] = iovec{data_.get() + off, first};
-    }
-    if (n > first) {
-        out[count++] = iovec{data_.get(), n - first};
-    }
-    return n;
+    std::memcpy(dst, data_.get() + off, first);
+    std::memcpy(static_cast<char *>(dst) + first, data_.get(), n - first);
 }
 
 void
@@ -323,7 +299,6 @@ nixlChromeSession::nixlChromeSession(const nixlChromeConfig &cfg)
         refuse(cfg.dir, "trace file " + path_ + " cannot be written");
     }
     meta_.reserve(4096);
-    tailLine_.reserve(256);
     try {
         writer_ = std::thread([this] { run(); });
     }
@@ -377,29 +352,23 @@ nixlChromeSession::thread() noexcept {
     try {
         auto ring = std::make_unique<nixlChromeRing>(ringBytes_);
         const auto tid = static_cast<uint64_t>(gettid());
-        st.line.reserve(1024);
-        st.pidTid.clear();
-        st.pidTid += "\"pid\":";
-        nixlChromeJson::appendU64(st.pidTid, pid_);
-        st.pidTid += ",\"tid\":";
-        nixlChromeJson::appendU64(st.pidTid, tid);
+        std::string &pt = ring->pidTid;
+        pt += "\"pid\":";
+        nixlChromeJson::appendU64(pt, pid_);
+        pt += ",\"tid\":";
+        nixlChromeJson::appendU64(pt, tid);
         char name[32] = {};
         if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0) {
             name[0] = '\0';
         }
-        st.line.clear();
-        st.line.lit("{\"name\":\"thread_name\",\"ph\":\"M\",");
-        st.line.append(st.pidTid);
-        st.line.lit(",\"args\":{\"name\":\"");
-        nixlChromeJson::appendEscaped(st.line, name);
-        if (name[0] != '\0') {
-            st.line.lit(" (tid ");
-        } else {
-            st.line.lit("thread (tid ");
-        }
-        nixlChromeJson::appendU64(st.line, tid);
-        st.line.lit(")\"}},\n");
-        ring->push(st.line.data(), st.line.size()); // an empty ring of >= 4 KiB holds it
+        std::string &line = ring->threadLine;
+        line += "{\"name\":\"thread_name\",\"ph\":\"M\",";
+        line += pt;
+        line += ",\"args\":{\"name\":\"";
+        nixlChromeJson::appendEscaped(line, name);
+        line += name[0] != '\0' ? " (tid " : "thread (tid ";
+        nixlChromeJson::appendU64(line, tid);
+        line += ")\"}},\n";
         std::lock_guard<std::mutex> lk(registryMutex());
         rings_.push_back(ring.get());
         st.ring = ring.release();
@@ -411,18 +380,19 @@ nixlChromeSession::thread() noexcept {
     }
 }
 
-void
-nixlChromeSession::addAgent(const std::string &escapedName) {
+uint32_t
+nixlChromeSession::addAgent(std::unique_ptr<nixlChromeAgent> agent) {
     std::lock_guard<std::mutex> lk(mu_);
-    agents_.push_back(escapedName);
+    agents_.push_back(std::move(agent));
     pendingMeta_ += "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":";
     nixlChromeJson::appendU64(pendingMeta_, pid_);
     pendingMeta_ += ",\"tid\":0,\"args\":{\"labels\":\"nixl agents: ";
     for (size_t i = 0; i < agents_.size(); ++i) {
         pendingMeta_ += i == 0 ? "" : ", ";
-        pendingMeta_ += agents_[i];
+        pendingMeta_ += agents_[i]->escaped;
     }
     pendingMeta_ += "\"}},\n";
+    return static_cast<uint32_t>(agents_.size() - 1);
 }
 
 void
@@ -460,51 +430,99 @@ nixlChromeSession::run() {
     flushedCv_.notify_all();
 }
 
+const nixlChromeAgent *
+nixlChromeSession::agent(uint32_t index) {
+    if (index >= agentSnap_.size()) {
+        // An agent added since the last look: its records were queued after addAgent returned.
+        std::lock_guard<std::mutex> lk(mu_);
+        agentSnap_.clear();
+        for (const auto &a : agents_) {
+            agentSnap_.push_back(a.get());
+        }
+    }
+    return index < agentSnap_.size() ? agentSnap_[index] : nullptr;
+}
+
+void
+nixlChromeSession::writeOut() {
+    if (out_.size() > 0) {
+        iov_.assign(1, iovec{const_cast<char *>(out_.data()), out_.size()});
+        writeAll(iov_);
+        out_.clear();
+    }
+}
+
 void
 nixlChromeSession::cycle(bool final) {
+    // Lines are formatted here, on the writer thread, and written in batches of whole lines
+    // of about this size (bounding the writer's buffer however much the rings hold).
+    constexpr size_t kBatchBytes = 256 * 1024;
     snapshot_.clear();
     std::vector<bool> orphaned; // small; the writer may allocate
     {
         std::lock_guard<std::mutex> lk(registryMutex());
         snapshot_.assign(rings_.begin(), rings_.end());
         for (nixlChromeRing *r : snapshot_) {
-            // Read under the lock that the exiting thread set it under: every push of that
-            // thread is then visible to readable() below.
+            // Read under the lock that the exiting thread set it under: every record of that
+            // thread is then visible to used() below.
             orphaned.push_back(r->orphaned.load(std::memory_order_acquire));
         }
     }
-    iov_.clear();
-    taken_.clear();
-    if (!meta_.empty()) {
-        iov_.push_back(iovec{meta_.data(), meta_.size()});
-    }
+    out_.clear();
+    out_.append(meta_);
     for (nixlChromeRing *r : snapshot_) {
-        iovec two[2];
-        int count = 0;
-        taken_.push_back(r->readable(two, count));
-        iov_.insert(iov_.end(), two, two + count);
+        if (!r->threadLineWritten) {
+            out_.append(r->threadLine);
+            r->threadLineWritten = true;
+        }
+        const size_t n = r->used();
+        size_t pos = 0;
+        while (pos < n) {
+            uint32_t size = 0;
+            if (n - pos >= sizeof(nixlChromeRecord::header)) {
+                r->peek(pos, &size, sizeof(size));
+            }
+            if (size < sizeof(nixlChromeRecord::header) || size > n - pos) {
+                // Cannot happen (producers publish whole records); never loop on it.
+                dropped_.fetch_add(1, std::memory_order_relaxed);
+                break;
+            }
+            rec_.resize(std::max<size_t>(rec_.size(), size));
+            r->peek(pos, rec_.data(), size);
+            uint32_t agentIndex = 0;
+            std::memcpy(&agentIndex, rec_.data() + offsetof(nixlChromeRecord::header, agent),
+                        sizeof(agentIndex));
+            if (!nixlChromeRecord::format(out_, rec_.data(), size, agent(agentIndex),
+                                          r->pidTid)) {
+                dropped_.fetch_add(1, std::memory_order_relaxed);
+            }
+            pos += size;
+            if (out_.size() >= kBatchBytes) {
+                writeOut();
+            }
+        }
+        r->consume(n); // formatted: the producer may reuse the space while we write
     }
     const uint64_t d = dropped();
     if (final || d != droppedWritten_) {
         // The drop count as a counter track, rewritten whenever it changed and at the end.
-        tailLine_.clear();
-        tailLine_ += "{\"name\":\"nixl.dropped_events\",\"ph\":\"C\",\"pid\":";
-        nixlChromeJson::appendU64(tailLine_, pid_);
-        tailLine_ += ",\"tid\":0,\"ts\":";
-        nixlChromeJson::appendMicros(tailLine_, monotonicNs());
-        tailLine_ += ",\"args\":{\"dropped\":";
-        nixlChromeJson::appendU64(tailLine_, d);
-        tailLine_ += final ? "}}\n]\n" : "}},\n";
-        iov_.push_back(iovec{tailLine_.data(), tailLine_.size()});
+        out_.lit("{\"name\":\"nixl.dropped_events\",\"ph\":\"C\",\"pid\":");
+        nixlChromeJson::appendU64(out_, pid_);
+        out_.lit(",\"tid\":0,\"ts\":");
+        nixlChromeJson::appendMicros(out_, monotonicNs());
+        out_.lit(",\"args\":{\"dropped\":");
+        nixlChromeJson::appendU64(out_, d);
+        if (final) {
+            out_.lit("}}\n]\n");
+        } else {
+            out_.lit("}},\n");
+        }
         droppedWritten_ = d;
     }
-    if (!iov_.empty()) {
-        writeAll(iov_);
-    }
+    writeOut();
     meta_.clear();
     std::lock_guard<std::mutex> lk(registryMutex());
     for (size_t i = 0; i < snapshot_.size(); ++i) {
-        snapshot_[i]->consume(taken_[i]);
         if (orphaned[i]) {
             std::erase(rings_, snapshot_[i]);
             delete snapshot_[i];

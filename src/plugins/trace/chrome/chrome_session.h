@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,11 +33,12 @@
 #include <sys/uio.h>
 
 #include "chrome_json.h"
+#include "chrome_record.h"
 
 /**
- * Single-producer single-consumer ring of bytes holding whole lines. The producer is one
- * thread's event path, the consumer the session's writer thread. push() never blocks: a line
- * that does not fit is refused whole.
+ * Single-producer single-consumer ring of bytes holding whole records. The producer is one
+ * thread's event path, the consumer the session's writer thread. Never blocks: a record that
+ * does not fit is refused whole.
  */
 class nixlChromeRing {
 public:
@@ -45,20 +47,59 @@ public:
     nixlChromeRing &
     operator=(const nixlChromeRing &) = delete;
 
-    /** Producer: copies the whole of [p, p+n) in, or nothing (returns false). */
+    /** Producer: whether n more bytes fit now (then put() them and publish(n)). */
     bool
-    push(const char *p, size_t n) noexcept;
+    fits(size_t n) noexcept {
+        const uint64_t head = head_.load(std::memory_order_relaxed);
+        if (n <= capacity_ - (head - cachedTail_)) {
+            return true;
+        }
+        cachedTail_ = tail_.load(std::memory_order_acquire);
+        return n <= capacity_ - (head - cachedTail_);
+    }
 
-    /** Consumer: the bytes published so far, as up to two spans; returns their total. */
+    /** Producer: copies len bytes to offset `at` past the unpublished head (within fits()). */
+    void
+    put(size_t at, const void *p, size_t len) noexcept {
+        const size_t off = (static_cast<size_t>(head_.load(std::memory_order_relaxed)) + at) &
+            (capacity_ - 1);
+        if (len <= capacity_ - off) {
+            std::memcpy(data_.get() + off, p, len);
+        } else {
+            const size_t first = capacity_ - off;
+            std::memcpy(data_.get() + off, p, first);
+            std::memcpy(data_.get(), static_cast<const char *>(p) + first, len - first);
+        }
+    }
+
+    /** Producer: makes the n bytes put() so far readable. */
+    void
+    publish(size_t n) noexcept {
+        head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    }
+
+    /** Consumer: bytes published and not consumed. */
     size_t
-    readable(iovec out[2], int &count) const noexcept;
+    used() const noexcept {
+        return static_cast<size_t>(head_.load(std::memory_order_acquire) -
+                                   tail_.load(std::memory_order_relaxed));
+    }
 
-    /** Consumer: releases n bytes read through readable(). */
+    /** Consumer: copies n bytes starting `at` bytes past the tail (within used()) to dst. */
+    void
+    peek(size_t at, void *dst, size_t n) const noexcept;
+
+    /** Consumer: releases n bytes. */
     void
     consume(size_t n) noexcept;
 
     /** Set (under the session registry lock) when the producing thread has exited. */
     std::atomic<bool> orphaned{false};
+
+    // Set once before the ring is registered (the writer reads them after its registry lock).
+    std::string pidTid; // "\"pid\":P,\"tid\":T"
+    std::string threadLine; // the thread_name metadata line
+    bool threadLineWritten = false; // writer thread only
 
 private:
     std::unique_ptr<char[]> data_;
@@ -83,12 +124,10 @@ struct nixlChromeConfig {
  */
 class nixlChromeSession {
 public:
-    /** What a thread holds for the session: its ring and its reusable line buffer. */
+    /** What a thread holds for the session: its ring. */
     struct threadState {
         uint64_t sessionId = 0;
         nixlChromeRing *ring = nullptr;
-        nixlChromeLine line; // the event being formatted; grows to the largest line, then reused
-        std::string pidTid; // "\"pid\":P,\"tid\":T"
         ~threadState();
     };
 
@@ -110,12 +149,19 @@ public:
     threadState *
     thread() noexcept;
 
-    /** Queues st.line (whole lines) on the thread's ring, or drops and counts it. */
+    /** Queues the record of ev on the thread's ring, or drops and counts it. */
     void
-    commit(threadState &st) noexcept {
-        if (!st.ring->push(st.line.data(), st.line.size())) {
+    commit(threadState &st, const nixl_trace_event_t &ev, bool span, uint32_t agent,
+           bool nameInTable) noexcept {
+        nixlChromeRing &r = *st.ring;
+        const size_t n = nixlChromeRecord::size(ev, nameInTable);
+        if (!r.fits(n)) {
             dropped_.fetch_add(1, std::memory_order_relaxed);
+            return;
         }
+        nixlChromeRecord::encode([&r](size_t at, const void *p, size_t len) { r.put(at, p, len); },
+                                 ev, span, agent, nameInTable, n);
+        r.publish(n);
     }
 
     void
@@ -123,9 +169,10 @@ public:
         dropped_.fetch_add(1, std::memory_order_relaxed);
     }
 
-    /** Records an agent's name (escaped JSON string body) in the process labels. */
-    void
-    addAgent(const std::string &escapedName);
+    /** Adds an agent's name to the process labels and keeps its table for the writer;
+     *  returns the index its records carry. */
+    uint32_t
+    addAgent(std::unique_ptr<nixlChromeAgent> agent);
 
     /** Returns once everything committed before the call is in the file (or dropped). */
     void
@@ -158,6 +205,10 @@ private:
     run();
     void
     cycle(bool final);
+    const nixlChromeAgent *
+    agent(uint32_t index);
+    void
+    writeOut();
     bool
     writeAll(std::vector<iovec> &iov);
 
@@ -183,16 +234,17 @@ private:
     bool stop_ = false;
     uint64_t flushRequested_ = 0;
     uint64_t flushDone_ = 0;
-    std::vector<std::string> agents_;
+    std::vector<std::unique_ptr<nixlChromeAgent>> agents_; // kept for the session's life
     std::string pendingMeta_; // control lines (process labels) for the next cycle
 
     // Writer-thread scratch, reused every cycle.
     std::vector<nixlChromeRing *> snapshot_;
-    std::vector<size_t> taken_;
+    std::vector<const nixlChromeAgent *> agentSnap_; // agents_ as of the last look
+    std::vector<char> rec_; // the record being formatted
+    nixlChromeLine out_; // formatted lines not yet written
     std::vector<iovec> iov_;
     std::vector<iovec> orig_; // writeAll's copy of the batch before it advances it
     std::string meta_;
-    std::string tailLine_;
     std::thread writer_;
 };
 
