@@ -5,6 +5,12 @@
 #include "chrome_record.h"
 
 namespace nixlChromeRecord {
+
+void
+copyLong(void *dst, const void *src, size_t n) noexcept {
+    std::memcpy(dst, src, n);
+}
+
 namespace {
 
     constexpr std::string_view kKindNames[NIXL_TRACE_KIND_COUNT] = {

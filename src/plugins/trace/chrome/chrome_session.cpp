@@ -207,10 +207,6 @@ cutLineIsEvent(const std::vector<iovec> &iov, size_t i, size_t k) {
 
 // ---- nixlChromeRing ----
 
-nixlChromeRing::nixlChromeRing(size_t capacity)
-    : data_(new char[capacity]),
-      capacity_(capacity) {}
-
 void
 nixlChromeRing::peek(size_t at, void *dst, size_t n) const noexcept {
     const size_t off = (static_cast<size_t>(tail_.load(std::memory_order_relaxed)) + at) &
@@ -218,11 +214,6 @@ nixlChromeRing::peek(size_t at, void *dst, size_t n) const noexcept {
     const size_t first = std::min(n, capacity_ - off);
     std::memcpy(dst, data_.get() + off, first);
     std::memcpy(static_cast<char *>(dst) + first, data_.get(), n - first);
-}
-
-void
-nixlChromeRing::consume(size_t n) noexcept {
-    tail_.store(tail_.load(std::memory_order_relaxed) + n, std::memory_order_release);
 }
 
 // ---- nixlChromeSession ----

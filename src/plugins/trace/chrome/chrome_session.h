@@ -42,7 +42,9 @@
  */
 class nixlChromeRing {
 public:
-    explicit nixlChromeRing(size_t capacity); // a power of two
+    explicit nixlChromeRing(size_t capacity) // a power of two
+        : data_(new char[capacity]),
+          capacity_(capacity) {}
     nixlChromeRing(const nixlChromeRing &) = delete;
     nixlChromeRing &
     operator=(const nixlChromeRing &) = delete;
@@ -56,6 +58,15 @@ public:
         }
         cachedTail_ = tail_.load(std::memory_order_acquire);
         return n <= capacity_ - (head - cachedTail_);
+    }
+
+    /** Producer: where n bytes past the head go when they do not wrap (within fits()),
+     *  else nullptr (then put() them). */
+    char *
+    contiguous(size_t n) noexcept {
+        const size_t off = static_cast<size_t>(head_.load(std::memory_order_relaxed)) &
+            (capacity_ - 1);
+        return n <= capacity_ - off ? data_.get() + off : nullptr;
     }
 
     /** Producer: copies len bytes to offset `at` past the unpublished head (within fits()). */
@@ -91,7 +102,9 @@ public:
 
     /** Consumer: releases n bytes. */
     void
-    consume(size_t n) noexcept;
+    consume(size_t n) noexcept {
+        tail_.store(tail_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    }
 
     /** Set (under the session registry lock) when the producing thread has exited. */
     std::atomic<bool> orphaned{false};
@@ -108,6 +121,29 @@ private:
     uint64_t cachedTail_ = 0; // producer's last view of tail_
     alignas(64) std::atomic<uint64_t> tail_{0}; // written by the consumer
 };
+
+/** Producer: queues the record of ev on r whole, or returns false (it does not fit). */
+inline bool
+nixlChromeEnqueue(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, uint32_t agent,
+                  bool nameInTable) noexcept {
+    const size_t n = nixlChromeRecord::size(ev, nameInTable);
+    if (!r.fits(n)) {
+        return false;
+    }
+    if (char *w = r.contiguous(n)) {
+        // The usual case: copies of constant size (header, lengths, values) inline.
+        nixlChromeRecord::encode(
+            [w](size_t at, const void *p, size_t len) {
+                nixlChromeRecord::copyBytes(w + at, static_cast<const char *>(p), len);
+            },
+            ev, span, agent, nameInTable, n);
+    } else {
+        nixlChromeRecord::encode([&r](size_t at, const void *p, size_t len) { r.put(at, p, len); },
+                                 ev, span, agent, nameInTable, n);
+    }
+    r.publish(n);
+    return true;
+}
 
 /** Options of the session, read by the first agent (see chrome_tracer.cpp). */
 struct nixlChromeConfig {
@@ -153,15 +189,9 @@ public:
     void
     commit(threadState &st, const nixl_trace_event_t &ev, bool span, uint32_t agent,
            bool nameInTable) noexcept {
-        nixlChromeRing &r = *st.ring;
-        const size_t n = nixlChromeRecord::size(ev, nameInTable);
-        if (!r.fits(n)) {
+        if (!nixlChromeEnqueue(*st.ring, ev, span, agent, nameInTable)) {
             dropped_.fetch_add(1, std::memory_order_relaxed);
-            return;
         }
-        nixlChromeRecord::encode([&r](size_t at, const void *p, size_t len) { r.put(at, p, len); },
-                                 ev, span, agent, nameInTable, n);
-        r.publish(n);
     }
 
     void
