@@ -389,3 +389,78 @@ TEST_F(chromeTest, WriteFailureIsLoggedOnceAndFileStillReads) {
 }
 
 } // namespace
+
+namespace {
+
+std::string
+fileText(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+} // namespace
+
+// Strings are cut when the event is queued (the record stays bounded) and the writer still
+// reports how many bytes were cut: exactly at the limit nothing is cut, one byte over is.
+TEST_F(chromeTest, CutsLongStringsWhenQueued) {
+    nixl_trace_backend_t *a = nullptr;
+    ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("a", &a));
+    const std::string name(5000, 'n');
+    const std::string key(4100, 'k');
+    eventBuilder e(NIXL_TRACE_NAME_DYNAMIC, 1, 0, 1000, 2000);
+    e.ev.name = name.c_str();
+    e.str("exact", std::string(4096, 'e')).str("over", std::string(4097, 'o'));
+    e.str(key.c_str(), "v");
+    chromeOps()->span_end(a, e.get());
+    chromeOps()->destroy(a);
+    const std::string file = traceFile();
+    auto r = runChecker(file, "--expect-dropped 0 --expect-emitted 1");
+    EXPECT_EQ(0, r.status) << r.output;
+    const std::string text = fileText(file);
+    EXPECT_NE(std::string::npos,
+              text.find("\"name\":\"" + std::string(4096, 'n') + "...[truncated 904 bytes]\""));
+    EXPECT_NE(std::string::npos, text.find("\"exact\":\"" + std::string(4096, 'e') + "\""));
+    EXPECT_NE(std::string::npos,
+              text.find("\"over\":\"" + std::string(4096, 'o') + "...[truncated 1 bytes]\""));
+    EXPECT_NE(std::string::npos,
+              text.find("\"" + std::string(4096, 'k') + "...[truncated 4 bytes]\":\"v\""));
+}
+
+// Record sizes against a 4 KiB ring whose writer runs only when an agent is destroyed: a
+// record of exactly the ring's size is kept, one byte more is dropped, and a record that
+// wraps around the ring's end comes out whole. A record of a dynamic name "x" with one string
+// attribute "k" of V bytes takes 64 + (4 + 1) + 1 + (4 + 1) + (4 + V) = 79 + V bytes.
+TEST_F(chromeTest, RecordsThatFillOrWrapTheRing) {
+    fakeCore::get().set("NIXL_TRACE_CHROME_BUFFER_BYTES", "4096");
+    fakeCore::get().set("NIXL_TRACE_CHROME_FLUSH_MS", "3600000");
+    nixl_trace_backend_t *keeper = nullptr;
+    ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("keeper", &keeper));
+    auto emit = [](nixl_trace_backend_t *t, uint64_t id, char c, size_t v) {
+        eventBuilder e(NIXL_TRACE_NAME_DYNAMIC, id, 0, id * 1000, id * 1000 + 1);
+        e.ev.name = "x";
+        e.str("k", std::string(v, c));
+        chromeOps()->span_end(t, e.get());
+    };
+    nixl_trace_backend_t *a = nullptr;
+    ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("a", &a));
+    emit(a, 1, 'f', 4096 - 79); // fills the empty ring exactly
+    emit(a, 2, 'd', 4096 - 79 + 1); // larger than the ring: dropped
+    chromeOps()->destroy(a); // the writer drains the ring
+    ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("a", &a));
+    emit(a, 3, 'p', 2000); // ring bytes 0 .. 2079
+    chromeOps()->destroy(a);
+    ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("a", &a));
+    emit(a, 4, 'w', 2000); // ring bytes 2079 .. 4096 and 0 .. 62
+    chromeOps()->destroy(a);
+    chromeOps()->destroy(keeper);
+    const std::string file = traceFile();
+    auto r = runChecker(file, "--expect-dropped 1 --expect-emitted 4");
+    EXPECT_EQ(0, r.status) << r.output;
+    const std::string text = fileText(file);
+    EXPECT_NE(std::string::npos, text.find("\"k\":\"" + std::string(4096 - 79, 'f') + "\""));
+    EXPECT_EQ(std::string::npos, text.find("dd"));
+    EXPECT_NE(std::string::npos, text.find("\"k\":\"" + std::string(2000, 'p') + "\""));
+    EXPECT_NE(std::string::npos, text.find("\"k\":\"" + std::string(2000, 'w') + "\""));
+}
