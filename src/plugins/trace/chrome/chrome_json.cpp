@@ -4,6 +4,11 @@
  */
 #include "chrome_json.h"
 
+void
+nixlChromeCopyLong(void *dst, const void *src, size_t n) noexcept {
+    std::memcpy(dst, src, n);
+}
+
 namespace nixlChromeJson {
 namespace detail {
 

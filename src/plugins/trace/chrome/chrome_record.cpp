@@ -6,11 +6,6 @@
 
 namespace nixlChromeRecord {
 
-void
-copyLong(void *dst, const void *src, size_t n) noexcept {
-    std::memcpy(dst, src, n);
-}
-
 namespace {
 
     constexpr std::string_view kKindNames[NIXL_TRACE_KIND_COUNT] = {

@@ -84,40 +84,6 @@ cstr(const char *s) noexcept {
     return s == nullptr ? std::string_view() : std::string_view(s);
 }
 
-/**
- * memcpy of a length only known to be at most kMaxStringBytes: g++ expands std::memcpy of such
- * a length inline as "rep movsq", whose start-up cost (~30 cycles) was most of the event path.
- * Short strings (keys, agent names) take two overlapping loads and stores; longer ones the
- * library's memcpy, called out of line.
- */
-[[gnu::noinline]] void
-copyLong(void *dst, const void *src, size_t n) noexcept;
-
-inline void
-copyBytes(char *dst, const char *src, size_t n) noexcept {
-    if (__builtin_constant_p(n)) {
-        std::memcpy(dst, src, n); // header, lengths, values: plain moves
-    } else if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        std::memcpy(&a, src, 8);
-        std::memcpy(&b, src + n - 8, 8);
-        std::memcpy(dst, &a, 8);
-        std::memcpy(dst + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        std::memcpy(&a, src, 4);
-        std::memcpy(&b, src + n - 4, 4);
-        std::memcpy(dst, &a, 4);
-        std::memcpy(dst + n - 4, &b, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; ++i) {
-            dst[i] = src[i];
-        }
-    } else {
-        copyLong(dst, src, n);
-    }
-}
-
 /** Bytes of the record for ev (nameInTable: its name travels as the id). */
 inline size_t
 size(const nixl_trace_event_t &ev, bool nameInTable) noexcept {

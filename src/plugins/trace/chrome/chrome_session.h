@@ -134,7 +134,7 @@ nixlChromeEnqueue(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, ui
         // The usual case: copies of constant size (header, lengths, values) inline.
         nixlChromeRecord::encode(
             [w](size_t at, const void *p, size_t len) {
-                nixlChromeRecord::copyBytes(w + at, static_cast<const char *>(p), len);
+                nixlChromeCopyBytes(w + at, static_cast<const char *>(p), len);
             },
             ev, span, agent, nameInTable, n);
     } else {
