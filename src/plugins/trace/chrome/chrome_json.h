@@ -231,6 +231,10 @@ namespace detail {
  */
 template<typename Out>
 void
+appendEscaped(Out &out, std::string_view s);
+
+template<typename Out>
+void
 appendEscapedCut(Out &out, std::string_view s, size_t full);
 
 template<typename Out>
