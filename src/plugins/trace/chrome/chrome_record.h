@@ -1,0 +1,175 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file chrome_record.h
+ * @brief The binary record an event path queues in its thread's ring, and its decoder: the
+ *        calling thread copies ids, times and attribute bytes; the writer thread formats JSON.
+ *
+ * Layout (host byte order, no alignment: both ends copy with memcpy):
+ *   header (nixlChromeRecord::header, 64 bytes)
+ *   [name]                       when header.nameId == kDynamicName
+ *   attrCount x { u8 type, key, value }
+ * where a string is { u32 full length, min(full length, kMaxStringBytes) bytes }, so a record
+ * is bounded however long the strings were, and the writer still reports the cut bytes; an
+ * int64 or double value is 8 bytes. Names of the create-time table travel as their id.
+ * Stateless; encode() is called by a ring's producer, format() by its consumer.
+ */
+#ifndef NIXL_TRACE_CHROME_RECORD_H
+#define NIXL_TRACE_CHROME_RECORD_H
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chrome_json.h"
+#include "nixl_trace_backend_plugin.h"
+
+/** What the writer needs of an agent to format its records; owned by the session, immutable. */
+struct nixlChromeAgent {
+    struct name {
+        std::string escaped; // JSON string body
+        bool flowStart = false; // a post: a flow starts after its span
+        bool flowEnd = false; // the completion mark: a flow ends before it
+    };
+
+    std::string escaped; // the agent's name, JSON string body
+    std::vector<name> names; // by name table id
+};
+
+namespace nixlChromeRecord {
+
+inline constexpr uint8_t kSpan = 1;
+inline constexpr uint8_t kMark = 2;
+inline constexpr uint32_t kDynamicName = UINT32_MAX;
+
+// The spans and the mark that a flow links: a request's post and its completion.
+inline constexpr std::string_view kPostWrite = "nixl::postXferReq.write";
+inline constexpr std::string_view kPostRead = "nixl::postXferReq.read";
+inline constexpr std::string_view kComplete = "nixl::xfer.complete";
+
+struct header {
+    uint32_t size; // of the whole record, bytes
+    uint8_t type; // kSpan or kMark
+    uint8_t pad[3];
+    uint32_t agent; // the session's agent index
+    uint32_t kind;
+    uint32_t nameId; // table id, or kDynamicName (the name follows the header)
+    uint32_t attrCount; // attributes written (those of unknown type are left out)
+    uint64_t begin;
+    uint64_t end;
+    uint64_t spanId;
+    uint64_t parentSpanId;
+    uint64_t correlationId;
+};
+static_assert(sizeof(header) == 64);
+
+inline bool
+knownAttrType(uint32_t t) noexcept {
+    return t == NIXL_TRACE_ATTR_INT64 || t == NIXL_TRACE_ATTR_DOUBLE ||
+        t == NIXL_TRACE_ATTR_STRING;
+}
+
+inline size_t
+storedLen(size_t full) noexcept {
+    return full < nixlChromeJson::kMaxStringBytes ? full : nixlChromeJson::kMaxStringBytes;
+}
+
+inline std::string_view
+cstr(const char *s) noexcept {
+    return s == nullptr ? std::string_view() : std::string_view(s);
+}
+
+/** Bytes of the record for ev (nameInTable: its name travels as the id). */
+inline size_t
+size(const nixl_trace_event_t &ev, bool nameInTable) noexcept {
+    size_t n = sizeof(header);
+    if (!nameInTable) {
+        n += 4 + storedLen(cstr(ev.name).size());
+    }
+    for (size_t i = 0; ev.attrs != nullptr && i < ev.attr_count; ++i) {
+        const nixl_trace_attr_t &a = ev.attrs[i];
+        if (!knownAttrType(a.type)) {
+            continue;
+        }
+        n += 1 + 4 + storedLen(cstr(a.key).size());
+        n += a.type == NIXL_TRACE_ATTR_STRING ?
+            4 + storedLen(a.value.str.data == nullptr ? 0 : a.value.str.len) :
+            8;
+    }
+    return n;
+}
+
+/**
+ * Writes the record of ev (whose size() is n) through put(offset, bytes, len), which copies
+ * into the ring at offset bytes from the record's start.
+ */
+template<typename Put>
+void
+encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, bool nameInTable,
+       size_t n) noexcept {
+    header h;
+    h.size = static_cast<uint32_t>(n);
+    h.type = span ? kSpan : kMark;
+    h.pad[0] = h.pad[1] = h.pad[2] = 0;
+    h.agent = agent;
+    h.kind = ev.kind;
+    h.nameId = nameInTable ? ev.name_id : kDynamicName;
+    h.attrCount = 0;
+    h.begin = ev.begin_ns;
+    h.end = ev.end_ns;
+    h.spanId = ev.span_id;
+    h.parentSpanId = ev.parent_span_id;
+    h.correlationId = ev.correlation_id;
+    size_t at = sizeof(header);
+    auto putString = [&](const char *p, size_t full) {
+        const uint32_t f = static_cast<uint32_t>(full > UINT32_MAX ? UINT32_MAX : full);
+        put(at, &f, 4);
+        const size_t s = storedLen(full);
+        if (s > 0) {
+            put(at + 4, p, s);
+        }
+        at += 4 + s;
+    };
+    if (!nameInTable) {
+        const std::string_view name = cstr(ev.name);
+        putString(name.data(), name.size());
+    }
+    for (size_t i = 0; ev.attrs != nullptr && i < ev.attr_count; ++i) {
+        const nixl_trace_attr_t &a = ev.attrs[i];
+        if (!knownAttrType(a.type)) {
+            continue;
+        }
+        const uint8_t t = static_cast<uint8_t>(a.type);
+        put(at, &t, 1);
+        ++at;
+        const std::string_view key = cstr(a.key);
+        putString(key.data(), key.size());
+        if (a.type == NIXL_TRACE_ATTR_STRING) {
+            putString(a.value.str.data, a.value.str.data == nullptr ? 0 : a.value.str.len);
+        } else {
+            put(at, &a.value, 8); // i64 and f64 share the union's first 8 bytes
+            at += 8;
+        }
+        ++h.attrCount;
+    }
+    put(0, &h, sizeof(h));
+}
+
+/**
+ * Appends the JSON lines of one record (rec, n bytes, whole) to out: the event line and its
+ * flow line, if any. pidTid is "\"pid\":P,\"tid\":T" of the ring's thread; agent may be null
+ * (unknown index: the record is skipped). Returns false for a malformed record (nothing
+ * appended).
+ */
+bool
+format(nixlChromeLine &out, const char *rec, size_t n, const nixlChromeAgent *agent,
+       std::string_view pidTid);
+
+} // namespace nixlChromeRecord
+
+#endif // NIXL_TRACE_CHROME_RECORD_H

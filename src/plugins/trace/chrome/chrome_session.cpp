@@ -1,0 +1,570 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "chrome_session.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstddef>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chrome_json.h"
+#include "nixl_plugin_sdk_common.h"
+
+namespace {
+
+// Process-wide: which session is live, and the registry of rings (registration, thread exit
+// and the writer's snapshot). Never taken on the event path after a thread's first event.
+std::mutex &
+registryMutex() {
+    static std::mutex mu;
+    return mu;
+}
+
+std::weak_ptr<nixlChromeSession> liveSession; // guarded by registryMutex()
+uint64_t liveSessionId = 0; // guarded by registryMutex()
+std::atomic<uint64_t> nextSessionId{1};
+
+thread_local nixlChromeSession::threadState tls;
+
+uint64_t
+monotonicNs() noexcept {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+size_t
+roundUpPow2(size_t v) {
+    size_t p = 4096;
+    while (p < v) {
+        p <<= 1;
+    }
+    return p;
+}
+
+[[noreturn]] void
+refuse(const std::string &dir, const std::string &why) {
+    throw std::runtime_error("chrome: NIXL_TRACE_DIR='" + dir + "' " + why +
+                             "; this agent runs without the chrome trace plugin");
+}
+
+// Opens NIXL_TRACE_DIR as a directory fd, creating it 0700 when missing. Refuses a symbolic
+// link (the last component; O_NOFOLLOW), a directory of another user and a group- or
+// world-writable one: another user could then replace or read the trace file.
+int
+openTraceDir(std::string dir) {
+    if (dir.empty()) {
+        refuse(dir, "is empty");
+    }
+    // "link/" would follow the link even with O_NOFOLLOW.
+    while (dir.size() > 1 && dir.back() == '/') {
+        dir.pop_back();
+    }
+    bool created = false;
+    if (mkdir(dir.c_str(), 0700) == 0) {
+        created = true;
+    } else if (errno == ENOENT) {
+        std::error_code ec;
+        std::filesystem::create_directories(std::filesystem::path(dir).parent_path(), ec);
+        if (ec) {
+            refuse(dir, "cannot be created: " + ec.message());
+        }
+        if (mkdir(dir.c_str(), 0700) == 0) {
+            created = true;
+        } else if (errno != EEXIST) {
+            refuse(dir, std::string("cannot be created: ") + std::strerror(errno));
+        }
+    } else if (errno != EEXIST) {
+        refuse(dir, std::string("cannot be created: ") + std::strerror(errno));
+    }
+    const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        const int e = errno;
+        struct stat lst{};
+        if (lstat(dir.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+            refuse(dir, "is a symbolic link (refused: name the directory itself)");
+        }
+        refuse(dir, std::string("cannot be opened as a directory: ") + std::strerror(e));
+    }
+    // The umask may have taken bits from mkdir's mode; a directory we created is exactly 0700.
+    if (created && fchmod(fd, 0700) != 0) {
+        const int e = errno;
+        close(fd);
+        refuse(dir, std::string("cannot be made private (0700): ") + std::strerror(e));
+    }
+    struct stat st{};
+    if (fstat(fd, &st) != 0) {
+        const int e = errno;
+        close(fd);
+        refuse(dir, std::string("cannot be read: ") + std::strerror(e));
+    }
+    if (st.st_uid != geteuid()) {
+        close(fd);
+        refuse(dir, "is owned by uid " + std::to_string(st.st_uid) + ", not by this process's uid " +
+                   std::to_string(geteuid()));
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        close(fd);
+        refuse(dir, std::string("is group- or world-writable (mode ") + mode +
+                   "); make it 0700 or 0755");
+    }
+    return fd;
+}
+
+// nixl-trace-<pid>-<UTC start time, microseconds>.json; "-<n>" before ".json" if taken.
+std::string
+traceFileName(uint32_t pid, const timespec &now, int attempt) {
+    tm utc{};
+    gmtime_r(&now.tv_sec, &utc);
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "nixl-trace-%u-%04d%02d%02dT%02d%02d%02d.%06ldZ", pid,
+                  utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min,
+                  utc.tm_sec, static_cast<long>(now.tv_nsec / 1000));
+    std::string name(buf);
+    if (attempt > 0) {
+        name += "-" + std::to_string(attempt);
+    }
+    return name + ".json";
+}
+
+// Whether a line starting with these bytes is a span or a mark (flow, metadata and counter
+// lines are not events of their own).
+bool
+isEventLine(std::string_view head) noexcept {
+    return head.starts_with("{\"ph\":\"X\"") || head.starts_with("{\"ph\":\"i\"");
+}
+
+// The spans and marks among the whole lines of iov: what a failed write loses, in the unit of
+// the drop counter. Bytes before the first newline belong to a line counted elsewhere unless
+// atLineStart.
+size_t
+countEvents(const iovec *iov, size_t n, bool atLineStart) {
+    size_t events = 0;
+    char head[16];
+    size_t headLen = 0; // bytes of the current line seen so far, up to sizeof(head)
+    bool counting = atLineStart;
+    for (size_t i = 0; i < n; ++i) {
+        const char *p = static_cast<const char *>(iov[i].iov_base);
+        for (size_t k = 0; k < iov[i].iov_len; ++k) {
+            if (p[k] == '\n') {
+                events += counting && isEventLine(std::string_view(head, headLen)) ? 1 : 0;
+                headLen = 0;
+                counting = true;
+            } else if (headLen < sizeof(head)) {
+                head[headLen++] = p[k];
+            }
+        }
+    }
+    return events;
+}
+
+// Whether the line holding the byte before position (i, k) of iov is a span or a mark: the
+// line a failed write cut.
+bool
+cutLineIsEvent(const std::vector<iovec> &iov, size_t i, size_t k) {
+    auto byteAt = [&](size_t a, size_t b) { return static_cast<const char *>(iov[a].iov_base)[b]; };
+    for (;;) { // back to the line's first byte
+        if (k == 0) {
+            if (i == 0) {
+                break;
+            }
+            --i;
+            k = iov[i].iov_len;
+            continue;
+        }
+        if (byteAt(i, k - 1) == '\n') {
+            break;
+        }
+        --k;
+    }
+    char head[16];
+    size_t headLen = 0;
+    while (headLen < sizeof(head) && i < iov.size()) {
+        if (k < iov[i].iov_len) {
+            head[headLen++] = byteAt(i, k++);
+        } else {
+            ++i;
+            k = 0;
+        }
+    }
+    return isEventLine(std::string_view(head, headLen));
+}
+
+} // namespace
+
+// ---- nixlChromeRing ----
+
+void
+nixlChromeRing::peek(size_t at, void *dst, size_t n) const noexcept {
+    const size_t off = (static_cast<size_t>(tail_.load(std::memory_order_relaxed)) + at) &
+        (capacity_ - 1);
+    const size_t first = std::min(n, capacity_ - off);
+    std::memcpy(dst, data_.get() + off, first);
+    std::memcpy(static_cast<char *>(dst) + first, data_.get(), n - first);
+}
+
+// ---- nixlChromeSession ----
+
+nixlChromeSession::threadState::~threadState() {
+    if (ring == nullptr) {
+        return;
+    }
+    std::lock_guard<std::mutex> lk(registryMutex());
+    if (sessionId == liveSessionId) {
+        ring->orphaned.store(true, std::memory_order_release); // the writer drains and frees it
+    }
+    ring = nullptr;
+    sessionId = 0;
+}
+
+std::shared_ptr<nixlChromeSession>
+nixlChromeSession::acquire(const nixlChromeConfig &cfg) {
+    std::lock_guard<std::mutex> lk(registryMutex());
+    if (auto s = liveSession.lock()) {
+        if (s->dir_ != cfg.dir) {
+            static std::atomic<bool> warned{false};
+            if (!warned.exchange(true)) {
+                NIXL_SDK_WARN("chrome: NIXL_TRACE_DIR='"
+                              << cfg.dir << "' differs from the directory of this process's open "
+                              << "trace file " << s->path_ << "; the process keeps one file");
+            }
+        }
+        return s;
+    }
+    auto s = std::make_shared<nixlChromeSession>(cfg);
+    liveSession = s;
+    liveSessionId = s->id_;
+    return s;
+}
+
+nixlChromeSession::nixlChromeSession(const nixlChromeConfig &cfg)
+    : id_(nextSessionId.fetch_add(1)),
+      pid_(static_cast<uint32_t>(getpid())),
+      creatorPid_(getpid()),
+      ringBytes_(roundUpPow2(cfg.bufferBytes)),
+      interval_(cfg.flushInterval),
+      dir_(cfg.dir) {
+    const int dirfd = openTraceDir(cfg.dir);
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    std::string name;
+    for (int attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
+        name = traceFileName(pid_, now, attempt);
+        // O_EXCL: never reuse, truncate or follow whatever already has this name.
+        fd_ = openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0600);
+        if (fd_ < 0 && errno != EEXIST) {
+            break;
+        }
+    }
+    const int e = errno;
+    close(dirfd);
+    if (fd_ < 0) {
+        refuse(cfg.dir, "cannot hold a new trace file " + name + ": " + std::strerror(e));
+    }
+    path_ = (std::filesystem::path(cfg.dir) / name).string();
+
+    std::string head = "[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":";
+    nixlChromeJson::appendU64(head, pid_);
+    head += ",\"tid\":0,\"args\":{\"name\":\"";
+    nixlChromeJson::appendEscaped(head, program_invocation_short_name);
+    head += " (pid ";
+    nixlChromeJson::appendU64(head, pid_);
+    head += ")\"}},\n";
+    std::vector<iovec> iov{iovec{head.data(), head.size()}};
+    if (!writeAll(iov)) {
+        close(fd_);
+        refuse(cfg.dir, "trace file " + path_ + " cannot be written");
+    }
+    meta_.reserve(4096);
+    try {
+        writer_ = std::thread([this] { run(); });
+    }
+    catch (const std::exception &ex) {
+        close(fd_);
+        refuse(cfg.dir, std::string("has its trace file but no writer thread: ") + ex.what());
+    }
+}
+
+nixlChromeSession::~nixlChromeSession() {
+    {
+        std::lock_guard<std::mutex> lk(registryMutex());
+        if (liveSessionId == id_) {
+            liveSessionId = 0;
+        }
+    }
+    if (getpid() != creatorPid_) {
+        // A forked child has no writer thread and shares the parent's open file: leave both.
+        new std::thread(std::move(writer_)); // never joined, deliberately leaked
+        close(fd_);
+    } else {
+        {
+            std::lock_guard<std::mutex> lk(mu_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        writer_.join();
+        close(fd_);
+        const uint64_t d = dropped();
+        if (d > 0) {
+            NIXL_SDK_WARN("chrome: " << d << " trace events were dropped (the writer fell behind "
+                                     << "or the file could not be written); the count is in "
+                                     << path_ << " as counter nixl.dropped_events");
+        } else {
+            NIXL_SDK_INFO("chrome: trace written to " << path_);
+        }
+    }
+    std::lock_guard<std::mutex> lk(registryMutex());
+    for (nixlChromeRing *r : rings_) {
+        delete r;
+    }
+    rings_.clear();
+}
+
+nixlChromeSession::threadState *
+nixlChromeSession::thread() noexcept {
+    threadState &st = tls;
+    if (st.sessionId == id_) {
+        return &st;
+    }
+    try {
+        auto ring = std::make_unique<nixlChromeRing>(ringBytes_);
+        const auto tid = static_cast<uint64_t>(gettid());
+        std::string &pt = ring->pidTid;
+        pt += "\"pid\":";
+        nixlChromeJson::appendU64(pt, pid_);
+        pt += ",\"tid\":";
+        nixlChromeJson::appendU64(pt, tid);
+        char name[32] = {};
+        if (pthread_getname_np(pthread_self(), name, sizeof(name)) != 0) {
+            name[0] = '\0';
+        }
+        std::string &line = ring->threadLine;
+        line += "{\"name\":\"thread_name\",\"ph\":\"M\",";
+        line += pt;
+        line += ",\"args\":{\"name\":\"";
+        nixlChromeJson::appendEscaped(line, name);
+        line += name[0] != '\0' ? " (tid " : "thread (tid ";
+        nixlChromeJson::appendU64(line, tid);
+        line += ")\"}},\n";
+        std::lock_guard<std::mutex> lk(registryMutex());
+        rings_.push_back(ring.get());
+        st.ring = ring.release();
+        st.sessionId = id_;
+        return &st;
+    }
+    catch (...) {
+        return nullptr;
+    }
+}
+
+uint32_t
+nixlChromeSession::addAgent(std::unique_ptr<nixlChromeAgent> agent) {
+    std::lock_guard<std::mutex> lk(mu_);
+    agents_.push_back(std::move(agent));
+    pendingMeta_ += "{\"name\":\"process_labels\",\"ph\":\"M\",\"pid\":";
+    nixlChromeJson::appendU64(pendingMeta_, pid_);
+    pendingMeta_ += ",\"tid\":0,\"args\":{\"labels\":\"nixl agents: ";
+    for (size_t i = 0; i < agents_.size(); ++i) {
+        pendingMeta_ += i == 0 ? "" : ", ";
+        pendingMeta_ += agents_[i]->escaped;
+    }
+    pendingMeta_ += "\"}},\n";
+    return static_cast<uint32_t>(agents_.size() - 1);
+}
+
+void
+nixlChromeSession::flush() {
+    std::unique_lock<std::mutex> lk(mu_);
+    const uint64_t ticket = ++flushRequested_;
+    cv_.notify_all();
+    flushedCv_.wait(lk, [&] { return flushDone_ >= ticket; });
+}
+
+void
+nixlChromeSession::run() {
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+        // Woken by the interval, a flush() or the destructor; producers never wake the writer
+        // (that would put a syscall on the event path).
+        cv_.wait_until(lk, std::chrono::steady_clock::now() + interval_,
+                       [&] { return stop_ || flushRequested_ != flushDone_; });
+        if (stop_) {
+            break;
+        }
+        const uint64_t ticket = flushRequested_;
+        meta_.swap(pendingMeta_);
+        lk.unlock();
+        cycle(false);
+        lk.lock();
+        flushDone_ = ticket;
+        flushedCv_.notify_all();
+    }
+    meta_.swap(pendingMeta_);
+    lk.unlock();
+    cycle(true);
+    lk.lock();
+    flushDone_ = flushRequested_;
+    flushedCv_.notify_all();
+}
+
+const nixlChromeAgent *
+nixlChromeSession::agent(uint32_t index) {
+    if (index >= agentSnap_.size()) {
+        // An agent added since the last look: its records were queued after addAgent returned.
+        std::lock_guard<std::mutex> lk(mu_);
+        agentSnap_.clear();
+        for (const auto &a : agents_) {
+            agentSnap_.push_back(a.get());
+        }
+    }
+    return index < agentSnap_.size() ? agentSnap_[index] : nullptr;
+}
+
+void
+nixlChromeSession::writeOut() {
+    if (out_.size() > 0) {
+        iov_.assign(1, iovec{const_cast<char *>(out_.data()), out_.size()});
+        writeAll(iov_);
+        out_.clear();
+    }
+}
+
+void
+nixlChromeSession::cycle(bool final) {
+    // Lines are formatted here, on the writer thread, and written in batches of whole lines
+    // of about this size (bounding the writer's buffer however much the rings hold).
+    constexpr size_t kBatchBytes = 256 * 1024;
+    snapshot_.clear();
+    std::vector<bool> orphaned; // small; the writer may allocate
+    {
+        std::lock_guard<std::mutex> lk(registryMutex());
+        snapshot_.assign(rings_.begin(), rings_.end());
+        for (nixlChromeRing *r : snapshot_) {
+            // Read under the lock that the exiting thread set it under: every record of that
+            // thread is then visible to used() below.
+            orphaned.push_back(r->orphaned.load(std::memory_order_acquire));
+        }
+    }
+    out_.clear();
+    out_.append(meta_);
+    for (nixlChromeRing *r : snapshot_) {
+        if (!r->threadLineWritten) {
+            out_.append(r->threadLine);
+            r->threadLineWritten = true;
+        }
+        const size_t n = r->used();
+        size_t pos = 0;
+        while (pos < n) {
+            uint32_t size = 0;
+            if (n - pos >= sizeof(nixlChromeRecord::header)) {
+                r->peek(pos, &size, sizeof(size));
+            }
+            if (size < sizeof(nixlChromeRecord::header) || size > n - pos) {
+                // Cannot happen (producers publish whole records); never loop on it.
+                dropped_.fetch_add(1, std::memory_order_relaxed);
+                break;
+            }
+            rec_.resize(std::max<size_t>(rec_.size(), size));
+            r->peek(pos, rec_.data(), size);
+            uint32_t agentIndex = 0;
+            std::memcpy(&agentIndex, rec_.data() + offsetof(nixlChromeRecord::header, agent),
+                        sizeof(agentIndex));
+            if (!nixlChromeRecord::format(out_, rec_.data(), size, agent(agentIndex),
+                                          r->pidTid)) {
+                dropped_.fetch_add(1, std::memory_order_relaxed);
+            }
+            pos += size;
+            if (out_.size() >= kBatchBytes) {
+                writeOut();
+            }
+        }
+        r->consume(n); // formatted: the producer may reuse the space while we write
+    }
+    const uint64_t d = dropped();
+    if (final || d != droppedWritten_) {
+        // The drop count as a counter track, rewritten whenever it changed and at the end.
+        out_.lit("{\"name\":\"nixl.dropped_events\",\"ph\":\"C\",\"pid\":");
+        nixlChromeJson::appendU64(out_, pid_);
+        out_.lit(",\"tid\":0,\"ts\":");
+        nixlChromeJson::appendMicros(out_, monotonicNs());
+        out_.lit(",\"args\":{\"dropped\":");
+        nixlChromeJson::appendU64(out_, d);
+        if (final) {
+            out_.lit("}}\n]\n");
+        } else {
+            out_.lit("}},\n");
+        }
+        droppedWritten_ = d;
+    }
+    writeOut();
+    meta_.clear();
+    std::lock_guard<std::mutex> lk(registryMutex());
+    for (size_t i = 0; i < snapshot_.size(); ++i) {
+        if (orphaned[i]) {
+            std::erase(rings_, snapshot_[i]);
+            delete snapshot_[i];
+        }
+    }
+}
+
+bool
+nixlChromeSession::writeAll(std::vector<iovec> &iov) {
+    orig_.assign(iov.begin(), iov.end()); // iov is advanced below; a cut line is found in orig_
+    size_t at = 0; // first iovec not fully written
+    bool atLineStart = true;
+    while (at < iov.size() && !broken_) {
+        const int cnt = static_cast<int>(std::min<size_t>(iov.size() - at, IOV_MAX));
+        const ssize_t w = writev(fd_, iov.data() + at, cnt);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            const int e = w < 0 ? errno : EIO;
+            if (!writeErrorLogged_) {
+                writeErrorLogged_ = true;
+                NIXL_SDK_ERROR("chrome: writing trace file " << path_ << " failed: "
+                                                             << std::strerror(e)
+                                                             << "; its events are dropped");
+            }
+            // A line cut by the failure must stay the file's last: stop writing.
+            broken_ = !atLineStart;
+            break;
+        }
+        size_t left = static_cast<size_t>(w);
+        while (left > 0) {
+            iovec &v = iov[at];
+            const size_t step = std::min(left, v.iov_len);
+            atLineStart = static_cast<const char *>(v.iov_base)[step - 1] == '\n';
+            v.iov_base = static_cast<char *>(v.iov_base) + step;
+            v.iov_len -= step;
+            left -= step;
+            if (v.iov_len == 0) {
+                ++at;
+            }
+        }
+    }
+    if (at < iov.size()) {
+        // A line cut by the failure is lost too.
+        const bool cutEvent =
+            !atLineStart && cutLineIsEvent(orig_, at, orig_[at].iov_len - iov[at].iov_len);
+        dropped_.fetch_add(countEvents(iov.data() + at, iov.size() - at, atLineStart) +
+                               (cutEvent ? 1 : 0),
+                           std::memory_order_relaxed);
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,281 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file chrome_session.h
+ * @brief The process's trace file and its writer: per-thread byte rings filled by the event
+ *        path, drained by one background thread into nixl-trace-<pid>-<start>.json.
+ *
+ * One session per process at a time, shared by every agent that uses the plugin (acquire()).
+ * File layout (see docs/tracing.md §7): "[\n", then one event per line, each line a JSON
+ * object followed by ",\n"; a session closed normally ends with a last event and "]\n". Lines
+ * reach the file only whole and only through one writev() per batch of whole lines, so a
+ * reader that keeps everything up to the last '\n' after a kill has only whole events.
+ */
+#ifndef NIXL_TRACE_CHROME_SESSION_H
+#define NIXL_TRACE_CHROME_SESSION_H
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "chrome_json.h"
+#include "chrome_record.h"
+
+/**
+ * Single-producer single-consumer ring of bytes holding whole records. The producer is one
+ * thread's event path, the consumer the session's writer thread. Never blocks: a record that
+ * does not fit is refused whole.
+ */
+class nixlChromeRing {
+public:
+    explicit nixlChromeRing(size_t capacity) // a power of two
+        : data_(new char[capacity]),
+          capacity_(capacity) {}
+    nixlChromeRing(const nixlChromeRing &) = delete;
+    nixlChromeRing &
+    operator=(const nixlChromeRing &) = delete;
+
+    /** Producer: whether n more bytes fit now (then put() them and publish(n)). */
+    bool
+    fits(size_t n) noexcept {
+        const uint64_t head = head_.load(std::memory_order_relaxed);
+        if (n <= capacity_ - (head - cachedTail_)) {
+            return true;
+        }
+        cachedTail_ = tail_.load(std::memory_order_acquire);
+        return n <= capacity_ - (head - cachedTail_);
+    }
+
+    /** Producer: where n bytes past the head go when they do not wrap (within fits()),
+     *  else nullptr (then put() them). */
+    char *
+    contiguous(size_t n) noexcept {
+        const size_t off = static_cast<size_t>(head_.load(std::memory_order_relaxed)) &
+            (capacity_ - 1);
+        return n <= capacity_ - off ? data_.get() + off : nullptr;
+    }
+
+    /** Producer: copies len bytes to offset `at` past the unpublished head (within fits()). */
+    void
+    put(size_t at, const void *p, size_t len) noexcept {
+        const size_t off = (static_cast<size_t>(head_.load(std::memory_order_relaxed)) + at) &
+            (capacity_ - 1);
+        if (len <= capacity_ - off) {
+            std::memcpy(data_.get() + off, p, len);
+        } else {
+            const size_t first = capacity_ - off;
+            std::memcpy(data_.get() + off, p, first);
+            std::memcpy(data_.get(), static_cast<const char *>(p) + first, len - first);
+        }
+    }
+
+    /** Producer: makes the n bytes put() so far readable. */
+    void
+    publish(size_t n) noexcept {
+        head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    }
+
+    /** Consumer: bytes published and not consumed. */
+    size_t
+    used() const noexcept {
+        return static_cast<size_t>(head_.load(std::memory_order_acquire) -
+                                   tail_.load(std::memory_order_relaxed));
+    }
+
+    /** Consumer: copies n bytes starting `at` bytes past the tail (within used()) to dst. */
+    void
+    peek(size_t at, void *dst, size_t n) const noexcept;
+
+    /** Consumer: releases n bytes. */
+    void
+    consume(size_t n) noexcept {
+        tail_.store(tail_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    }
+
+    /** Set (under the session registry lock) when the producing thread has exited. */
+    std::atomic<bool> orphaned{false};
+
+    // Set once before the ring is registered (the writer reads them after its registry lock).
+    std::string pidTid; // "\"pid\":P,\"tid\":T"
+    std::string threadLine; // the thread_name metadata line
+    bool threadLineWritten = false; // writer thread only
+
+private:
+    std::unique_ptr<char[]> data_;
+    const size_t capacity_;
+    alignas(64) std::atomic<uint64_t> head_{0}; // written by the producer
+    uint64_t cachedTail_ = 0; // producer's last view of tail_
+    alignas(64) std::atomic<uint64_t> tail_{0}; // written by the consumer
+};
+
+/** Producer: queues the record of ev on r whole, or returns false (it does not fit). */
+inline bool
+nixlChromeEnqueue(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, uint32_t agent,
+                  bool nameInTable) noexcept {
+    const size_t n = nixlChromeRecord::size(ev, nameInTable);
+    if (!r.fits(n)) {
+        return false;
+    }
+    if (char *w = r.contiguous(n)) {
+        // The usual case: copies of constant size (header, lengths, values) inline.
+        nixlChromeRecord::encode(
+            [w](size_t at, const void *p, size_t len) {
+                nixlChromeCopyBytes(w + at, static_cast<const char *>(p), len);
+            },
+            ev, span, agent, nameInTable, n);
+    } else {
+        nixlChromeRecord::encode([&r](size_t at, const void *p, size_t len) { r.put(at, p, len); },
+                                 ev, span, agent, nameInTable, n);
+    }
+    r.publish(n);
+    return true;
+}
+
+/** Options of the session, read by the first agent (see chrome_tracer.cpp). */
+struct nixlChromeConfig {
+    std::string dir; // NIXL_TRACE_DIR
+    size_t bufferBytes = 1u << 20; // per thread, rounded up to a power of two
+    std::chrono::milliseconds flushInterval{100};
+};
+
+/**
+ * The process's trace file. Thread safety: thread() and commit() are called from any thread
+ * concurrently and never block (the registration of a thread's ring, once per thread, takes a
+ * mutex); addAgent() and flush() may block briefly; the destructor (last release) stops the
+ * writer and must not run concurrently with event calls.
+ */
+class nixlChromeSession {
+public:
+    /** What a thread holds for the session: its ring. */
+    struct threadState {
+        uint64_t sessionId = 0;
+        nixlChromeRing *ring = nullptr;
+        ~threadState();
+    };
+
+    /**
+     * The process's session: the live one, or a new one (directory checked or created, file
+     * created, writer started). Throws std::runtime_error naming NIXL_TRACE_DIR, the path and
+     * the reason when the directory or file is refused.
+     */
+    static std::shared_ptr<nixlChromeSession>
+    acquire(const nixlChromeConfig &cfg);
+
+    ~nixlChromeSession();
+    nixlChromeSession(const nixlChromeSession &) = delete;
+    nixlChromeSession &
+    operator=(const nixlChromeSession &) = delete;
+
+    /** The calling thread's state for this session, registering its ring on first use;
+     *  nullptr when that registration cannot allocate (the event is then dropped). */
+    threadState *
+    thread() noexcept;
+
+    /** Queues the record of ev on the thread's ring, or drops and counts it. */
+    void
+    commit(threadState &st, const nixl_trace_event_t &ev, bool span, uint32_t agent,
+           bool nameInTable) noexcept {
+        if (!nixlChromeEnqueue(*st.ring, ev, span, agent, nameInTable)) {
+            dropped_.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+    void
+    countDrop() noexcept {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    /** Adds an agent's name to the process labels and keeps its table for the writer;
+     *  returns the index its records carry. */
+    uint32_t
+    addAgent(std::unique_ptr<nixlChromeAgent> agent);
+
+    /** Returns once everything committed before the call is in the file (or dropped). */
+    void
+    flush();
+
+    uint64_t
+    dropped() const noexcept {
+        return dropped_.load(std::memory_order_relaxed);
+    }
+
+    const std::string &
+    path() const noexcept {
+        return path_;
+    }
+
+    const std::string &
+    dir() const noexcept {
+        return dir_;
+    }
+
+    uint32_t
+    pid() const noexcept {
+        return pid_;
+    }
+
+    explicit nixlChromeSession(const nixlChromeConfig &cfg); // use acquire()
+
+private:
+    void
+    run();
+    void
+    cycle(bool final);
+    const nixlChromeAgent *
+    agent(uint32_t index);
+    void
+    writeOut();
+    bool
+    writeAll(std::vector<iovec> &iov);
+
+    const uint64_t id_;
+    const uint32_t pid_;
+    const pid_t creatorPid_; // a forked child must not join a thread it does not have
+    const size_t ringBytes_;
+    const std::chrono::milliseconds interval_;
+    std::string dir_;
+    std::string path_;
+    int fd_ = -1;
+    bool broken_ = false; // a write failed after a partial line: nothing more is written
+    bool writeErrorLogged_ = false;
+    std::atomic<uint64_t> dropped_{0};
+    uint64_t droppedWritten_ = 0;
+
+    // Rings of this session; guarded by the process-wide registry mutex (chrome_session.cpp).
+    std::vector<nixlChromeRing *> rings_;
+
+    std::mutex mu_; // guards the fields below
+    std::condition_variable cv_;
+    std::condition_variable flushedCv_;
+    bool stop_ = false;
+    uint64_t flushRequested_ = 0;
+    uint64_t flushDone_ = 0;
+    std::vector<std::unique_ptr<nixlChromeAgent>> agents_; // kept for the session's life
+    std::string pendingMeta_; // control lines (process labels) for the next cycle
+
+    // Writer-thread scratch, reused every cycle.
+    std::vector<nixlChromeRing *> snapshot_;
+    std::vector<const nixlChromeAgent *> agentSnap_; // agents_ as of the last look
+    std::vector<char> rec_; // the record being formatted
+    nixlChromeLine out_; // formatted lines not yet written
+    std::vector<iovec> iov_;
+    std::vector<iovec> orig_; // writeAll's copy of the batch before it advances it
+    std::string meta_;
+    std::thread writer_;
+};
+
+#endif // NIXL_TRACE_CHROME_SESSION_H

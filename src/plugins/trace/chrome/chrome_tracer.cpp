@@ -1,0 +1,111 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * libtrace_backend_chrome.so: the agent's spans as a Trace Event Format JSON file that
+ * Perfetto (ui.perfetto.dev) and chrome://tracing open. See docs/tracing.md §7.
+ *
+ * Each agent gets one nixlChromeTracer; all of them write into the process's one session
+ * (chrome_session.h). An event is copied on the calling thread into its thread's ring as a
+ * compact binary record (chrome_record.h), or dropped and counted when the ring is full; the
+ * session's writer thread formats the JSON.
+ */
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chrome_json.h"
+#include "chrome_record.h"
+#include "chrome_session.h"
+#include "nixl_trace_backend_sdk.h"
+
+namespace {
+
+constexpr const char *kDirVar = "NIXL_TRACE_DIR";
+constexpr const char *kBufferVar = "NIXL_TRACE_CHROME_BUFFER_BYTES";
+constexpr const char *kFlushVar = "NIXL_TRACE_CHROME_FLUSH_MS";
+
+
+nixlChromeConfig
+readConfig() {
+    nixlChromeConfig c;
+    auto dir = nixlSdk::configString(kDirVar);
+    if (!dir || dir->empty()) {
+        throw std::runtime_error(std::string("chrome: ") + kDirVar +
+                                 " is not set; set it to the directory for the trace files "
+                                 "(this agent runs without the chrome trace plugin)");
+    }
+    c.dir = std::move(*dir);
+    if (auto b = nixlSdk::configUnsigned(kBufferVar, 4096, 1ull << 30)) {
+        c.bufferBytes = static_cast<size_t>(*b);
+    }
+    if (auto f = nixlSdk::configMilliseconds(kFlushVar, 1, 3600000)) {
+        c.flushInterval = *f;
+    }
+    return c;
+}
+
+class nixlChromeTracer : public nixlTraceBackendBase {
+public:
+    explicit nixlChromeTracer(const nixlTraceBackendContext &ctx)
+        : session_(nixlChromeSession::acquire(readConfig())) {
+        auto agent = std::make_unique<nixlChromeAgent>();
+        nixlChromeJson::appendEscaped(agent->escaped, ctx.agentName);
+        agent->names.reserve(ctx.names.size());
+        for (const nixl_trace_name_t &n : ctx.names) {
+            nixlChromeAgent::name info;
+            const std::string_view v = n.name == nullptr ? std::string_view() : n.name;
+            nixlChromeJson::appendEscaped(info.escaped, v);
+            info.flowStart = v == nixlChromeRecord::kPostWrite || v == nixlChromeRecord::kPostRead;
+            info.flowEnd = v == nixlChromeRecord::kComplete;
+            agent->names.push_back(std::move(info));
+        }
+        nameCount_ = agent->names.size();
+        agentIndex_ = session_->addAgent(std::move(agent));
+    }
+
+    ~nixlChromeTracer() override {
+        // "Flushes what it holds": this agent's events are in the file when destroy returns
+        // (the last agent's release closes the file, which writes everything).
+        if (session_.use_count() > 1) {
+            session_->flush();
+        }
+    }
+
+    void
+    spanEnd(const nixl_trace_event_t &ev) noexcept override {
+        write(ev, true);
+    }
+
+    void
+    mark(const nixl_trace_event_t &ev) noexcept override {
+        write(ev, false);
+    }
+
+private:
+    // The calling thread only copies the event into its ring (chrome_record.h); the writer
+    // thread formats it.
+    void
+    write(const nixl_trace_event_t &ev, bool span) noexcept {
+        if (ev.size < sizeof(nixl_trace_event_t)) {
+            session_->countDrop(); // a core that built a smaller event: fields are missing
+            return;
+        }
+        nixlChromeSession::threadState *st = session_->thread();
+        if (st == nullptr) {
+            session_->countDrop();
+            return;
+        }
+        session_->commit(*st, ev, span, agentIndex_, ev.name_id < nameCount_);
+    }
+
+    std::shared_ptr<nixlChromeSession> session_;
+    size_t nameCount_ = 0; // of the create-time name table
+    uint32_t agentIndex_ = 0; // in the session's agent tables
+};
+
+} // namespace
+
+NIXL_TRACE_BACKEND_PLUGIN_DEFINE(nixlChromeTracer, "chrome", "1.0.0")
