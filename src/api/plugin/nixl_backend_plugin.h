@@ -37,12 +37,13 @@
 #define NIXL_BACKEND_PLUGIN_H
 
 #include "nixl_plugin_common.h"
+#include "nixl_trace_backend_plugin.h" /* nixl_trace_attr_t */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define NIXL_BACKEND_ABI_VERSION 1u
+#define NIXL_BACKEND_ABI_VERSION 2u
 #define NIXL_BACKEND_PLUGIN_ENTRY "nixl_backend_plugin_get"
 #define NIXL_BACKEND_PLUGIN_PREFIX "libplugin_"
 
@@ -96,6 +97,70 @@ typedef struct nixl_be_xfer_list {
     size_t count;
 } nixl_be_xfer_list_t;
 
+/*
+ * Trace phases (version 2). What a backend records about its own work on a request, through
+ * the trace sink below; core turns each into an event of that request on the agent's trace
+ * plugins. A closed vocabulary, so that timelines of different backends compare: only core
+ * adds values, and adding one is an ABI change. Anything else is OTHER with a label.
+ */
+typedef enum nixl_be_trace_phase {
+    NIXL_BE_PHASE_SUBMIT = 0, /* initiator: the backend starts working on a post */
+    NIXL_BE_PHASE_WIRE_SUBMITTED = 1, /* initiator: data handed to the kernel or transport */
+    NIXL_BE_PHASE_WIRE_COMPLETED = 2, /* initiator: the transport reports the data moved */
+    NIXL_BE_PHASE_NOTIF_SENT = 3, /* initiator: the notification handed to the transport */
+    NIXL_BE_PHASE_NOTIF_RECEIVED = 4, /* target: a notification of this request arrived */
+    NIXL_BE_PHASE_REMOTE_OBSERVED = 5, /* target: the request's effect was seen (e.g. data) */
+    NIXL_BE_PHASE_OTHER = 6, /* plugin-specific; the label names it */
+    NIXL_BE_PHASE_COUNT = 7
+} nixl_be_trace_phase_t;
+
+/* Lower-case name of a phase ("submit", ..., "other"); "unknown" outside the enum. */
+static inline const char *
+nixl_be_trace_phase_name(uint32_t phase) {
+    static const char *const names[NIXL_BE_PHASE_COUNT] = {
+        "submit", "wire_submitted", "wire_completed", "notif_sent",
+        "notif_received", "remote_observed", "other"};
+    return phase < NIXL_BE_PHASE_COUNT ? names[phase] : "unknown";
+}
+
+/*
+ * A request's trace context (version 2): W3C trace context fields. Core owns one per transfer
+ * request (the same for its prep and every post and repost) and hands the backend a pointer
+ * through nixl_be_opt_args_t.trace_ctx; all-zero trace_id means "not traced". A carrier puts
+ * it on the wire as the 26-byte W3C binary record (version 0, trace id, span id as parent id,
+ * flags), NIXL_BE_TRACE_CTX_WIRE_SIZE bytes, encoded only when it sends (SDK helpers); a
+ * target decodes it into a context of its own and records its phases under it.
+ */
+typedef struct nixl_be_trace_ctx {
+    uint8_t trace_id[16];
+    uint8_t span_id[8]; /* the request's span: the parent id on the wire */
+    uint8_t flags; /* W3C trace-flags; bit 0: sampled */
+    uint8_t reserved[7]; /* zero */
+    uint64_t correlation_id; /* core-local id of the request (not sent); 0 for a remote one */
+} nixl_be_trace_ctx_t;
+
+#define NIXL_BE_TRACE_CTX_WIRE_SIZE 26u
+
+/*
+ * Where a backend records trace phases (version 2): nixl_be_init_params_t.trace_sink, NULL when
+ * the agent does not trace (then record nothing and encode nothing). record_phase may be called
+ * from any thread at once; it never fails the caller and never unwinds into the plugin.
+ *   trace      the request's context (from its opt args), or a context decoded from the wire,
+ *              or NULL for work that belongs to no request; borrowed for the call
+ *   phase      nixl_be_trace_phase_t
+ *   label      always recorded; names the event for NIXL_BE_PHASE_OTHER; borrowed
+ *   timestamp_us  when it happened, on the nixlTime::getUs() microsecond counter
+ *              (steady clock, CLOCK_MONOTONIC based; not a wall clock)
+ *   attrs      extra attributes, borrowed for the call (may be NULL when n_attrs is 0)
+ */
+typedef struct nixl_be_trace_sink {
+    size_t size; /* sizeof(nixl_be_trace_sink_t) as core built it */
+    void *ctx;
+    void (*record_phase)(void *ctx, const nixl_be_trace_ctx_t *trace, uint32_t phase,
+                         nixl_plugin_str_t label, uint64_t timestamp_us,
+                         const nixl_trace_attr_t *attrs, size_t n_attrs);
+} nixl_be_trace_sink_t;
+
 /* Per-call options of a transfer. */
 typedef struct nixl_be_opt_args {
     size_t size; /* sizeof(nixl_be_opt_args_t) as core built it */
@@ -103,6 +168,8 @@ typedef struct nixl_be_opt_args {
     uint32_t reserved;
     nixl_plugin_str_t notif;
     nixl_plugin_str_t custom_param;
+    /* Version 2: the request's trace context; see nixl_be_trace_ctx_t. */
+    const nixl_be_trace_ctx_t *trace_ctx;
 } nixl_be_opt_args_t;
 
 typedef struct nixl_be_init_params {
@@ -117,6 +184,8 @@ typedef struct nixl_be_init_params {
     uint32_t enable_telemetry;
     uint32_t reserved;
     const nixl_plugin_core_services_t *core;
+    /* Version 2: where to record trace phases; NULL when the agent does not trace. */
+    const nixl_be_trace_sink_t *trace_sink;
 } nixl_be_init_params_t;
 
 /* What create_engine reports about the new engine. */

@@ -89,6 +89,16 @@ public:
         }
     }
 
+    /**
+     * Counts trace phases a backend recorded that could not be delivered (issue 12). Kept in an
+     * atomic outside the staging queue, so that a backend that keeps failing never crowds out
+     * real events; the flush emits the delta as agent_trace_phases_dropped_total. Any thread.
+     */
+    void
+    addTracePhaseDrops(uint64_t n) noexcept {
+        tracePhasesDropped_.fetch_add(n, std::memory_order_relaxed);
+    }
+
     /** The error event of a negative status (nothing for success or NIXL_IN_PROG). */
     void
     recordStatus(nixl_status_t status) noexcept {
@@ -207,6 +217,8 @@ private:
     std::atomic<uint64_t> exported_{0};
     std::atomic<uint64_t> stagingDropped_{0};
     std::atomic<uint64_t> exporterRefused_{0};
+    /** Trace phases dropped (addTracePhaseDrops); not yet emitted by the flush. */
+    std::atomic<uint64_t> tracePhasesDropped_{0};
 
     std::thread thread_; // last: started once everything above exists
 };

@@ -215,8 +215,14 @@ std::vector<refusalCase>
 refusalCases() {
     return {
         // The exact version line is checked separately below; here, both numbers.
-        {"STALE", NIXL_ERR_MISMATCH, {"ABI version 0, expected 1"}, true},
-        {"FUTURE", NIXL_ERR_MISMATCH, {"ABI version 99, expected 1"}, true},
+        {"STALE",
+         NIXL_ERR_MISMATCH,
+         {"ABI version 0, expected " + std::to_string(NIXL_BACKEND_ABI_VERSION)},
+         true},
+        {"FUTURE",
+         NIXL_ERR_MISMATCH,
+         {"ABI version 99, expected " + std::to_string(NIXL_BACKEND_ABI_VERSION)},
+         true},
         {"NOENTRY",
          NIXL_ERR_BACKEND,
          {"is not a libnixl backend plugin: no symbol nixl_backend_plugin_get"},
