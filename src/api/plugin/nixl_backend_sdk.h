@@ -39,8 +39,11 @@
 #define NIXL_BACKEND_SDK_H
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -90,7 +93,67 @@ public:
     nixl_thread_sync_t syncMode = nixl_thread_sync_t::NIXL_THREAD_SYNC_DEFAULT;
     /** Whether the agent records telemetry; an engine may skip its own counters when not. */
     bool enableTelemetry_ = false;
+    /**
+     * Where the engine records trace phases (nixlRecordPhase), or null when the agent does not
+     * trace. Unlike the rest of this object it stays valid for the engine's whole life.
+     */
+    const nixl_be_trace_sink_t *traceSink = nullptr;
 };
+
+/**
+ * The lower-case name of a trace phase ("submit", "wire_submitted", ..., "other"), as
+ * nixl_be_trace_phase_name gives it and core's nixl.phase.name attribute carries; "unknown"
+ * outside the enum.
+ */
+constexpr std::string_view
+nixlTracePhaseName(nixl_be_trace_phase_t phase) noexcept {
+    switch (phase) {
+    case NIXL_BE_PHASE_SUBMIT:
+        return "submit";
+    case NIXL_BE_PHASE_WIRE_SUBMITTED:
+        return "wire_submitted";
+    case NIXL_BE_PHASE_WIRE_COMPLETED:
+        return "wire_completed";
+    case NIXL_BE_PHASE_NOTIF_SENT:
+        return "notif_sent";
+    case NIXL_BE_PHASE_NOTIF_RECEIVED:
+        return "notif_received";
+    case NIXL_BE_PHASE_REMOTE_OBSERVED:
+        return "remote_observed";
+    case NIXL_BE_PHASE_OTHER:
+        return "other";
+    default:
+        return "unknown";
+    }
+}
+
+/**
+ * Records one trace phase through sink; does nothing when sink is null (the agent does not
+ * trace) or too old to have record_phase. Never fails and never throws: a phase core cannot
+ * record is dropped and counted there. Any thread.
+ *   ctx        the request's trace context (nixlBackendOptionalArgs), one decoded from the
+ *              wire, or null for work that belongs to no request
+ *   label      always recorded; the event's name for NIXL_BE_PHASE_OTHER; borrowed
+ *   ts_us      when it happened, nixlTime::getUs() (steady clock microseconds, not wall time);
+ *              0 means now
+ *   attrs      extra attributes (keys are NUL-terminated literals), borrowed for the call
+ */
+inline void
+nixlRecordPhase(const nixl_be_trace_sink_t *sink,
+                const nixl_be_trace_ctx_t *ctx,
+                nixl_be_trace_phase_t phase,
+                std::string_view label,
+                uint64_t ts_us,
+                std::span<const nixl_trace_attr_t> attrs = {}) noexcept {
+    if (sink == nullptr ||
+        sink->size < offsetof(nixl_be_trace_sink_t, record_phase) + sizeof(sink->record_phase) ||
+        sink->record_phase == nullptr) {
+        return;
+    }
+    sink->record_phase(sink->ctx, ctx, static_cast<uint32_t>(phase),
+                       nixl_plugin_str_t{label.data(), label.size()}, ts_us,
+                       attrs.empty() ? nullptr : attrs.data(), attrs.size());
+}
 
 /**
  * Base of an engine's per-request state: derive your request type from it, create it in
@@ -224,6 +287,19 @@ protected:
     const std::string localAgent;
     /** Whether the agent records telemetry (nixlBackendInitParams::enableTelemetry_). */
     const bool enableTelemetry_;
+    /** Where to record trace phases; null when the agent does not trace (then record nothing
+     *  and encode no trace context). Valid for the engine's life. */
+    const nixl_be_trace_sink_t *const traceSink_;
+
+    /** nixlRecordPhase through this engine's sink; a no-op when the agent does not trace. */
+    void
+    recordPhase(const nixl_be_trace_ctx_t *ctx,
+                nixl_be_trace_phase_t phase,
+                std::string_view label,
+                uint64_t ts_us,
+                std::span<const nixl_trace_attr_t> attrs = {}) const noexcept {
+        nixlRecordPhase(traceSink_, ctx, phase, label, ts_us, attrs);
+    }
 
     /** Adds a parameter reported by getBackendParams; NIXL_ERR_NOT_ALLOWED if already set. */
     nixl_status_t
@@ -253,7 +329,8 @@ public:
           customParams_(init_params->customParams != nullptr ? *init_params->customParams :
                                                                nixl_b_params_t()),
           localAgent(init_params->localAgent),
-          enableTelemetry_(init_params->enableTelemetry_) {}
+          enableTelemetry_(init_params->enableTelemetry_),
+          traceSink_(init_params->traceSink) {}
 
     nixlBackendEngine(const nixlBackendEngine &) = delete;
     nixlBackendEngine &
