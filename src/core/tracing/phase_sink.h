@@ -12,7 +12,8 @@
  * mark named from core's table (nixl::backend.submit, ...; for NIXL_BE_PHASE_OTHER the label,
  * a dynamic name), at the plugin's timestamp converted to the tracer's clock, with the
  * request's correlation id (the context's; with no context, that of the agent call running on
- * the recording thread, if any), parented to the recording thread's open span, and the
+ * the recording thread, if any), with no parent span (a microsecond timestamp may fall just
+ * before the span that records it; the correlation id links it to the request), and the
  * attributes nixl.phase.backend, .name, .label,
  * .timestamp_us, .trace_id (when the context is valid), then the plugin's own (at most
  * max_phase_attrs; extras are dropped and counted in droppedAttrs()).

@@ -305,7 +305,10 @@ Tracer::markRaw(uint32_t name_id,
     ev.kind = static_cast<uint32_t>(kind);
     ev.name = name;
     ev.span_id = 0;
-    ev.parent_span_id = currentSpan();
+    // No parent: the caller's time may be coarser than the spans' (a backend phase's is in
+    // microseconds) and fall just before the span open on this thread; the correlation id is
+    // what ties it to its request.
+    ev.parent_span_id = 0;
     ev.correlation_id = correlation_id;
     ev.begin_ns = at_ns;
     ev.end_ns = 0;

@@ -306,7 +306,8 @@ public:
     /**
      * A mark with everything given: the name (name_id from the table or
      * NIXL_TRACE_NAME_DYNAMIC, name always set and borrowed), its time (nowNs() clock), its
-     * correlation id, and attributes (borrowed). Unlike the other event calls it catches an
+     * correlation id, and attributes (borrowed). It has no parent span (0): its time may be
+     * coarser than the spans' and fall outside the span open on this thread. Unlike the other event calls it catches an
      * exception a plugin lets out (the other instances still get the event) and returns how
      * many instances threw, so that the backend phase sink can count the event as dropped.
      */
