@@ -30,6 +30,11 @@
  * wrapper made at prep time keeps the remote agent name and the optional arguments, so a
  * re-post allocates nothing beyond what a longer notification needs.
  *
+ * Trace phases (backend ABI v2, docs/tracing.md "Backend phases"): an engine records what it
+ * does for a request with recordPhase(ctx, phase, label, nixlTime::getUs(), attrs), a no-op
+ * when the agent does not trace (traceSink_ null); nixlRecordPhase does the same from code
+ * outside the engine, and nixlTracePhaseName names a phase.
+ *
  * What an author uses is declared here: the types the virtuals take, nixlBackendEngine, and
  * NIXL_BACKEND_PLUGIN_DEFINE; logging (NIXL_SDK_ERROR and friends) and NIXL_* options
  * (nixlSdk::config*) come from nixl_plugin_sdk_common.h. The adapter that fills the C tables

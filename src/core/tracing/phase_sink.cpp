@@ -24,6 +24,8 @@ namespace {
                       NIXL_BE_PHASE_COUNT == NIXL_BE_PHASE_OTHER + 1,
                   "OTHER is the last phase");
 
+    static_assert(max_phase_label == 127, "the drop message below names the limit");
+
     /** Core attributes of every phase, before the plugin's. */
     constexpr size_t core_attrs = 5;
 
