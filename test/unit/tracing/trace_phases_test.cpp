@@ -353,7 +353,8 @@ TEST(tracePhaseNames, CoreTableListsTheFixedPhasesInEnumOrder) {
     const auto table = nameTable();
     for (uint32_t p = NIXL_BE_PHASE_SUBMIT; p <= NIXL_BE_PHASE_REMOTE_OBSERVED; ++p) {
         const auto &entry = table[static_cast<uint32_t>(NameId::BACKEND_SUBMIT) + p];
-        EXPECT_EQ(std::string(entry.name), std::string("nixl::backend.") + nixl_be_trace_phase_name(p));
+        EXPECT_EQ(std::string(entry.name),
+                  std::string("nixl::backend.") + nixl_be_trace_phase_name(p));
     }
 }
 

@@ -253,8 +253,10 @@ nixlTestEngine::postXfer(const nixl_xfer_op_t &operation,
     }
 
     if (traceSink_ != nullptr) {
-        const nixl_trace_attr_t attrs[] = {
-            {"test.descs", NIXL_TRACE_ATTR_INT64, 0, {.i64 = static_cast<int64_t>(req->descCount)}}};
+        nixl_trace_attr_t attrs[1] = {};
+        attrs[0].key = "test.descs";
+        attrs[0].type = NIXL_TRACE_ATTR_INT64;
+        attrs[0].value.i64 = static_cast<int64_t>(req->descCount);
         recordPhase(nullptr, NIXL_BE_PHASE_SUBMIT, "test.post", phaseNowUs(), attrs);
     }
     const std::string *notif =
