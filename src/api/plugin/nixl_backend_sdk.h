@@ -30,6 +30,11 @@
  * wrapper made at prep time keeps the remote agent name and the optional arguments, so a
  * re-post allocates nothing beyond what a longer notification needs.
  *
+ * Trace phases (backend ABI v2, docs/tracing.md "Backend phases"): an engine records what it
+ * does for a request with recordPhase(ctx, phase, label, nixlTime::getUs(), attrs), a no-op
+ * when the agent does not trace (traceSink_ null); nixlRecordPhase does the same from code
+ * outside the engine, and nixlTracePhaseName names a phase.
+ *
  * What an author uses is declared here: the types the virtuals take, nixlBackendEngine, and
  * NIXL_BACKEND_PLUGIN_DEFINE; logging (NIXL_SDK_ERROR and friends) and NIXL_* options
  * (nixlSdk::config*) come from nixl_plugin_sdk_common.h. The adapter that fills the C tables
@@ -39,8 +44,11 @@
 #define NIXL_BACKEND_SDK_H
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -90,7 +98,67 @@ public:
     nixl_thread_sync_t syncMode = nixl_thread_sync_t::NIXL_THREAD_SYNC_DEFAULT;
     /** Whether the agent records telemetry; an engine may skip its own counters when not. */
     bool enableTelemetry_ = false;
+    /**
+     * Where the engine records trace phases (nixlRecordPhase), or null when the agent does not
+     * trace. Unlike the rest of this object it stays valid for the engine's whole life.
+     */
+    const nixl_be_trace_sink_t *traceSink = nullptr;
 };
+
+/**
+ * The lower-case name of a trace phase ("submit", "wire_submitted", ..., "other"), as
+ * nixl_be_trace_phase_name gives it and core's nixl.phase.name attribute carries; "unknown"
+ * outside the enum.
+ */
+constexpr std::string_view
+nixlTracePhaseName(nixl_be_trace_phase_t phase) noexcept {
+    switch (phase) {
+    case NIXL_BE_PHASE_SUBMIT:
+        return "submit";
+    case NIXL_BE_PHASE_WIRE_SUBMITTED:
+        return "wire_submitted";
+    case NIXL_BE_PHASE_WIRE_COMPLETED:
+        return "wire_completed";
+    case NIXL_BE_PHASE_NOTIF_SENT:
+        return "notif_sent";
+    case NIXL_BE_PHASE_NOTIF_RECEIVED:
+        return "notif_received";
+    case NIXL_BE_PHASE_REMOTE_OBSERVED:
+        return "remote_observed";
+    case NIXL_BE_PHASE_OTHER:
+        return "other";
+    default:
+        return "unknown";
+    }
+}
+
+/**
+ * Records one trace phase through sink; does nothing when sink is null (the agent does not
+ * trace) or too old to have record_phase. Never fails and never throws: a phase core cannot
+ * record is dropped and counted there. Any thread.
+ *   ctx        the request's trace context (nixlBackendOptionalArgs), one decoded from the
+ *              wire, or null for work that belongs to no request
+ *   label      always recorded; the event's name for NIXL_BE_PHASE_OTHER; borrowed
+ *   ts_us      when it happened, nixlTime::getUs() (steady clock microseconds, not wall time);
+ *              0 means now
+ *   attrs      extra attributes (keys are NUL-terminated literals), borrowed for the call
+ */
+inline void
+nixlRecordPhase(const nixl_be_trace_sink_t *sink,
+                const nixl_be_trace_ctx_t *ctx,
+                nixl_be_trace_phase_t phase,
+                std::string_view label,
+                uint64_t ts_us,
+                std::span<const nixl_trace_attr_t> attrs = {}) noexcept {
+    if (sink == nullptr ||
+        sink->size < offsetof(nixl_be_trace_sink_t, record_phase) + sizeof(sink->record_phase) ||
+        sink->record_phase == nullptr) {
+        return;
+    }
+    sink->record_phase(sink->ctx, ctx, static_cast<uint32_t>(phase),
+                       nixl_plugin_str_t{label.data(), label.size()}, ts_us,
+                       attrs.empty() ? nullptr : attrs.data(), attrs.size());
+}
 
 /**
  * Base of an engine's per-request state: derive your request type from it, create it in
@@ -224,6 +292,19 @@ protected:
     const std::string localAgent;
     /** Whether the agent records telemetry (nixlBackendInitParams::enableTelemetry_). */
     const bool enableTelemetry_;
+    /** Where to record trace phases; null when the agent does not trace (then record nothing
+     *  and encode no trace context). Valid for the engine's life. */
+    const nixl_be_trace_sink_t *const traceSink_;
+
+    /** nixlRecordPhase through this engine's sink; a no-op when the agent does not trace. */
+    void
+    recordPhase(const nixl_be_trace_ctx_t *ctx,
+                nixl_be_trace_phase_t phase,
+                std::string_view label,
+                uint64_t ts_us,
+                std::span<const nixl_trace_attr_t> attrs = {}) const noexcept {
+        nixlRecordPhase(traceSink_, ctx, phase, label, ts_us, attrs);
+    }
 
     /** Adds a parameter reported by getBackendParams; NIXL_ERR_NOT_ALLOWED if already set. */
     nixl_status_t
@@ -253,7 +334,8 @@ public:
           customParams_(init_params->customParams != nullptr ? *init_params->customParams :
                                                                nixl_b_params_t()),
           localAgent(init_params->localAgent),
-          enableTelemetry_(init_params->enableTelemetry_) {}
+          enableTelemetry_(init_params->enableTelemetry_),
+          traceSink_(init_params->traceSink) {}
 
     nixlBackendEngine(const nixlBackendEngine &) = delete;
     nixlBackendEngine &

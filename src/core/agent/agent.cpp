@@ -220,7 +220,8 @@ nixlAgent::createBackend(const nixl_backend_t &type,
     }
     std::unique_ptr<nixlBackendEngineProxy> engine;
     st = nixlBackendEngineProxy::create(
-        plugin, data->name, params, data->config, data->telemetryEnabled, engine);
+        plugin, data->name, params, data->config, data->telemetryEnabled, engine,
+        data->tracer.get(), data->telemetry.get());
     if (st != NIXL_SUCCESS) {
         return st; // logged once: by the plugin (its contract) or by the proxy
     }

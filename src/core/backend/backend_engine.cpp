@@ -156,7 +156,9 @@ nixlBackendEngineProxy::create(const std::shared_ptr<const nixlLoadedPlugin> &pl
                                const nixl_b_params_t &params,
                                const nixlAgentConfig &cfg,
                                bool telemetry,
-                               std::unique_ptr<nixlBackendEngineProxy> &out) {
+                               std::unique_ptr<nixlBackendEngineProxy> &out,
+                               const nixl::trace::Tracer *tracer,
+                               nixlTelemetry *events) {
     const auto *table = plugin->as<nixl_backend_plugin_t>();
     std::vector<nixl_plugin_kv_t> kvs;
     kvs.reserve(params.size());
@@ -174,6 +176,13 @@ nixlBackendEngineProxy::create(const std::shared_ptr<const nixlLoadedPlugin> &pl
     ip.pthr_delay_us = cfg.pthrDelay;
     ip.enable_telemetry = telemetry ? 1 : 0;
     ip.core = nixlCoreServices(*plugin);
+    // Made before the engine and handed to the proxy, which destroys it after the engine.
+    std::unique_ptr<nixl::trace::nixlTracePhaseSink> sink;
+    if (tracer != nullptr) {
+        sink = std::make_unique<nixl::trace::nixlTracePhaseSink>(*tracer, agent_name,
+                                                                 plugin->name(), events);
+        ip.trace_sink = sink->sink();
+    }
 
     nixl_be_engine_t *engine = nullptr;
     nixl_be_engine_info_t info{};
@@ -207,6 +216,7 @@ nixlBackendEngineProxy::create(const std::shared_ptr<const nixlLoadedPlugin> &pl
                       << plugin->path()
                       << "): create_engine failed yet returned an engine; leaking it rather "
                          "than guessing its state";
+            (void)sink.release(); // the leaked engine may still hold it
         }
         return st == NIXL_IN_PROG ? NIXL_ERR_BACKEND : st;
     }
@@ -218,6 +228,7 @@ nixlBackendEngineProxy::create(const std::shared_ptr<const nixlLoadedPlugin> &pl
     }
     auto proxy = std::unique_ptr<nixlBackendEngineProxy>(new nixlBackendEngineProxy());
     proxy->plugin_ = plugin;
+    proxy->sink_ = std::move(sink);
     proxy->ops_ = table->ops;
     proxy->engine_ = engine;
     proxy->type_ = plugin->name();

@@ -31,6 +31,7 @@
 #include "nixl_params.h"
 #include "nixl_types.h"
 #include "plugin/plugin_loader.h"
+#include "tracing/phase_sink.h"
 
 /**
  * Whether st is one of nixl_status_t's values. A plugin may return any int32_t; control calls
@@ -49,6 +50,9 @@ public:
     /**
      * Creates an engine of plugin for agent_name. Returns the plugin's status on failure,
      * NIXL_ERR_BACKEND when the factory threw or reported success without an engine.
+     * tracer: the agent's, or null when it does not trace; when set, the engine gets a trace
+     * sink of its own (init_params.trace_sink), which lives until after the engine is
+     * destroyed and counts its drops into events (may be null). Both must outlive the proxy.
      */
     static nixl_status_t
     create(const std::shared_ptr<const nixlLoadedPlugin> &plugin,
@@ -56,7 +60,15 @@ public:
            const nixl_b_params_t &params,
            const nixlAgentConfig &cfg,
            bool telemetry,
-           std::unique_ptr<nixlBackendEngineProxy> &out);
+           std::unique_ptr<nixlBackendEngineProxy> &out,
+           const nixl::trace::Tracer *tracer = nullptr,
+           nixlTelemetry *events = nullptr);
+
+    /** The engine's trace sink, or null when the agent does not trace. */
+    const nixl::trace::nixlTracePhaseSink *
+    traceSink() const noexcept {
+        return sink_.get();
+    }
 
     ~nixlBackendEngineProxy();
     nixlBackendEngineProxy(const nixlBackendEngineProxy &) = delete;
@@ -170,6 +182,9 @@ private:
     nixlBackendEngineProxy() = default;
 
     std::shared_ptr<const nixlLoadedPlugin> plugin_;
+    /** Destroyed as a member, so after the destructor's body destroyed the engine: a plugin
+     *  (its progress thread) may record phases until then. */
+    std::unique_ptr<nixl::trace::nixlTracePhaseSink> sink_;
     const nixl_be_ops_t *ops_ = nullptr;
     nixl_be_engine_t *engine_ = nullptr;
     nixl_backend_t type_;

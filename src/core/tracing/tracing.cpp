@@ -31,6 +31,12 @@ namespace {
         {11, NIXL_TRACE_KIND_METADATA, "nixl::fetchRemoteMD"},
         {12, NIXL_TRACE_KIND_MEMORY_R, "nixl::prepMemView"},
         {13, NIXL_TRACE_KIND_GENERIC, "nixl::releaseMemView"},
+        {14, NIXL_TRACE_KIND_COMM_SEND, "nixl::backend.submit"},
+        {15, NIXL_TRACE_KIND_COMM_SEND, "nixl::backend.wire_submitted"},
+        {16, NIXL_TRACE_KIND_COMM_SEND, "nixl::backend.wire_completed"},
+        {17, NIXL_TRACE_KIND_METADATA, "nixl::backend.notif_sent"},
+        {18, NIXL_TRACE_KIND_METADATA, "nixl::backend.notif_received"},
+        {19, NIXL_TRACE_KIND_COMM_RECV, "nixl::backend.remote_observed"},
     };
     static_assert(std::size(kNames) == static_cast<size_t>(NameId::COUNT),
                   "one table entry per NameId");
@@ -283,6 +289,43 @@ Tracer::emitMark(uint32_t name_id,
     for (const instance &i : instances_) {
         i.mark(i.backend, &ev);
     }
+}
+
+size_t
+Tracer::markRaw(uint32_t name_id,
+                const char *name,
+                Kind kind,
+                uint64_t at_ns,
+                uint64_t correlation_id,
+                const nixl_trace_attr_t *attrs,
+                size_t attr_count) const noexcept {
+    nixl_trace_event_t ev;
+    ev.size = sizeof(ev);
+    ev.name_id = name_id;
+    ev.kind = static_cast<uint32_t>(kind);
+    ev.name = name;
+    ev.span_id = 0;
+    // No parent: the caller's time may be coarser than the spans' (a backend phase's is in
+    // microseconds) and fall just before the span open on this thread; the correlation id is
+    // what ties it to its request.
+    ev.parent_span_id = 0;
+    ev.correlation_id = correlation_id;
+    ev.begin_ns = at_ns;
+    ev.end_ns = 0;
+    ev.attrs = attr_count != 0 ? attrs : nullptr;
+    ev.attr_count = attr_count;
+    // A plugin must not throw (its contract); one that does loses this event only, and the
+    // others still get it.
+    size_t threw = 0;
+    for (const instance &i : instances_) {
+        try {
+            i.mark(i.backend, &ev);
+        }
+        catch (...) {
+            ++threw;
+        }
+    }
+    return threw;
 }
 
 std::vector<std::string>

@@ -78,6 +78,14 @@ enum class NameId : std::uint32_t {
     FETCH_REMOTE_MD, ///< nixl::fetchRemoteMD (Metadata)
     PREP_MEM_VIEW, ///< nixl::prepMemView (MemoryR)
     RELEASE_MEM_VIEW, ///< nixl::releaseMemView (Generic)
+    // Backend trace phases (nixl_be_trace_phase_t, in its order), marks the trace sink emits;
+    // NIXL_BE_PHASE_OTHER has no entry: its label names it (NIXL_TRACE_NAME_DYNAMIC).
+    BACKEND_SUBMIT, ///< nixl::backend.submit (CommSend), a mark
+    BACKEND_WIRE_SUBMITTED, ///< nixl::backend.wire_submitted (CommSend), a mark
+    BACKEND_WIRE_COMPLETED, ///< nixl::backend.wire_completed (CommSend), a mark
+    BACKEND_NOTIF_SENT, ///< nixl::backend.notif_sent (Metadata), a mark
+    BACKEND_NOTIF_RECEIVED, ///< nixl::backend.notif_received (Metadata), a mark
+    BACKEND_REMOTE_OBSERVED, ///< nixl::backend.remote_observed (CommRecv), a mark
     COUNT
 };
 
@@ -294,6 +302,23 @@ public:
     /** An instant event with a name outside the table; name is borrowed for the call. */
     void
     mark(const char *name, Kind kind, std::initializer_list<Attr> attrs = {}) const noexcept;
+
+    /**
+     * A mark with everything given: the name (name_id from the table or
+     * NIXL_TRACE_NAME_DYNAMIC, name always set and borrowed), its time (nowNs() clock), its
+     * correlation id, and attributes (borrowed). It has no parent span (0): its time may be
+     * coarser than the spans' and fall outside the span open on this thread. Unlike the other event calls it catches an
+     * exception a plugin lets out (the other instances still get the event) and returns how
+     * many instances threw, so that the backend phase sink can count the event as dropped.
+     */
+    std::size_t
+    markRaw(std::uint32_t name_id,
+            const char *name,
+            Kind kind,
+            std::uint64_t at_ns,
+            std::uint64_t correlation_id,
+            const nixl_trace_attr_t *attrs,
+            std::size_t attr_count) const noexcept;
 
     /** Names of the active backends, in NIXL_TRACE_BACKENDS order. */
     std::vector<std::string>

@@ -295,6 +295,26 @@ TEST_F(nixlPluginLoaderTest, VersionRefusalLineHasExactForm) {
     }
 }
 
+// A real plugin built before backend ABI v2 (against the frozen version-1 header in
+// test/plugins/abi_v1), not a faked number: refused with one line naming both versions.
+TEST_F(nixlPluginLoaderTest, PluginBuiltAgainstAbiV1IsRefusedNamingBothVersions) {
+    static_assert(NIXL_BACKEND_ABI_VERSION == 2u, "update this test with the next bump");
+    const std::string path = pathOf(dir_, kBackend, "ABIV1");
+    for (int attempt = 0; attempt < 2; ++attempt) { // a refusal is not cached
+        loadResult r = loadCaptured(kBackend, "ABIV1", dir_);
+        EXPECT_EQ(r.status, NIXL_ERR_MISMATCH);
+        EXPECT_EQ(r.plugin, nullptr);
+        std::vector<std::string> log = logLines(r.stderrText);
+        ASSERT_EQ(log.size(), 1u) << r.stderrText;
+        EXPECT_TRUE(isErrorLine(log[0]));
+        const size_t start = log[0].find("] ");
+        ASSERT_NE(start, std::string::npos) << log[0];
+        EXPECT_EQ(log[0].substr(start + 2),
+                  path + ": backend plugin ABI version 1, expected 2");
+        EXPECT_FALSE(isResident(path));
+    }
+}
+
 TEST_F(nixlPluginLoaderTest, StaleTelemetryExporterRefusedLikeABackend) {
     const std::string path = pathOf(dir_, kExporter, "stale");
     loadResult r = loadCaptured(kExporter, "stale", dir_);

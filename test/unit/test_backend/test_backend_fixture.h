@@ -256,7 +256,11 @@ noNotifArgs() {
 /** One engine of the plugin, created as an agent backend would be. */
 class testEngine {
 public:
-    explicit testEngine(std::string name, const kv_map_t &params = {}) : name_(std::move(name)) {
+    /** sink: the trace sink core would pass (init_params.trace_sink); null: tracing off. */
+    explicit testEngine(std::string name,
+                        const kv_map_t &params = {},
+                        const nixl_be_trace_sink_t *sink = nullptr)
+        : name_(std::move(name)) {
         std::vector<nixl_plugin_kv_t> kvs;
         for (const auto &[k, v] : params) {
             kvs.push_back({str(k), str(v)});
@@ -270,6 +274,7 @@ public:
         p.num_params = kvs.size();
         p.sync_mode = 2; // RW: transfer calls may come from several threads
         p.core = &core_services;
+        p.trace_sink = sink;
         info_.size = sizeof(info_);
         status_ = plugin()->create_engine(&p, &engine_, &info_);
         if (status_ != NIXL_PLUGIN_SUCCESS) {
@@ -434,9 +439,11 @@ public:
     // A list of C-string pairs, not a map: a map's iterator-pair constructor would make
     // pairSetup({{"k", "v"}}) ambiguous with the (deleted) copy constructor.
     explicit pairSetup(std::initializer_list<std::pair<const char *, const char *>> params_a = {},
-                       size_t size = 4096)
-        : a("A", kv_map_t(params_a.begin(), params_a.end())),
-          b("B"),
+                       size_t size = 4096,
+                       const nixl_be_trace_sink_t *sink_a = nullptr,
+                       const nixl_be_trace_sink_t *sink_b = nullptr)
+        : a("A", kv_map_t(params_a.begin(), params_a.end()), sink_a),
+          b("B", {}, sink_b),
           bufA(size),
           bufB(size) {
         EXPECT_EQ(a.status(), NIXL_PLUGIN_SUCCESS);

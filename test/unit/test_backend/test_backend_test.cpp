@@ -10,6 +10,8 @@
  * The tests are split by topic over test_backend_*_test.cpp; test_backend_fixture.h has what they
  * share. This file: descriptor, creation and parameters; transfers; notifications.
  */
+#include <mutex>
+
 #include "test_backend_fixture.h"
 
 namespace nixlTestBackendUt {
@@ -55,7 +57,64 @@ TEST_F(testBackend, CreateReportsCapabilitiesAndEffectiveParams) {
     EXPECT_EQ(params["async_polls"], "4"); // given values win
     EXPECT_EQ(params["async"], "false"); // defaults are filled in
     EXPECT_EQ(params["disconnect_after"], "0");
-    EXPECT_EQ(params.size(), 8u);
+    EXPECT_EQ(params["trace_sink"], "none"); // reported: core gave no trace sink
+    EXPECT_EQ(params.size(), 9u);
+}
+
+namespace {
+
+/** A trace sink that records what the engine gives it: "phase label" and the timestamps. */
+struct phaseLog {
+    std::mutex lock;
+    std::vector<std::string> phases;
+    std::vector<uint64_t> ts;
+    std::vector<size_t> attrCounts;
+    nixl_be_trace_sink_t sink{sizeof(nixl_be_trace_sink_t), this, &phaseLog::record};
+
+    static void
+    record(void *ctx,
+           const nixl_be_trace_ctx_t *,
+           uint32_t phase,
+           nixl_plugin_str_t label,
+           uint64_t ts_us,
+           const nixl_trace_attr_t *,
+           size_t n_attrs) {
+        auto *self = static_cast<phaseLog *>(ctx);
+        std::lock_guard<std::mutex> guard(self->lock);
+        self->phases.push_back(std::string(nixl_be_trace_phase_name(phase)) + " " +
+                               std::string(label.data, label.len));
+        self->ts.push_back(ts_us);
+        self->attrCounts.push_back(n_attrs);
+    }
+};
+
+} // namespace
+
+TEST_F(testBackend, TraceSinkGivenIsReportedAndAsyncWriteRecordsItsPhases) {
+    phaseLog logA, logB;
+    pairSetup s({{"async", "true"}, {"async_polls", "1"}}, 4096, &logA.sink, &logB.sink);
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s.a.params()["trace_sink"], "given");
+    xferLists w = slice(s, 0, 4096);
+    nixl_be_req_t *req = nullptr;
+    const nixl_be_opt_args_t opt = notifArgs("hi");
+    ASSERT_EQ(s.a.prep(NIXL_WRITE, w, "B", &req, &opt), NIXL_PLUGIN_SUCCESS);
+    ASSERT_EQ(s.a.post(NIXL_WRITE, w, "B", req, &opt), NIXL_PLUGIN_IN_PROG);
+    EXPECT_EQ(logA.phases, std::vector<std::string>{"submit test.post"}); // the copy waits
+    EXPECT_EQ(s.a.check(req), NIXL_PLUGIN_IN_PROG);
+    EXPECT_EQ(s.a.check(req), NIXL_PLUGIN_SUCCESS);
+    EXPECT_EQ(logA.phases,
+              (std::vector<std::string>{"submit test.post", "wire_submitted test.copy",
+                                        "wire_completed test.copy", "notif_sent test.notif"}));
+    EXPECT_EQ(logA.attrCounts[0], 1u); // test.descs
+    for (size_t i = 1; i < logA.ts.size(); ++i) {
+        EXPECT_GE(logA.ts[i], logA.ts[i - 1]); // one steady clock
+    }
+    EXPECT_TRUE(logB.phases.empty()); // nothing delivered yet
+    EXPECT_EQ(s.b.notifs().size(), 1u);
+    EXPECT_EQ(logB.phases, std::vector<std::string>{"notif_received test.notif"});
+    EXPECT_GE(logB.ts[0], logA.ts.back());
+    EXPECT_EQ(s.a.release(req), NIXL_PLUGIN_SUCCESS);
 }
 
 TEST_F(testBackend, FailCreateFailsCreationWithLogLine) {

@@ -103,7 +103,7 @@ TEST_F(tracingTest, WriteWithNotificationExactSequence) {
         EXPECT_EQ(notifsFrom(*target, "init"), std::vector<std::string>{"done"});
         ASSERT_EQ(NIXL_SUCCESS, init->deregisterMem(regList({src.desc()})));
     }
-    EXPECT_EQ(rec.otherLines(), (std::vector<std::string>{"create init 14 1", "destroy init"}));
+    EXPECT_EQ(rec.otherLines(), (std::vector<std::string>{"create init 20 1", "destroy init"}));
 
     const std::vector<traceEvent> ev = rec.events();
     const std::vector<std::string> expected = {
@@ -257,7 +257,7 @@ TEST_F(tracingTest, FanOutTwoPluginsSeeTheSameEvents) {
     ASSERT_GE(la.size(), 10u);
     // Core builds each event once: both plugins receive identical fields, in the same order.
     EXPECT_EQ(la, lb);
-    EXPECT_EQ(la.front(), "create init 14 1");
+    EXPECT_EQ(la.front(), "create init 20 1");
     EXPECT_EQ(la.back(), "destroy init");
 }
 

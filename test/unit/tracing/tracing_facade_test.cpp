@@ -190,7 +190,11 @@ TEST(tracingNames, TableIsNixlsNamesWithIdsAsIndices) {
                            "nixl::postXferReq.write", "nixl::postXferReq.read",
                            "nixl::xfer.complete", "nixl::getNotifs", "nixl::genNotif",
                            "nixl::loadRemoteMD", "nixl::fetchRemoteMD", "nixl::prepMemView",
-                           "nixl::releaseMemView"};
+                           "nixl::releaseMemView", "nixl::backend.submit",
+                           "nixl::backend.wire_submitted", "nixl::backend.wire_completed",
+                           "nixl::backend.notif_sent", "nixl::backend.notif_received",
+                           "nixl::backend.remote_observed"};
+    static_assert(std::size(names) == static_cast<size_t>(NameId::COUNT));
     for (size_t i = 0; i < table.size(); ++i) {
         EXPECT_EQ(table[i].id, i);
         EXPECT_STREQ(table[i].name, names[i]);

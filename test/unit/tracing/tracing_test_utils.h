@@ -48,6 +48,12 @@ struct traceEvent {
     uint64_t end = 0;
     std::string attrs;
 
+    /** A backend's trace phase (a mark the phase sink made). */
+    bool
+    isPhase() const {
+        return what == 'M' && attrs.find("nixl.phase.name=") != std::string::npos;
+    }
+
     /** "B nixl::registerMem" and friends: what a sequence assertion compares first. */
     std::string
     label() const {
@@ -105,9 +111,24 @@ public:
         return out;
     }
 
-    /** The span and mark events, in arrival order. */
+    /**
+     * The span and mark events of core, in arrival order: without the backends' trace phases
+     * (marks carrying nixl.phase.name), which depend on the backend; allEvents() has them.
+     */
     std::vector<traceEvent>
     events() const {
+        std::vector<traceEvent> out;
+        for (traceEvent &ev : allEvents()) {
+            if (!ev.isPhase()) {
+                out.push_back(std::move(ev));
+            }
+        }
+        return out;
+    }
+
+    /** Every span and mark event, backend phases included, in arrival order. */
+    std::vector<traceEvent>
+    allEvents() const {
         std::vector<traceEvent> out;
         for (const std::string &l : lines()) {
             if (l.size() < 2 || (l[0] != 'B' && l[0] != 'E' && l[0] != 'M') || l[1] != ' ') {

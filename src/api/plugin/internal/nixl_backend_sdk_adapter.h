@@ -439,6 +439,11 @@ namespace detail {
             ip.pthrDelay = p->pthr_delay_us;
             ip.syncMode = static_cast<nixl_thread_sync_t>(p->sync_mode);
             ip.enableTelemetry_ = p->enable_telemetry != 0;
+            // A core older than this field never builds a v2 table (exact ABI match), but
+            // the size check keeps the read inside what core built.
+            if (p->size >= offsetof(nixl_be_init_params_t, trace_sink) + sizeof(p->trace_sink)) {
+                ip.traceSink = p->trace_sink;
+            }
             auto engine = std::make_unique<Engine>(&ip);
             if (engine->getInitErr()) {
                 // The engine logged the cause when it set initErr; one ERROR line per event.

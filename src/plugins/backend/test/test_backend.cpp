@@ -139,6 +139,9 @@ nixlTestEngine::nixlTestEngine(const nixlBackendInitParams *init_params)
         initErr = true;
         return;
     }
+    // Reported, not configured: what core gave (tests check the sink is there only when the
+    // agent traces).
+    setInitParam("trace_sink", traceSink_ != nullptr ? "given" : "none");
     connInfo_ = encodeConn(static_cast<uint64_t>(::getpid()), self_->token(), localAgent);
     // Loopback needs no connection info exchange: the engine always knows itself.
     peers_.emplace(localAgent,

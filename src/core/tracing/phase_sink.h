@@ -1,0 +1,118 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file phase_sink.h
+ * @brief The trace sink core gives each backend engine (nixl_be_trace_sink_t, backend ABI v2):
+ *        turns the phases a backend records into marks on the agent's tracer. Not installed.
+ *
+ * One sink per engine, made by the engine proxy when the agent traces, and destroyed after the
+ * engine (so a plugin's progress thread may record until it is joined). Each phase becomes a
+ * mark named from core's table (nixl::backend.submit, ...; for NIXL_BE_PHASE_OTHER the label,
+ * a dynamic name), at the plugin's timestamp converted to the tracer's clock, with the
+ * request's correlation id (the context's; with no context, that of the agent call running on
+ * the recording thread, if any), with no parent span (a microsecond timestamp may fall just
+ * before the span that records it; the correlation id links it to the request), and the
+ * attributes nixl.phase.backend, .name, .label,
+ * .timestamp_us, .trace_id (when the context is valid), then the plugin's own (at most
+ * max_phase_attrs; extras are dropped and counted in droppedAttrs()).
+ *
+ * A phase that cannot be recorded (phase out of range, label longer than max_phase_label or
+ * with null data, attributes null with a non-zero count, a trace plugin throwing) is dropped:
+ * counted here and in the agent's telemetry (addTracePhaseDrops), and the first drop of the
+ * sink writes one ERROR line built without allocating.
+ */
+#ifndef NIXL_SRC_CORE_TRACING_PHASE_SINK_H
+#define NIXL_SRC_CORE_TRACING_PHASE_SINK_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "nixl_backend_plugin.h"
+
+class nixlTelemetry;
+
+namespace nixl::trace {
+
+class Tracer;
+
+/** Plugin attributes a phase carries; more are dropped (droppedAttrs()). */
+inline constexpr std::size_t max_phase_attrs = 8;
+/** Longest label recorded, in bytes; a longer one drops the phase. */
+inline constexpr std::size_t max_phase_label = 127;
+
+/**
+ * A backend engine's trace sink.
+ *
+ * Thread safety: record() (and the C record_phase of sink()) may be called from any thread
+ * at once. Construction and destruction must not overlap them: the engine that uses the sink
+ * is destroyed first. The tracer and the telemetry must outlive the sink.
+ */
+class nixlTracePhaseSink {
+public:
+    /** telemetry: where drops are also counted; null when the agent has none. */
+    nixlTracePhaseSink(const Tracer &tracer,
+                       std::string agent,
+                       std::string backend,
+                       nixlTelemetry *telemetry);
+
+    nixlTracePhaseSink(const nixlTracePhaseSink &) = delete;
+    nixlTracePhaseSink &
+    operator=(const nixlTracePhaseSink &) = delete;
+
+    /** The C view handed to the plugin (init_params.trace_sink); valid while this lives. */
+    const nixl_be_trace_sink_t *
+    sink() const noexcept {
+        return &sink_;
+    }
+
+    /** What record_phase does. Never throws, never fails the caller. */
+    void
+    record(const nixl_be_trace_ctx_t *trace,
+           uint32_t phase,
+           nixl_plugin_str_t label,
+           uint64_t timestamp_us,
+           const nixl_trace_attr_t *attrs,
+           std::size_t n_attrs) noexcept;
+
+    /** Phases dropped so far. */
+    std::uint64_t
+    dropped() const noexcept {
+        return dropped_.load(std::memory_order_relaxed);
+    }
+
+    /** Plugin attributes dropped beyond max_phase_attrs (the phases themselves recorded). */
+    std::uint64_t
+    droppedAttrs() const noexcept {
+        return droppedAttrs_.load(std::memory_order_relaxed);
+    }
+
+private:
+    static void
+    recordPhase(void *ctx,
+                const nixl_be_trace_ctx_t *trace,
+                uint32_t phase,
+                nixl_plugin_str_t label,
+                uint64_t timestamp_us,
+                const nixl_trace_attr_t *attrs,
+                std::size_t n_attrs) noexcept;
+
+    void
+    drop(uint32_t phase, const char *why) noexcept;
+
+    const Tracer &tracer_;
+    const std::string agent_;
+    const std::string backend_;
+    nixlTelemetry *const telemetry_;
+    nixl_be_trace_sink_t sink_;
+    std::atomic<std::uint64_t> dropped_{0};
+    std::atomic<std::uint64_t> droppedAttrs_{0};
+    std::atomic<bool> logged_{false};
+};
+
+} // namespace nixl::trace
+
+#endif // NIXL_SRC_CORE_TRACING_PHASE_SINK_H

@@ -1,0 +1,237 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/*
+ * File: nixl_backend_plugin.h
+ *
+ * The C ABI between libnixl and a data-backend plugin (libplugin_<NAME>.so).
+ *
+ * A backend plugin exports one symbol, NIXL_BACKEND_PLUGIN_ENTRY, a function returning a pointer
+ * to a static nixl_backend_plugin_t. Core reads its header, refuses the plugin unless
+ * hdr.abi_version == NIXL_BACKEND_ABI_VERSION and hdr.kind == NIXL_PLUGIN_KIND_BACKEND, and
+ * then calls create_engine once per agent backend. Every later call goes through ops with the
+ * engine handle create_engine returned.
+ *
+ * Call contract (what core guarantees; see docs/BackendGuide.md for the full text):
+ *  - createBackend: create_engine, then get_conn_info once if the engine supports remote
+ *    transfers, and connect(own agent name) if it supports local ones.
+ *  - registerMem: register_mem per descriptor, then load_local_md (local-capable engines) and
+ *    get_public_data (remote-capable ones); any failure rolls back what was done.
+ *  - loadRemoteMD: load_remote_conn_info once per (agent, engine) and load_remote_md per remote
+ *    descriptor; invalidateRemoteMD: disconnect, then unload_md for each of them.
+ *  - A transfer: prep_xfer once, post_xfer per (re)post, only when the request is not running,
+ *    check_xfer until it returns something other than IN_PROG, release_req once. The descriptor
+ *    arrays passed to post_xfer and check_xfer are the ones passed to prep_xfer (same addresses).
+ *  - Calls on one engine are serialised by core except post_xfer, check_xfer, release_req,
+ *    gen_notif and get_notifs, which may come from several threads at once when the agent runs
+ *    in NIXL_THREAD_SYNC_RW mode (sync_mode in the init parameters says which).
+ *  - No function may throw or longjmp across this boundary.
+ *
+ * Versioning: any change to a struct or table in this file bumps NIXL_BACKEND_ABI_VERSION, and
+ * core loads only plugins built with exactly its version. History is in docs/BackendGuide.md.
+ *
+ * Includable from C99 and C++.
+ */
+/*
+ * FROZEN COPY (tests only): src/api/plugin/nixl_backend_plugin.h as it was at backend ABI
+ * version 1, before the trace phases, the trace sink and the trace context (version 2). Never
+ * edit it: libplugin_ABIV1.so is built against it so that the loader test refuses a real
+ * stale plugin binary, not a faked version number. nixl_plugin_common.h still comes from
+ * src/api/plugin (it did not change with the backend ABI).
+ */
+#ifndef NIXL_BACKEND_PLUGIN_H
+#define NIXL_BACKEND_PLUGIN_H
+
+#include "nixl_plugin_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NIXL_BACKEND_ABI_VERSION 1u
+#define NIXL_BACKEND_PLUGIN_ENTRY "nixl_backend_plugin_get"
+#define NIXL_BACKEND_PLUGIN_PREFIX "libplugin_"
+
+/* Opaque handles owned by the plugin. Core never looks inside. */
+typedef struct nixl_be_engine nixl_be_engine_t;
+typedef struct nixl_be_md nixl_be_md_t;
+typedef struct nixl_be_req nixl_be_req_t;
+
+/* Capability bits of an engine. */
+#define NIXL_BE_CAP_REMOTE 0x1u /* transfers to other agents */
+#define NIXL_BE_CAP_LOCAL 0x2u /* transfers within the agent (loopback) */
+#define NIXL_BE_CAP_NOTIF 0x4u /* notifications */
+
+/*
+ * Memory kinds: the numeric values of nixl_mem_t (nixl_types.h; core static_asserts that they
+ * agree). Mem masks have bit (1u << kind). Names for a kind: nixl_be_mem_name() in
+ * nixl_plugin_names.h.
+ */
+#define NIXL_BE_MEM_DRAM 0u /* DRAM_SEG */
+#define NIXL_BE_MEM_VRAM 1u /* VRAM_SEG */
+#define NIXL_BE_MEM_BLK 2u /* BLK_SEG */
+#define NIXL_BE_MEM_OBJ 3u /* OBJ_SEG */
+#define NIXL_BE_MEM_FILE 4u /* FILE_SEG, the last kind */
+#define NIXL_BE_MEM_KIND_COUNT 5u
+#define NIXL_BE_MEM_BIT(kind) (1u << (kind))
+
+/* Operations: the numeric values of nixl_xfer_op_t (checked by core like the kinds). */
+#define NIXL_BE_OP_READ 0u /* NIXL_READ */
+#define NIXL_BE_OP_WRITE 1u /* NIXL_WRITE */
+
+/* A registration (or, in load_remote_md, a remote registration with its public data). */
+typedef struct nixl_be_desc {
+    uintptr_t addr;
+    size_t len;
+    uint64_t dev_id;
+    nixl_plugin_str_t meta_info; /* registerMem: the user's metaInfo; load_remote_md: public data */
+} nixl_be_desc_t;
+
+/* One element of a transfer list: a range and the metadata of the registration covering it. */
+typedef struct nixl_be_xfer_desc {
+    uintptr_t addr;
+    size_t len;
+    uint64_t dev_id;
+    nixl_be_md_t *md; /* local: from register_mem/load_local_md; remote: from load_remote_md */
+} nixl_be_xfer_desc_t;
+
+typedef struct nixl_be_xfer_list {
+    uint32_t mem_type; /* nixl_mem_t */
+    uint32_t reserved;
+    const nixl_be_xfer_desc_t *descs;
+    size_t count;
+} nixl_be_xfer_list_t;
+
+/* Per-call options of a transfer. */
+typedef struct nixl_be_opt_args {
+    size_t size; /* sizeof(nixl_be_opt_args_t) as core built it */
+    uint32_t has_notif; /* non-zero: send notif to the target once the data is visible there */
+    uint32_t reserved;
+    nixl_plugin_str_t notif;
+    nixl_plugin_str_t custom_param;
+} nixl_be_opt_args_t;
+
+typedef struct nixl_be_init_params {
+    size_t size; /* sizeof(nixl_be_init_params_t) as core built it */
+    nixl_plugin_str_t agent_name;
+    nixl_plugin_str_t backend_type;
+    const nixl_plugin_kv_t *params; /* user parameters given to createBackend */
+    size_t num_params;
+    uint32_t enable_prog_thread; /* nixlAgentConfig::useProgThread */
+    uint32_t sync_mode; /* nixl_thread_sync_t: 0 none, 1 strict, 2 rw */
+    uint64_t pthr_delay_us; /* nixlAgentConfig::pthrDelay */
+    uint32_t enable_telemetry;
+    uint32_t reserved;
+    const nixl_plugin_core_services_t *core;
+} nixl_be_init_params_t;
+
+/* What create_engine reports about the new engine. */
+typedef struct nixl_be_engine_info {
+    size_t size; /* set by core; the plugin fills the fields it knows */
+    uint32_t caps; /* NIXL_BE_CAP_* */
+    uint32_t mem_mask; /* NIXL_BE_MEM_BIT(nixl_mem_t) for each supported kind */
+} nixl_be_engine_info_t;
+
+/* Receives notifications drained by get_notifs; copies. */
+typedef struct nixl_be_notif_sink {
+    void *ctx;
+    void (*push)(void *ctx, nixl_plugin_str_t sender, nixl_plugin_str_t msg);
+} nixl_be_notif_sink_t;
+
+/*
+ * Receives query_mem answers. put(ctx, i, key, value) adds a pair to the answer for descriptor
+ * i; put with key.data == NULL marks descriptor i as found with no pairs. Descriptors never
+ * mentioned are answered "not found".
+ */
+typedef struct nixl_be_query_sink {
+    void *ctx;
+    nixl_plugin_status_t (*put)(void *ctx, size_t index, nixl_plugin_str_t key,
+                                nixl_plugin_str_t value);
+} nixl_be_query_sink_t;
+
+/* Engine operations. Optional entries may be NULL; core then answers as noted. */
+typedef struct nixl_be_ops {
+    size_t size; /* sizeof(nixl_be_ops_t) as the plugin built it */
+
+    void (*destroy_engine)(nixl_be_engine_t *engine);
+
+    nixl_plugin_status_t (*register_mem)(nixl_be_engine_t *engine, const nixl_be_desc_t *desc,
+                                         uint32_t mem_type, nixl_be_md_t **out);
+    nixl_plugin_status_t (*deregister_mem)(nixl_be_engine_t *engine, nixl_be_md_t *md);
+
+    nixl_plugin_status_t (*connect)(nixl_be_engine_t *engine, nixl_plugin_str_t remote_agent);
+    nixl_plugin_status_t (*disconnect)(nixl_be_engine_t *engine, nixl_plugin_str_t remote_agent);
+    nixl_plugin_status_t (*unload_md)(nixl_be_engine_t *engine, nixl_be_md_t *md);
+
+    /* Remote-capable engines (NULL: NIXL_ERR_BACKEND). */
+    nixl_plugin_status_t (*get_public_data)(nixl_be_engine_t *engine, const nixl_be_md_t *md,
+                                            const nixl_plugin_bytes_sink_t *out);
+    nixl_plugin_status_t (*get_conn_info)(nixl_be_engine_t *engine,
+                                          const nixl_plugin_bytes_sink_t *out);
+    nixl_plugin_status_t (*load_remote_conn_info)(nixl_be_engine_t *engine,
+                                                  nixl_plugin_str_t remote_agent,
+                                                  nixl_plugin_str_t conn_info);
+    nixl_plugin_status_t (*load_remote_md)(nixl_be_engine_t *engine, const nixl_be_desc_t *desc,
+                                           uint32_t mem_type, nixl_plugin_str_t remote_agent,
+                                           nixl_be_md_t **out);
+    /* Local-capable engines (NULL: NIXL_ERR_BACKEND). */
+    nixl_plugin_status_t (*load_local_md)(nixl_be_engine_t *engine, nixl_be_md_t *in,
+                                          nixl_be_md_t **out);
+
+    nixl_plugin_status_t (*prep_xfer)(nixl_be_engine_t *engine, uint32_t op,
+                                      const nixl_be_xfer_list_t *local,
+                                      const nixl_be_xfer_list_t *remote,
+                                      nixl_plugin_str_t remote_agent,
+                                      const nixl_be_opt_args_t *opt, nixl_be_req_t **out);
+    nixl_plugin_status_t (*post_xfer)(nixl_be_engine_t *engine, uint32_t op,
+                                      const nixl_be_xfer_list_t *local,
+                                      const nixl_be_xfer_list_t *remote,
+                                      nixl_plugin_str_t remote_agent, nixl_be_req_t *req,
+                                      const nixl_be_opt_args_t *opt);
+    nixl_plugin_status_t (*check_xfer)(nixl_be_engine_t *engine, nixl_be_req_t *req);
+    /* Frees the request, aborting it if it runs; an error means it could not be aborted. */
+    nixl_plugin_status_t (*release_req)(nixl_be_engine_t *engine, nixl_be_req_t *req);
+
+    /* Notification-capable engines (NULL: NIXL_ERR_BACKEND). */
+    nixl_plugin_status_t (*get_notifs)(nixl_be_engine_t *engine, const nixl_be_notif_sink_t *out);
+    nixl_plugin_status_t (*gen_notif)(nixl_be_engine_t *engine, nixl_plugin_str_t remote_agent,
+                                      nixl_plugin_str_t msg);
+
+    /* Optional (NULL: NIXL_ERR_NOT_SUPPORTED). */
+    nixl_plugin_status_t (*query_mem)(nixl_be_engine_t *engine, const nixl_be_desc_t *descs,
+                                      size_t count, uint32_t mem_type,
+                                      const nixl_be_query_sink_t *out);
+    nixl_plugin_status_t (*estimate_xfer_cost)(nixl_be_engine_t *engine, uint32_t op,
+                                               const nixl_be_xfer_list_t *local,
+                                               const nixl_be_xfer_list_t *remote,
+                                               nixl_plugin_str_t remote_agent, nixl_be_req_t *req,
+                                               int64_t *duration_us, int64_t *err_margin_us,
+                                               uint32_t *method);
+    /* Effective parameters (NULL: the parameters given at creation). */
+    nixl_plugin_status_t (*get_params)(nixl_be_engine_t *engine, const nixl_plugin_kv_sink_t *out);
+} nixl_be_ops_t;
+
+/* What NIXL_BACKEND_PLUGIN_ENTRY returns. Static storage, valid while the library is loaded. */
+typedef struct nixl_backend_plugin {
+    nixl_plugin_header_t hdr; /* kind NIXL_PLUGIN_KIND_BACKEND, size sizeof(nixl_backend_plugin_t) */
+    uint32_t mem_mask; /* memory kinds the plugin can support (getPluginParams) */
+    uint32_t reserved;
+    /* Default parameters, for getPluginParams. */
+    nixl_plugin_status_t (*get_options)(const nixl_plugin_kv_sink_t *out);
+    /*
+     * Creates an engine. On success sets *out and fills info. On failure returns an error and
+     * has logged the cause through params->core.
+     */
+    nixl_plugin_status_t (*create_engine)(const nixl_be_init_params_t *params,
+                                          nixl_be_engine_t **out, nixl_be_engine_info_t *info);
+    const nixl_be_ops_t *ops;
+} nixl_backend_plugin_t;
+
+typedef const nixl_backend_plugin_t *(*nixl_backend_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NIXL_BACKEND_PLUGIN_H */

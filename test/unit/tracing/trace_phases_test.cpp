@@ -1,0 +1,463 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Backend trace phases (issue 12): the sink core gives an engine, what it forwards to the trace
+// plugins, what it drops (and logs once), many threads at once, and the TEST backend's phases
+// of a transfer seen through a recording trace plugin.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tracing/phase_sink.h"
+#include "tracing/tracing.h"
+#include "tracing_test_utils.h"
+
+namespace {
+
+using namespace nixl::trace;
+using nixl_agent_test::errorLines;
+using nixl_agent_test::regList;
+using nixl_agent_test::stderrCapture;
+using nixl_agent_test::testBuffer;
+using nixl_agent_test::xferList;
+using nixl_tracing_test::recorder;
+using nixl_tracing_test::traceEvent;
+using nixl_tracing_test::tracingTest;
+
+// ---- a trace plugin as an ops table: records marks, or throws from them ---------------------
+
+struct seenMark {
+    uint32_t nameId;
+    uint32_t kind;
+    std::string name;
+    uint64_t corr;
+    uint64_t atNs;
+    std::vector<std::string> attrs; // key=value
+};
+
+std::mutex seenMutex;
+std::vector<seenMark> seen;
+int sinkTag = 0;
+
+std::string
+attrText(const nixl_trace_attr_t &a) {
+    std::string v;
+    switch (a.type) {
+    case NIXL_TRACE_ATTR_INT64:
+        v = std::to_string(a.value.i64);
+        break;
+    case NIXL_TRACE_ATTR_DOUBLE:
+        v = std::to_string(a.value.f64);
+        break;
+    case NIXL_TRACE_ATTR_STRING:
+        v.assign(a.value.str.data, a.value.str.len);
+        break;
+    default:
+        v = "?";
+    }
+    return std::string(a.key) + "=" + v;
+}
+
+nixl_plugin_status_t
+createRec(const nixl_trace_backend_init_params_t *, nixl_trace_backend_t **out) {
+    *out = reinterpret_cast<nixl_trace_backend_t *>(&sinkTag);
+    return NIXL_PLUGIN_SUCCESS;
+}
+
+void
+destroyRec(nixl_trace_backend_t *) {}
+
+void
+noSpan(nixl_trace_backend_t *, const nixl_trace_event_t *) {}
+
+void
+markRec(nixl_trace_backend_t *, const nixl_trace_event_t *ev) {
+    seenMark m{ev->name_id, ev->kind, ev->name, ev->correlation_id, ev->begin_ns, {}};
+    for (size_t i = 0; i < ev->attr_count; ++i) {
+        m.attrs.push_back(attrText(ev->attrs[i]));
+    }
+    std::lock_guard<std::mutex> lock(seenMutex);
+    seen.push_back(std::move(m));
+}
+
+void
+markThrows(nixl_trace_backend_t *, const nixl_trace_event_t *) {
+    // Breaks the plugin contract on purpose: the sink must contain it.
+    throw std::runtime_error("trace plugin fails by design");
+}
+
+const nixl_trace_backend_ops_t opsRec = {
+    sizeof(nixl_trace_backend_ops_t), createRec, destroyRec, noSpan, noSpan, markRec};
+const nixl_trace_backend_ops_t opsThrows = {
+    sizeof(nixl_trace_backend_ops_t), createRec, destroyRec, noSpan, noSpan, markThrows};
+
+TraceBackendRef
+ref(const char *name, const nixl_trace_backend_ops_t *ops) {
+    return TraceBackendRef{name, std::string("table ") + name, ops, nullptr};
+}
+
+std::vector<seenMark>
+takeSeen() {
+    std::lock_guard<std::mutex> lock(seenMutex);
+    std::vector<seenMark> out;
+    out.swap(seen);
+    return out;
+}
+
+nixl_plugin_str_t
+str(const char *s) {
+    return nixl_plugin_str_t{s, std::strlen(s)};
+}
+
+nixl_be_trace_ctx_t
+ctxWith(uint8_t first, uint64_t corr) {
+    nixl_be_trace_ctx_t c{};
+    for (size_t i = 0; i < sizeof(c.trace_id); ++i) {
+        c.trace_id[i] = static_cast<uint8_t>(first + i);
+    }
+    c.span_id[0] = 1;
+    c.flags = 1;
+    c.correlation_id = corr;
+    return c;
+}
+
+class tracePhaseSinkTest : public ::testing::Test {
+protected:
+    void
+    SetUp() override {
+        takeSeen();
+    }
+
+    void
+    TearDown() override {
+        takeSeen();
+    }
+};
+
+} // namespace
+
+TEST_F(tracePhaseSinkTest, FixedPhaseIsATableMarkWithEverythingForwarded) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "UCX", nullptr);
+    const nixl_be_trace_sink_t *c = sink.sink();
+    ASSERT_EQ(c->size, sizeof(nixl_be_trace_sink_t));
+
+    const nixl_be_trace_ctx_t ctx = ctxWith(0xa0, 42);
+    nixl_trace_attr_t attrs[2] = {};
+    attrs[0].key = "ucx.lane";
+    attrs[0].type = NIXL_TRACE_ATTR_INT64;
+    attrs[0].value.i64 = 3;
+    attrs[1].key = "ucx.tl";
+    attrs[1].type = NIXL_TRACE_ATTR_STRING;
+    attrs[1].value.str = str("rc_mlx5");
+    c->record_phase(c->ctx, &ctx, NIXL_BE_PHASE_WIRE_SUBMITTED, str("rndv.put"), 123456, attrs,
+                    2);
+
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].name, "nixl::backend.wire_submitted");
+    EXPECT_EQ(got[0].nameId, static_cast<uint32_t>(NameId::BACKEND_WIRE_SUBMITTED));
+    EXPECT_EQ(std::string(nameTable()[got[0].nameId].name), got[0].name);
+    EXPECT_EQ(got[0].kind, static_cast<uint32_t>(NIXL_TRACE_KIND_COMM_SEND));
+    EXPECT_EQ(got[0].corr, 42u);
+    EXPECT_EQ(got[0].atNs, 123456000u); // getUs() microseconds on the tracer's ns clock
+    EXPECT_EQ(got[0].attrs,
+              (std::vector<std::string>{"nixl.phase.backend=UCX",
+                                        "nixl.phase.name=wire_submitted",
+                                        "nixl.phase.label=rndv.put",
+                                        "nixl.phase.timestamp_us=123456",
+                                        "nixl.phase.trace_id=a0a1a2a3a4a5a6a7a8a9aaabacadaeaf",
+                                        "ucx.lane=3", "ucx.tl=rc_mlx5"}));
+    EXPECT_EQ(sink.dropped(), 0u);
+}
+
+TEST_F(tracePhaseSinkTest, EveryFixedPhaseHasItsTableName) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    const char *const names[] = {"nixl::backend.submit",         "nixl::backend.wire_submitted",
+                                 "nixl::backend.wire_completed", "nixl::backend.notif_sent",
+                                 "nixl::backend.notif_received", "nixl::backend.remote_observed"};
+    for (uint32_t p = NIXL_BE_PHASE_SUBMIT; p <= NIXL_BE_PHASE_REMOTE_OBSERVED; ++p) {
+        sink.record(nullptr, p, str(""), 1, nullptr, 0);
+    }
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 6u);
+    for (uint32_t p = 0; p < 6; ++p) {
+        EXPECT_EQ(got[p].name, names[p]);
+        EXPECT_EQ(got[p].nameId, static_cast<uint32_t>(NameId::BACKEND_SUBMIT) + p);
+        // The label is always recorded, empty or not.
+        EXPECT_EQ(got[p].attrs[2], "nixl.phase.label=");
+    }
+}
+
+TEST_F(tracePhaseSinkTest, OtherIsNamedByItsLabel) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "UCX", nullptr);
+    sink.record(nullptr, NIXL_BE_PHASE_OTHER, str("ucx.rkey_unpack"), 7, nullptr, 0);
+    sink.record(nullptr, NIXL_BE_PHASE_OTHER, str(""), 8, nullptr, 0);
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].nameId, NIXL_TRACE_NAME_DYNAMIC);
+    EXPECT_EQ(got[0].name, "ucx.rkey_unpack");
+    EXPECT_EQ(got[0].kind, static_cast<uint32_t>(NIXL_TRACE_KIND_GENERIC));
+    EXPECT_EQ(got[0].attrs,
+              (std::vector<std::string>{"nixl.phase.backend=UCX", "nixl.phase.name=other",
+                                        "nixl.phase.label=ucx.rkey_unpack",
+                                        "nixl.phase.timestamp_us=7"}));
+    EXPECT_EQ(got[1].name, "nixl::backend.other");
+}
+
+TEST_F(tracePhaseSinkTest, NoRequestOrInvalidContextMeansNoCorrelationOrTraceId) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    nixl_be_trace_ctx_t zero{}; // tracing off for the request: all-zero trace id
+    zero.correlation_id = 9;
+    sink.record(nullptr, NIXL_BE_PHASE_SUBMIT, str("a"), 5, nullptr, 0);
+    sink.record(&zero, NIXL_BE_PHASE_SUBMIT, str("b"), 6, nullptr, 0);
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].corr, 0u);
+    EXPECT_EQ(got[0].attrs.size(), 4u); // no nixl.phase.trace_id
+    EXPECT_EQ(got[1].corr, 9u); // core-local id, still the request's
+    EXPECT_EQ(got[1].attrs.size(), 4u);
+}
+
+TEST_F(tracePhaseSinkTest, ExtraAttributesBeyondTheCapAreDroppedNotThePhase) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    std::vector<nixl_trace_attr_t> attrs(max_phase_attrs + 3);
+    for (size_t i = 0; i < attrs.size(); ++i) {
+        attrs[i].key = "k";
+        attrs[i].type = NIXL_TRACE_ATTR_INT64;
+        attrs[i].value.i64 = static_cast<int64_t>(i);
+    }
+    attrs[0].key = nullptr; // not an attribute: skipped and counted
+    sink.record(nullptr, NIXL_BE_PHASE_SUBMIT, str("x"), 1, attrs.data(), attrs.size());
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].attrs.size(), 4 + max_phase_attrs);
+    EXPECT_EQ(got[0].attrs[4], "k=1");
+    EXPECT_EQ(sink.droppedAttrs(), 3u);
+    EXPECT_EQ(sink.dropped(), 0u);
+}
+
+TEST_F(tracePhaseSinkTest, InvalidPhasesAreDroppedCountedAndLoggedOnce) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    const std::string longLabel(max_phase_label + 1, 'x');
+    stderrCapture cap;
+    sink.record(nullptr, NIXL_BE_PHASE_COUNT, str("a"), 1, nullptr, 0);
+    sink.record(nullptr, 0xffffffffu, str("a"), 1, nullptr, 0);
+    sink.record(nullptr, NIXL_BE_PHASE_OTHER, nixl_plugin_str_t{longLabel.data(), longLabel.size()},
+                1, nullptr, 0);
+    sink.record(nullptr, NIXL_BE_PHASE_SUBMIT, nixl_plugin_str_t{nullptr, 3}, 1, nullptr, 0);
+    sink.record(nullptr, NIXL_BE_PHASE_SUBMIT, str("a"), 1, nullptr, 2);
+    // A label of exactly the limit is fine.
+    const std::string maxLabel(max_phase_label, 'y');
+    sink.record(nullptr, NIXL_BE_PHASE_OTHER, nixl_plugin_str_t{maxLabel.data(), maxLabel.size()},
+                1, nullptr, 0);
+    const std::string log = cap.stop();
+    EXPECT_EQ(sink.dropped(), 5u);
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].name, maxLabel);
+    const auto lines = errorLines(log);
+    ASSERT_EQ(lines.size(), 1u) << log;
+    EXPECT_NE(lines[0].find("agent agentX"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("backend TEST"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("trace phase 7 (unknown)"), std::string::npos) << lines[0];
+}
+
+TEST_F(tracePhaseSinkTest, ThrowingTracePluginDropsCountsAndLogsOnceOthersStillRecord) {
+    auto tracer = Tracer::create("agentX", {ref("bad", &opsThrows), ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    ASSERT_EQ(tracer->size(), 2u);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    stderrCapture cap;
+    for (int i = 0; i < 3; ++i) {
+        sink.sink()->record_phase(sink.sink()->ctx, nullptr, NIXL_BE_PHASE_SUBMIT, str("p"),
+                                  10 + i, nullptr, 0);
+    }
+    const std::string log = cap.stop();
+    EXPECT_EQ(sink.dropped(), 3u);
+    EXPECT_EQ(takeSeen().size(), 3u); // the well-behaved plugin got every phase
+    const auto lines = errorLines(log);
+    ASSERT_EQ(lines.size(), 1u) << log;
+    EXPECT_NE(lines[0].find("a trace plugin threw"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("submit"), std::string::npos) << lines[0];
+}
+
+TEST_F(tracePhaseSinkTest, ConcurrentRecordPhaseFromManyThreads) {
+    // Run under TSan too (build-tsan): the sink holds no lock of its own.
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    auto bad = Tracer::create("agentY", {ref("bad", &opsThrows)});
+    ASSERT_NE(bad, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    nixlTracePhaseSink failing(*bad, "agentY", "TEST", nullptr);
+    constexpr int threads = 4;
+    constexpr int perThread = 500;
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    stderrCapture cap;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            const nixl_be_trace_ctx_t ctx = ctxWith(static_cast<uint8_t>(t), 100 + t);
+            ready.fetch_add(1);
+            while (ready.load() < threads) {
+                std::this_thread::yield();
+            }
+            for (int i = 0; i < perThread; ++i) {
+                const auto phase = static_cast<uint32_t>(i % NIXL_BE_PHASE_COUNT);
+                sink.record(&ctx, phase, str("c"), 1 + i, nullptr, 0);
+                failing.record(&ctx, phase, str("c"), 1 + i, nullptr, 0);
+            }
+        });
+    }
+    for (auto &th : pool) {
+        th.join();
+    }
+    const std::string log = cap.stop();
+    const auto got = takeSeen();
+    EXPECT_EQ(got.size(), static_cast<size_t>(threads * perThread));
+    EXPECT_EQ(sink.dropped(), 0u);
+    EXPECT_EQ(failing.dropped(), static_cast<uint64_t>(threads * perThread));
+    EXPECT_EQ(errorLines(log).size(), 1u) << log;
+    // Each thread's phases keep their own correlation id.
+    std::vector<int> perCorr(threads, 0);
+    for (const seenMark &m : got) {
+        ASSERT_GE(m.corr, 100u);
+        ASSERT_LT(m.corr, 100u + threads);
+        ++perCorr[m.corr - 100];
+    }
+    for (int n : perCorr) {
+        EXPECT_EQ(n, perThread);
+    }
+}
+
+TEST(tracePhaseNames, CoreTableListsTheFixedPhasesInEnumOrder) {
+    const auto table = nameTable();
+    for (uint32_t p = NIXL_BE_PHASE_SUBMIT; p <= NIXL_BE_PHASE_REMOTE_OBSERVED; ++p) {
+        const auto &entry = table[static_cast<uint32_t>(NameId::BACKEND_SUBMIT) + p];
+        EXPECT_EQ(std::string(entry.name),
+                  std::string("nixl::backend.") + nixl_be_trace_phase_name(p));
+    }
+}
+
+// ---- agents: the sink handed to the TEST backend, and its phases of a transfer --------------
+
+namespace nixl_tracing_test {
+
+namespace {
+
+    std::string
+    sinkParam(nixlAgent &agent) {
+        nixlBackendH *h = nullptr;
+        nixl_b_params_t params;
+        nixl_mem_list_t mems;
+        if (agent.createBackend("TEST", {}, h) != NIXL_SUCCESS ||
+            agent.getBackendParams(h, mems, params) != NIXL_SUCCESS) {
+            return "error";
+        }
+        return params.count("trace_sink") != 0 ? params["trace_sink"] : "absent";
+    }
+
+    /** The backend phase marks of agent, as "name label", in arrival order. */
+    std::vector<std::string>
+    phasesOf(const std::vector<traceEvent> &events, const std::string &agent) {
+        std::vector<std::string> out;
+        for (const traceEvent &e : events) {
+            if (e.isPhase() && e.agent == agent) {
+                out.push_back(e.name);
+            }
+        }
+        return out;
+    }
+
+} // namespace
+
+TEST_F(tracingTest, TraceSinkIsGivenOnlyWhenTheAgentTraces) {
+    recorder rec("recA");
+    auto plain = plainAgent("plain");
+    EXPECT_EQ(sinkParam(*plain), "none");
+    auto traced = makeTraced("traced", "recA");
+    EXPECT_EQ(sinkParam(*traced), "given");
+}
+
+TEST_F(tracingTest, TestBackendPhasesOfAWriteWithNotification) {
+    recorder rec("recA");
+    rec.clear();
+    testBuffer src(4096, 3), dst(4096, 4);
+    {
+        auto init = makeTraced("init", "recA");
+        auto target = makeTraced("target", "recA");
+        ASSERT_EQ(NIXL_SUCCESS, addTestBackend(*init));
+        ASSERT_EQ(NIXL_SUCCESS, addTestBackend(*target));
+        ASSERT_EQ(NIXL_SUCCESS, init->registerMem(regList({src.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, target->registerMem(regList({dst.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, loadMD(*target, *init));
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(NIXL_SUCCESS, init->createXferReq(NIXL_WRITE, xferList({src.desc()}),
+                                                    xferList({dst.desc()}), "target", req));
+        nixl_opt_args_t extra;
+        extra.hasNotif = true;
+        extra.notifMsg = "done";
+        nixl_status_t st = init->postXferReq(req, &extra);
+        for (int i = 0; i < nixl_agent_test::max_polls && st == NIXL_IN_PROG; ++i) {
+            st = init->getXferStatus(req);
+        }
+        ASSERT_EQ(st, NIXL_SUCCESS);
+        ASSERT_EQ(NIXL_SUCCESS, init->releaseXferReq(req));
+        nixl_notifs_t notifs;
+        ASSERT_EQ(NIXL_SUCCESS, target->getNotifs(notifs));
+        ASSERT_EQ(notifs["init"], std::vector<std::string>{"done"});
+    }
+    const std::vector<traceEvent> ev = rec.allEvents();
+    EXPECT_EQ(phasesOf(ev, "init"),
+              (std::vector<std::string>{"nixl::backend.submit", "nixl::backend.wire_submitted",
+                                        "nixl::backend.wire_completed",
+                                        "nixl::backend.notif_sent"}));
+    EXPECT_EQ(phasesOf(ev, "target"), std::vector<std::string>{"nixl::backend.notif_received"});
+    // Recorded inside the post (a synchronous backend): correlated with its request although the
+    // TEST backend passes no trace context; not nested in the post span (a microsecond
+    // timestamp can fall just before the span's nanosecond begin).
+    const traceEvent *post = nullptr;
+    for (const traceEvent &e : ev) {
+        if (e.label() == "B nixl::postXferReq.write") {
+            post = &e;
+        }
+    }
+    ASSERT_NE(post, nullptr);
+    for (const traceEvent &e : ev) {
+        if (e.isPhase() && e.agent == "init") {
+            EXPECT_EQ(e.parent, 0u) << e.name;
+            EXPECT_EQ(e.corr, post->corr) << e.name;
+            EXPECT_NE(e.corr, 0u);
+        }
+    }
+    for (const traceEvent &e : ev) {
+        if (e.isPhase()) {
+            SCOPED_TRACE(e.name);
+            EXPECT_NE(e.attrs.find("nixl.phase.backend=s:TEST"), std::string::npos) << e.attrs;
+            EXPECT_NE(e.attrs.find("nixl.phase.label=s:test."), std::string::npos) << e.attrs;
+            EXPECT_NE(e.attrs.find("nixl.phase.timestamp_us=i:"), std::string::npos) << e.attrs;
+            EXPECT_EQ(e.begin % 1000, 0u); // a microsecond timestamp on the ns clock
+        }
+    }
+}
+
+} // namespace nixl_tracing_test
