@@ -195,7 +195,8 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
                                                    nixl::trace::NameId::POST_XFER_READ,
                            {{"remote_agent", req->remoteAgent},
                             {"bytes", req->totalBytes},
-                            {"trace_id", std::string_view(req->traceIdHex, sizeof(req->traceIdHex))}});
+                            {"trace_id",
+                             std::string_view(req->traceIdHex, sizeof(req->traceIdHex))}});
     if (req->hasTraceParent) {
         span.add("parent_id", std::string_view(req->parentIdHex, sizeof(req->parentIdHex)));
     }

@@ -82,7 +82,7 @@ public:
         return out;
     }
 
-    /** The entries of the backend request of the prep at index prep_index. */
+    /** The entries of backend request be_req, in call order. */
     std::vector<probeEntry>
     ofRequest(const void *be_req) const {
         std::vector<probeEntry> out;
