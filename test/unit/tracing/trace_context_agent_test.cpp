@@ -10,8 +10,10 @@
 
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "nixl_trace_context.h"
+#include "tracing/trace_context.h"
 #include "tracing_test_utils.h"
 
 namespace {
@@ -363,6 +365,47 @@ TEST_F(traceContextAgentTest, InvalidTraceparentIsOneWarningAndAFreshTrace) {
     EXPECT_EQ(NIXL_SUCCESS, runXfer(*agent, req));
     EXPECT_EQ(NIXL_SUCCESS, agent->releaseXferReq(req));
     tearDownAgent(*agent);
+}
+
+TEST(traceContextIds, ThreadsDrawDistinctNonZeroIds) {
+    constexpr int kThreads = 4;
+    constexpr int kPerThread = 2000;
+    std::vector<std::vector<nixl_be_trace_ctx_t>> made(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&made, t] {
+            made[t].resize(kPerThread);
+            for (int i = 0; i < kPerThread; ++i) {
+                nixl::trace::makeRequestContext(made[t][i], static_cast<uint64_t>(i) + 1, nullptr);
+            }
+        });
+    }
+    for (std::thread &th : threads) {
+        th.join();
+    }
+    std::set<std::string> trace_ids;
+    std::set<std::string> span_ids;
+    for (int t = 0; t < kThreads; ++t) {
+        for (int i = 0; i < kPerThread; ++i) {
+            const nixl_be_trace_ctx_t &c = made[t][i];
+            ASSERT_TRUE(nixl_trace_ctx_is_valid(&c));
+            EXPECT_EQ(0x01, c.flags);
+            EXPECT_EQ(static_cast<uint64_t>(i) + 1, c.correlation_id);
+            trace_ids.insert(hex(c.trace_id, 16));
+            span_ids.insert(hex(c.span_id, 8));
+        }
+    }
+    EXPECT_EQ(size_t{kThreads} * kPerThread, trace_ids.size());
+    EXPECT_EQ(size_t{kThreads} * kPerThread, span_ids.size());
+
+    // With a parent: its trace id, a span id of its own.
+    nixl_be_trace_ctx_t parent;
+    ASSERT_EQ(NIXL_TRACE_CTX_OK, nixl_trace_ctx_parse_traceparent(kParent, 55, &parent));
+    nixl_be_trace_ctx_t child;
+    nixl::trace::makeRequestContext(child, 7, &parent);
+    EXPECT_EQ(0, memcmp(child.trace_id, parent.trace_id, 16));
+    EXPECT_NE(0, memcmp(child.span_id, parent.span_id, 8));
+    EXPECT_TRUE(nixl_trace_ctx_is_valid(&child));
 }
 
 } // namespace
