@@ -103,7 +103,7 @@ echo "install check: nixl14_app built with -std=c++17"
 # The plugin C headers must stay includable from C.
 printf '#include "nixl_backend_plugin.h"\n#include "nixl_telemetry_exporter_plugin.h"\n%s\n' \
     '#include "nixl_trace_backend_plugin.h"' >"$tmp/c_abi.c"
-printf '#include "nixl_plugin_names.h"\n' >>"$tmp/c_abi.c"
+printf '#include "nixl_plugin_names.h"\n#include "nixl_trace_context.h"\n' >>"$tmp/c_abi.c"
 printf 'int main(void) { return (int)sizeof(nixl_backend_plugin_t) == 0 || %s; }\n' \
     'nixl_be_mem_name(NIXL_BE_MEM_FILE) == 0' >>"$tmp/c_abi.c"
 # shellcheck disable=SC2086

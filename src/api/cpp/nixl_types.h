@@ -132,6 +132,14 @@ struct nixlAgentOptionalArgs {
     std::string metadataLabel;
     /** Opaque backend-specific parameter (createXferReq and prepMemView forward it). */
     nixl_blob_t customParam;
+    /**
+     * libnixl extension (not in NIXL 1.4): the W3C `traceparent` of the application's request
+     * this transfer serves ("00-<32 hex>-<16 hex>-<2 hex>"); empty means none. Honoured by
+     * makeXferReq and createXferReq when the agent traces: the transfer request's trace context
+     * takes its trace id, and its span is a child of the given parent id. An invalid value is
+     * ignored with one warning (the request gets a trace id of its own). See docs/tracing.md.
+     */
+    std::string traceParent;
 };
 using nixl_opt_args_t = nixlAgentOptionalArgs;
 

@@ -354,6 +354,16 @@ public:
     nixl_blob_t customParam;
     nixl_be_opt_args_t opt{}; ///< points into notif/customParam; rebuilt per post, no allocation
 
+    /** The request's trace context, which opt.trace_ctx points at for prep and every post:
+     *  set once when the request is made (tracing/trace_context.h); all zero when the agent
+     *  does not trace. */
+    nixl_be_trace_ctx_t traceCtx{};
+    /** traceCtx's trace id, and the parent id of an attached traceparent, as lower-case hex
+     *  for the post span's attributes (no allocation per post); set only when traced. */
+    char traceIdHex[32]{};
+    char parentIdHex[16]{};
+    bool hasTraceParent = false;
+
     nixl_status_t status = NIXL_ERR_NOT_POSTED;
     size_t totalBytes = 0;
 
@@ -389,6 +399,7 @@ public:
         opt.has_notif = hasNotif ? 1 : 0;
         opt.notif = nixl_plugin_str_t{notif.data(), notif.size()};
         opt.custom_param = nixl_plugin_str_t{customParam.data(), customParam.size()};
+        opt.trace_ctx = &traceCtx;
     }
 };
 

@@ -15,6 +15,8 @@
 
 #include "agent/agent_data.h"
 #include "common/nixl_log.h"
+#include "nixl_trace_context.h"
+#include "tracing/trace_context.h"
 
 using nixlEnumStrings::memTypeStr;
 using nixlEnumStrings::statusStr;
@@ -127,6 +129,41 @@ struct nixlRequestSpec {
 };
 
 /**
+ * Gives a traced request its trace context: the trace id of extra->traceParent when that is a
+ * valid W3C traceparent (the request's span becomes its child), else a fresh one. An invalid
+ * traceparent does not fail the transfer (it usually comes from an upstream request that the
+ * transfer must still serve, as W3C asks): one warning, then a trace of the request's own.
+ */
+void
+setTraceContext(const nixlAgentData &data,
+                const char *caller,
+                const nixl_opt_args_t *extra,
+                nixlXferReqH &req) {
+    nixl_be_trace_ctx_t parent{};
+    const nixl_be_trace_ctx_t *given = nullptr;
+    if (extra != nullptr && !extra->traceParent.empty()) {
+        const std::string &tp = extra->traceParent;
+        const nixl_trace_ctx_result_t r = nixl_trace_ctx_parse_traceparent(tp.data(), tp.size(),
+                                                                           &parent);
+        if (r == NIXL_TRACE_CTX_OK) {
+            given = &parent;
+        } else {
+            constexpr size_t shown = 128; // enough for any valid form; bounds the line
+            NIXL_WARN << "agent " << data.name << ": " << caller << ": traceParent \""
+                      << tp.substr(0, shown) << (tp.size() > shown ? "..." : "")
+                      << "\" is not a W3C traceparent (" << nixl_trace_ctx_result_str(r)
+                      << "); the request gets a trace id of its own";
+        }
+    }
+    nixl::trace::makeRequestContext(req.traceCtx, reinterpret_cast<uintptr_t>(&req), given);
+    nixl_trace_ctx_to_hex(req.traceCtx.trace_id, sizeof(req.traceCtx.trace_id), req.traceIdHex);
+    req.hasTraceParent = given != nullptr;
+    if (given != nullptr) {
+        nixl_trace_ctx_to_hex(parent.span_id, sizeof(parent.span_id), req.parentIdHex);
+    }
+}
+
+/**
  * The common tail of makeXferReq and createXferReq, after every check of the caller passed:
  * a request for spec.engine with extra's notification, descriptors written by fill(local,
  * remote), prepared by the engine and registered with the agent; req_hndl is set only on
@@ -147,6 +184,9 @@ buildRequest(nixlAgentData &data,
     req->loopback = spec.loopback;
     req->remote = spec.remote;
     req->telemetry = data.telemetryEnabled;
+    if (data.tracer) [[unlikely]] {
+        setTraceContext(data, spec.caller, extra, *req);
+    }
     req->setNotif(extra);
     if (spec.forwardCustomParam && extra != nullptr) {
         req->customParam = extra->customParam;

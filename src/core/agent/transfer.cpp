@@ -178,7 +178,9 @@ postXferReqImpl(nixlAgentData *data, nixlXferReqH *req_hndl, const nixl_opt_args
 /**
  * The traced post: a span named after the direction, with the request's address as the
  * correlation id of the span and of the xfer.complete mark, which is emitted here (inside the
- * span) when the post completes the transfer at once.
+ * span) when the post completes the transfer at once. The span carries the request's trace id
+ * ("trace_id", and "parent_id" at its end when a traceparent was attached) so trace plugins
+ * can link it to the application's trace; both are hex kept in the request, so no allocation.
  */
 [[gnu::noinline]] static nixl_status_t
 postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t *extra_params) {
@@ -191,7 +193,13 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
     nixl::trace::Span span(tracer,
                            req->op == NIXL_WRITE ? nixl::trace::NameId::POST_XFER_WRITE :
                                                    nixl::trace::NameId::POST_XFER_READ,
-                           {{"remote_agent", req->remoteAgent}, {"bytes", req->totalBytes}});
+                           {{"remote_agent", req->remoteAgent},
+                            {"bytes", req->totalBytes},
+                            {"trace_id",
+                             std::string_view(req->traceIdHex, sizeof(req->traceIdHex))}});
+    if (req->hasTraceParent) {
+        span.add("parent_id", std::string_view(req->parentIdHex, sizeof(req->parentIdHex)));
+    }
     const nixl_status_t st = postXferReqImpl(data, req, extra_params);
     if (st == NIXL_SUCCESS) {
         // Completed by the post: the mark and the span's end share one clock read.

@@ -22,6 +22,20 @@ namespace {
 
 using lines = std::vector<std::string>;
 
+// A request's trace id (random, 32 hex digits) in a trace_id attribute replaced by "T".
+std::string
+maskTraceIds(std::string l) {
+    static const std::string key = "{key=\"trace_id\" value=\"";
+    for (size_t at = l.find(key); at != std::string::npos; at = l.find(key, at + 1)) {
+        const size_t from = at + key.size();
+        const size_t to = l.find('"', from);
+        if (to != std::string::npos && to - from == 32) {
+            l.replace(from, 32, "T");
+        }
+    }
+    return l;
+}
+
 // Correlation ids are request handles' values, unknown to the test: each distinct one becomes
 // C1, C2, ... in order of first appearance, so that the expected sequence is exact and still
 // shows which lines share a request.
@@ -46,7 +60,7 @@ normaliseCorrelation(const lines &in) {
             r += l.substr(last, from - last) + names[v];
             last = to;
         }
-        out.push_back(r + l.substr(last));
+        out.push_back(maskTraceIds(r + l.substr(last)));
     }
     return out;
 }
@@ -187,8 +201,8 @@ TEST_F(NvtxAgent, WriteWithNotificationExactSequence) {
         "pop D1 L0",
         "push D1 L0 reg:nixl::postXferReq.write argb=ffff9800 cat=5 " +
             rec_.payload("{correlation_id=C1}{key=\"remote_agent\" value=\"B\"}"
-                         "{key=\"bytes\" value=256}",
-                         3),
+                         "{key=\"bytes\" value=256}{key=\"trace_id\" value=\"T\"}",
+                         4),
         "pop D1 L0",
         "mark D1 reg:nixl::xfer.complete argb=ff009688 cat=8 " +
             rec_.payload("{correlation_id=C1}", 1),
@@ -222,8 +236,8 @@ TEST_F(NvtxAgent, SynchronousWriteNestsTheCompletionMarkInThePostRange) {
     const lines want = {
         "push D1 L0 reg:nixl::postXferReq.write argb=ffff9800 cat=5 " +
             rec_.payload("{correlation_id=C1}{key=\"remote_agent\" value=\"B\"}"
-                         "{key=\"bytes\" value=64}",
-                         3),
+                         "{key=\"bytes\" value=64}{key=\"trace_id\" value=\"T\"}",
+                         4),
         "mark D1 reg:nixl::xfer.complete argb=ff009688 cat=8 " +
             rec_.payload("{correlation_id=C1}", 1),
         "pop D1 L0",

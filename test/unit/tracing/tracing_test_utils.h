@@ -180,6 +180,30 @@ private:
     int (*destroys_)() = nullptr;
 };
 
+/**
+ * attrs with the value of a "trace_id=s:" attribute replaced by "*" when it is 32 lower-case
+ * hex digits (a request's random trace id), so sequences compare exactly; unchanged otherwise.
+ */
+inline std::string
+maskTraceId(std::string attrs) {
+    const std::string key = "trace_id=s:";
+    const size_t at = attrs.find(key);
+    if (at == std::string::npos) {
+        return attrs;
+    }
+    const size_t v = at + key.size();
+    size_t n = 0;
+    while (v + n < attrs.size() &&
+           ((attrs[v + n] >= '0' && attrs[v + n] <= '9') ||
+            (attrs[v + n] >= 'a' && attrs[v + n] <= 'f'))) {
+        ++n;
+    }
+    if (n == 32) {
+        attrs.replace(v, 32, "*");
+    }
+    return attrs;
+}
+
 /** Lines of captured log output at one level ('E', 'W', ...). */
 inline std::vector<std::string>
 logLines(const std::string &log, char level) {
