@@ -333,6 +333,18 @@ nixlTelemetry::flushOnce() noexcept {
         }
         budget -= std::min(budget, events.size());
     }
+    // Trace-phase drops live in an atomic, not the staging queue: one delta per flush.
+    // exchange(0) hands each drop to exactly one flush; a delta the exporter refuses is put
+    // back, so it is reported again next time rather than lost.
+    if (const uint64_t phases = tracePhasesDropped_.exchange(0, std::memory_order_relaxed);
+        phases != 0 && wants(nixl_telemetry_event_type_t::AGENT_TRACE_PHASES_DROPPED)) {
+        const nixl_telemetry_event_abi_t ev =
+            nixlTelemetryEvent(nixl_telemetry_event_type_t::AGENT_TRACE_PHASES_DROPPED, phases)
+                .toAbi();
+        if (exportEvents(&ev, 1) != NIXL_PLUGIN_SUCCESS) {
+            tracePhasesDropped_.fetch_add(phases, std::memory_order_relaxed);
+        }
+    }
     // Taken after the drain: a drop that raced with it is reported now rather than next time.
     const uint64_t dropped = queue_.takeNumDropped();
     stagingDropped_.fetch_add(dropped, std::memory_order_relaxed);
