@@ -8,7 +8,7 @@
  * the agent.
  *
  * It dlopens <plugin-dir>/libtelemetry_exporter_<name>.so, creates --agents exporter instances
- * through the C ops table (ABI v2) with NIXL 1.4's 21-row event table, and gives each instance
+ * through the C ops table (ABI v3) with NIXL 1.4's 21-row event table, and gives each instance
  * its own "flush thread", as core does: the thread exports a deterministic workload in flushes
  * of at most --batch events (batch_begin, export_events, batch_end), then keeps flushing every
  * --flush-ms until the process is told to stop. Exporter configuration (ports, directories,
