@@ -90,7 +90,7 @@ statusLabels() {
 }
 
 const std::vector<nixl_telemetry_event_info_t> &
-nixl14Table() {
+eventTable() {
     static const std::vector<std::string> err_names = [] {
         std::vector<std::string> n;
         for (const auto &s : statusLabels()) {
@@ -119,7 +119,9 @@ nixl14Table() {
             t.push_back({8 + i, NIXL_TELEMETRY_CAT_ERROR, err_names[i].c_str(),
                          statusLabels()[i].c_str(), "Errors with this status"});
         }
-        t.push_back({20, NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr,
+        t.push_back({20, NIXL_TELEMETRY_CAT_COUNT, "agent_trace_phases_dropped", nullptr,
+                     "Backend trace phases that could not be delivered"});
+        t.push_back({21, NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr,
                      "Telemetry events dropped before export"});
         return t;
     }();
