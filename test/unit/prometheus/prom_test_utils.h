@@ -149,6 +149,14 @@ findValue(const std::vector<sample> &samples,
 std::string
 hostName();
 
+/** Runs promtool check metrics on @p text; returns its exit status and output. */
+std::pair<int, std::string>
+promtoolCheck(const std::string &promtool, const std::string &text);
+
+/** promtool ($NIXL_TEST_PROMTOOL, else /usr/bin/promtool), or "" when not installed. */
+std::string
+promtoolPath();
+
 } // namespace nixl_prom_test
 
 #endif // NIXL_TEST_UNIT_PROMETHEUS_PROM_TEST_UTILS_H
