@@ -233,6 +233,13 @@ nixlTelemetry::~nixlTelemetry() {
                       << " telemetry events were lost at shutdown and could not be reported "
                       << "to exporter " << exporter_.name;
         }
+        // A delta the final flush could not hand over (refused, or added after it ran).
+        if (const uint64_t phases = tracePhasesDropped_.load(std::memory_order_relaxed);
+            phases != 0 && wants(nixl_telemetry_event_type_t::AGENT_TRACE_PHASES_DROPPED)) {
+            NIXL_WARN << "agent " << agent_ << ": " << phases
+                      << " dropped trace phases were counted at shutdown and could not be "
+                      << "reported to exporter " << exporter_.name;
+        }
         const uint64_t lost = stagingDropped() + exporterRefused();
         if (lost != 0) {
             NIXL_INFO << "agent " << agent_ << ": telemetry lost " << lost << " events in total ("

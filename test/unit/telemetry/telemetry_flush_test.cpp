@@ -319,6 +319,23 @@ TEST_F(telemetryFlushTest, TracePhaseDropsAtDestructionReachTheFinalFlush) {
               fake_.events());
 }
 
+TEST_F(telemetryFlushTest, TracePhaseDeltaRefusedAtShutdownIsOneWarning) {
+    auto t = make();
+    t->addTracePhaseDrops(3);
+    {
+        std::lock_guard<std::mutex> lock(fake_.mutex);
+        fake_.refuse = 1; // the final flush's only export call
+    }
+    stderrCapture cap;
+    t.reset();
+    const std::string log = cap.stop();
+    EXPECT_TRUE(fake_.events().empty());
+    const auto warnings = logLines(log, 'W');
+    ASSERT_EQ(1u, warnings.size()) << log;
+    EXPECT_NE(std::string::npos, warnings[0].find("agent A: 3 dropped trace phases")) << log;
+    EXPECT_NE(std::string::npos, warnings[0].find("fake")) << log;
+}
+
 TEST_F(telemetryFlushTest, DisabledTracePhaseCounterIsNotExported) {
     cfg_.enabled[static_cast<size_t>(type_t::AGENT_TRACE_PHASES_DROPPED)] = false;
     auto t = make();
