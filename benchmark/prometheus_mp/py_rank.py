@@ -8,7 +8,8 @@ into the same metric families, with one label set per process, so a scrape retur
 series as libnixl's prometheus_mp does for the same number of processes:
   counters   agent_{tx,rx}_bytes_total, agent_{tx,rx}_requests_total,
              agent_memory_{registered,deregistered}_bytes_total,
-             agent_telemetry_events_dropped_total, agent_errors_total{status} (12 statuses)
+             agent_telemetry_events_dropped_total, agent_trace_phases_dropped_total,
+             agent_errors_total{status} (12 statuses)
   gauges     agent_{tx,rx}_last_bytes, agent_memory_{registered,deregistered}_last_bytes,
              agent_xfer_time_last_seconds, agent_xfer_post_time_last_seconds
   histograms agent_xfer_time_seconds, agent_xfer_post_time_seconds, NIXL's 18 bounds
@@ -74,6 +75,8 @@ def main():
     mem_reg = counter("agent_memory_registered_bytes", "Memory registered")
     mem_dereg = counter("agent_memory_deregistered_bytes", "Memory deregistered")
     dropped = counter("agent_telemetry_events_dropped", "Telemetry events lost")
+    # A series of its own, like libnixl's (the driver exports no such events: it stays at 0).
+    counter("agent_trace_phases_dropped", "Backend trace phases that could not be delivered")
     errors = Counter("agent_errors", "Errors returned by the agent, by status",
                      names + ["status"])
     tx_last = gauge("agent_tx_last_bytes", "Bytes of the last write")

@@ -4,7 +4,7 @@
 """Print the telemetry events a libnixl agent writes to its BUFFER ring.
 
 With NIXL_TELEMETRY_DIR set, each agent writes its events to the shared-memory ring
-$NIXL_TELEMETRY_DIR/<agent name> (format: docs/telemetry-ring.md, layout version 5). This reader
+$NIXL_TELEMETRY_DIR/<agent name> (format: docs/telemetry-ring.md, layout version 6). This reader
 is its consumer: it reads the file with pread (never maps it, so a file truncated by someone
 else ends the reader with a message instead of SIGBUS), takes events as they arrive and stores
 its read position in the file, so a reader started later (or this one restarted) resumes where the last one stopped.
@@ -35,7 +35,7 @@ import struct
 import sys
 import time
 
-TELEMETRY_VERSION = 5
+TELEMETRY_VERSION = 6
 HEADER_SIZE = 512
 EVENT_SIZE = 16
 _VERSION_OFFSET = 16  # the same in every layout version
@@ -43,8 +43,9 @@ _READ_POS_OFFSET = 256
 _CHECKED_BYTES = _READ_POS_OFFSET + 8  # producer line and read_pos, re-read every poll
 _EVENT = struct.Struct("<I4xQ")  # type u32, 4 bytes padding, value u64
 
-# NIXL 1.4 event names by type (the BUFFER file does not carry the table). Unknown types print
-# as type_<n>: core may add types before the "events dropped" one.
+# libnixl's event names by type for layout version 6 (the BUFFER file does not carry the table):
+# NIXL 1.4's 0..19, then agent_trace_phases_dropped (20) and events dropped, always last (21).
+# A type outside the table prints as type_<n>.
 EVENT_NAMES = (
     "agent_tx_bytes",
     "agent_rx_bytes",
@@ -66,6 +67,7 @@ EVENT_NAMES = (
     "agent_err_remote_disconnect",
     "agent_err_canceled",
     "agent_err_no_telemetry",
+    "agent_trace_phases_dropped",
     "agent_telemetry_events_dropped",
 )
 
@@ -105,7 +107,7 @@ class RingLayoutError(RuntimeError):
 
 
 class RingFileError(RuntimeError):
-    """The file is not a version-5 ring (wrong version, size or capacity)."""
+    """The file is not a version-6 ring (wrong version, size or capacity)."""
 
 
 def check_layout(header_cls=RingHeader):

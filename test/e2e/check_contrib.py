@@ -33,6 +33,7 @@ KNOWN_METRICS = {
     "agent_xfer_post_time_seconds_bucket", "agent_xfer_post_time_seconds_sum",
     "agent_xfer_post_time_seconds_count", "agent_xfer_post_time_last_seconds",
     "agent_errors_total", "agent_telemetry_events_dropped_total",
+    "agent_trace_phases_dropped_total",
     "nixl_mp_stores", "nixl_mp_stores_reaped_total", "nixl_mp_stores_refused_total",
     "nixl_mp_scrape_duration_seconds", "nixl_mp_owner_pid",
     "exposer_scrapes_total", "exposer_transferred_bytes_total",

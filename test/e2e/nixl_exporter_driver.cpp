@@ -8,7 +8,7 @@
  * the agent.
  *
  * It dlopens <plugin-dir>/libtelemetry_exporter_<name>.so, creates --agents exporter instances
- * through the C ops table (ABI v2) with NIXL 1.4's 21-row event table, and gives each instance
+ * through the C ops table (ABI v3) with libnixl's 22-row event table, and gives each instance
  * its own "flush thread", as core does: the thread exports a deterministic workload in flushes
  * of at most --batch events (batch_begin, export_events, batch_end), then keeps flushing every
  * --flush-ms until the process is told to stop. Exporter configuration (ports, directories,
@@ -84,11 +84,13 @@ const nixl_telemetry_event_info_t kEventTable[] = {
     {17, NIXL_TELEMETRY_CAT_ERROR, "agent_err_remote_disconnect", "remote_disconnect", "Errors"},
     {18, NIXL_TELEMETRY_CAT_ERROR, "agent_err_canceled", "canceled", "Errors"},
     {19, NIXL_TELEMETRY_CAT_ERROR, "agent_err_no_telemetry", "no_telemetry", "Errors"},
-    {20, NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr,
+    {20, NIXL_TELEMETRY_CAT_COUNT, "agent_trace_phases_dropped", nullptr,
+     "Backend trace phases that could not be delivered"},
+    {21, NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr,
      "Telemetry events lost before the exporter"},
 };
 constexpr uint32_t kEventCount = sizeof(kEventTable) / sizeof(kEventTable[0]);
-static_assert(kEventCount == 21, "NIXL 1.4 has 21 event types");
+static_assert(kEventCount == 22, "NIXL 1.4's 21 event types and issue 12's trace-phase counter");
 
 enum : uint32_t {
     TX_BYTES = 0,
@@ -101,7 +103,8 @@ enum : uint32_t {
     XFER_POST_TIME = 7,
     FIRST_ERROR = 8,
     LAST_ERROR = 19,
-    EVENTS_DROPPED = 20,
+    TRACE_PHASES_DROPPED = 20,
+    EVENTS_DROPPED = 21,
 };
 
 enum exitCode : int {

@@ -9,7 +9,7 @@
 //
 // It is the ring's consumer: it stores its read position in the file, so a reader started later
 // resumes where this one stopped. One reader per ring at a time. Exit status: 0 done, 1 the file
-// is not a version-5 ring or stops being one while it reads (truncated, resized or its header
+// is not a version-6 ring or stops being one while it reads (truncated, resized or its header
 // rewritten; the message says why), 2 --timeout expired before --count events. The file is read
 // with pread/pwrite, never mapped, so nothing another process does to it can kill the reader.
 #include <chrono>
@@ -33,8 +33,9 @@ struct ringEvent {
 };
 static_assert(sizeof(ringEvent) == 16);
 
-// NIXL 1.4 names by type; the ring does not carry the table. Types core adds later (before the
-// "events dropped" one) print as type_<n>.
+// libnixl's names by type for ring layout 6 (the ring does not carry the table): NIXL 1.4's
+// 0..19, then agent_trace_phases_dropped (20) and events dropped, always last (21). A type outside
+// the table prints as type_<n>.
 constexpr const char *kNames[] = {
     "agent_tx_bytes",          "agent_rx_bytes",
     "agent_tx_requests_num",   "agent_rx_requests_num",
@@ -46,7 +47,7 @@ constexpr const char *kNames[] = {
     "agent_err_repost_active", "agent_err_unknown",
     "agent_err_not_supported", "agent_err_remote_disconnect",
     "agent_err_canceled",      "agent_err_no_telemetry",
-    "agent_telemetry_events_dropped",
+    "agent_trace_phases_dropped", "agent_telemetry_events_dropped",
 };
 
 volatile std::sig_atomic_t stopRequested = 0;

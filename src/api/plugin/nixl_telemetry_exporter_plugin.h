@@ -24,7 +24,10 @@
  * Versioning: any change to a struct or table in this file bumps
  * NIXL_TELEMETRY_EXPORTER_ABI_VERSION, and core loads only plugins built with exactly its
  * version. Structs start with their size so that fields can be appended within a version
- * family. History: 1 = header only (loader tests), 2 = operations table and event table.
+ * family. History: 1 = header only (loader tests), 2 = operations table and event table,
+ * 3 = event table of 22 rows: agent_trace_phases_dropped inserted at 20, "events dropped" moved
+ * from 20 to 21 (a plugin that followed the table is unaffected, but one that keyed anything on
+ * the old numbers is not, so plugins are rebuilt rather than trusted).
  *
  * Includable from C99 and C++.
  */
@@ -37,7 +40,7 @@
 extern "C" {
 #endif
 
-#define NIXL_TELEMETRY_EXPORTER_ABI_VERSION 2u
+#define NIXL_TELEMETRY_EXPORTER_ABI_VERSION 3u
 #define NIXL_TELEMETRY_EXPORTER_PLUGIN_ENTRY "nixl_telemetry_exporter_plugin_get"
 #define NIXL_TELEMETRY_EXPORTER_PLUGIN_PREFIX "libtelemetry_exporter_"
 

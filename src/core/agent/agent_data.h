@@ -412,7 +412,10 @@ public:
     /** Per-request timing (getXferTelemetry) is kept: NIXL_TELEMETRY_ENABLE/captureTelemetry. */
     bool telemetryEnabled = false;
     /** The event pipeline; null when telemetry is off or its exporter declined to run. Set at
-     *  construction, reset at destruction (final flush); read by any thread in between. */
+     *  construction, reset at destruction (final flush); read by any thread in between.
+     *  Outlives the engines: backend progress threads count dropped trace phases into it
+     *  (addTracePhaseDrops) until the engines join them, so ~nixlAgent destroys the engines
+     *  first and, should construction fail, member order (engines are declared later) does. */
     std::unique_ptr<nixlTelemetry> telemetry;
     /** The agent's trace backends; null when tracing is off (NIXL_TRACE_BACKENDS) or none
      *  could be used, so each traced call pays one branch. Set at construction, read by any

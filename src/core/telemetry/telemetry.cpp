@@ -233,6 +233,13 @@ nixlTelemetry::~nixlTelemetry() {
                       << " telemetry events were lost at shutdown and could not be reported "
                       << "to exporter " << exporter_.name;
         }
+        // A delta the final flush could not hand over (refused, or added after it ran).
+        if (const uint64_t phases = tracePhasesDropped_.load(std::memory_order_relaxed);
+            phases != 0 && wants(nixl_telemetry_event_type_t::AGENT_TRACE_PHASES_DROPPED)) {
+            NIXL_WARN << "agent " << agent_ << ": " << phases
+                      << " dropped trace phases were counted at shutdown and could not be "
+                      << "reported to exporter " << exporter_.name;
+        }
         const uint64_t lost = stagingDropped() + exporterRefused();
         if (lost != 0) {
             NIXL_INFO << "agent " << agent_ << ": telemetry lost " << lost << " events in total ("
@@ -332,6 +339,18 @@ nixlTelemetry::flushOnce() noexcept {
             refused += events.size();
         }
         budget -= std::min(budget, events.size());
+    }
+    // Trace-phase drops live in an atomic, not the staging queue: one delta per flush.
+    // exchange(0) hands each drop to exactly one flush; a delta the exporter refuses is put
+    // back, so it is reported again next time rather than lost.
+    if (const uint64_t phases = tracePhasesDropped_.exchange(0, std::memory_order_relaxed);
+        phases != 0 && wants(nixl_telemetry_event_type_t::AGENT_TRACE_PHASES_DROPPED)) {
+        const nixl_telemetry_event_abi_t ev =
+            nixlTelemetryEvent(nixl_telemetry_event_type_t::AGENT_TRACE_PHASES_DROPPED, phases)
+                .toAbi();
+        if (exportEvents(&ev, 1) != NIXL_PLUGIN_SUCCESS) {
+            tracePhasesDropped_.fetch_add(phases, std::memory_order_relaxed);
+        }
     }
     // Taken after the drain: a drop that raced with it is reported now rather than next time.
     const uint64_t dropped = queue_.takeNumDropped();

@@ -13,6 +13,8 @@
  * order they were recorded, to the exporter between batch_begin and batch_end, followed by one
  * AGENT_TELEMETRY_EVENTS_DROPPED event when events were lost: refused by the full queue since the
  * last flush, or refused by the exporter (non-success from export_events) in the previous flush.
+ * Before that, one AGENT_TRACE_PHASES_DROPPED event carries the trace phases dropped since the
+ * previous flush (addTracePhaseDrops), when there were any.
  * Destruction wakes the thread, which does a final flush, then destroys the exporter.
  *
  * Thread-safety: record*, wants and the counters from any thread; flushNow from any thread but
@@ -217,7 +219,7 @@ private:
     std::atomic<uint64_t> exported_{0};
     std::atomic<uint64_t> stagingDropped_{0};
     std::atomic<uint64_t> exporterRefused_{0};
-    /** Trace phases dropped (addTracePhaseDrops); not yet emitted by the flush. */
+    /** Trace phases dropped (addTracePhaseDrops) and not yet emitted by a flush. */
     std::atomic<uint64_t> tracePhasesDropped_{0};
 
     std::thread thread_; // last: started once everything above exists

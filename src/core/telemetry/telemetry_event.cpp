@@ -57,6 +57,9 @@ constexpr nixl_telemetry_event_info_t kTable[] = {
      "canceled", "Calls that failed with NIXL_ERR_CANCELED"},
     {idx(type_t::AGENT_ERR_NO_TELEMETRY), NIXL_TELEMETRY_CAT_ERROR, "agent_err_no_telemetry",
      "no_telemetry", "Calls that failed with NIXL_ERR_NO_TELEMETRY"},
+    {idx(type_t::AGENT_TRACE_PHASES_DROPPED), NIXL_TELEMETRY_CAT_COUNT,
+     "agent_trace_phases_dropped", nullptr,
+     "Backend trace phases that could not be delivered to the trace plugins"},
     {idx(type_t::AGENT_TELEMETRY_EVENTS_DROPPED), NIXL_TELEMETRY_CAT_DROPPED,
      "agent_telemetry_events_dropped", nullptr,
      "Telemetry events lost before reaching the exporter (staging queue full or exporter "

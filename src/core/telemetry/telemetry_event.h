@@ -10,7 +10,9 @@
  * Growth rule: new types are inserted before AGENT_TELEMETRY_EVENTS_DROPPED, which stays last,
  * so nixl_telemetry_event_type_count grows with it. Exporters never hard-code numbers: they get
  * the table (nixlTelemetryEventTable) at create time. Any change here is a change to the layout
- * readers of the BUFFER ring see, so it bumps that ring's layout version too.
+ * readers of the BUFFER ring see, so it bumps that ring's layout version too
+ * (NIXL_SHARED_RING_VERSION), the exporter ABI (NIXL_TELEMETRY_EXPORTER_ABI_VERSION) and the
+ * prometheus_mp store schema (nixlPromMp::kLayoutVersion).
  *
  * Everything here is immutable data and pure functions: thread-safe.
  */
@@ -27,7 +29,11 @@
 #include "nixl_telemetry_exporter_plugin.h"
 #include "nixl_types.h"
 
-/** Event types, with NIXL 1.4's values. Values 8..19 are the errors of status -1..-12. */
+/**
+ * Event types. 0..19 have NIXL 1.4's values (8..19 are the errors of status -1..-12); 20 is
+ * libnixl's trace-phase drop counter, which moved "events dropped" from NIXL 1.4's 20 to 21
+ * (ring layout 6, exporter ABI 3, prometheus_mp store schema 2).
+ */
 enum class nixl_telemetry_event_type_t : uint32_t {
     AGENT_TX_BYTES = 0, ///< bytes of a completed NIXL_WRITE
     AGENT_RX_BYTES = 1, ///< bytes of a completed NIXL_READ
@@ -49,8 +55,10 @@ enum class nixl_telemetry_event_type_t : uint32_t {
     AGENT_ERR_REMOTE_DISCONNECT = 17,
     AGENT_ERR_CANCELED = 18,
     AGENT_ERR_NO_TELEMETRY = 19,
+    /** Backend trace phases that could not be delivered, since the previous flush (issue 12). */
+    AGENT_TRACE_PHASES_DROPPED = 20,
     /** Events lost before the exporter since the previous flush. Always the last type. */
-    AGENT_TELEMETRY_EVENTS_DROPPED = 20,
+    AGENT_TELEMETRY_EVENTS_DROPPED = 21,
 };
 
 /** Number of event types; the index of the last one (DROPPED) plus one. */

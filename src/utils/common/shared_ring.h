@@ -6,15 +6,15 @@
  * @file shared_ring.h
  * @brief A single-producer single-consumer ring of fixed-size items in a memory-mapped file, the
  *        transport of the BUFFER telemetry exporter (format: docs/telemetry-ring.md, layout
- *        version 5).
+ *        version 6).
  *
  * File layout (little-endian LP64, byte offsets; checked by static_asserts below and at import
  * by examples/python/telemetry_reader.py):
  *
  *   0    u64 write_pos        producer line (bytes 0..255): written by the producer only
  *   8    u64 capacity         number of slots, a power of two >= 2
- *   16   i32 version          = 5; at offset 16 in every layout version (4 and 5)
- *   20   i32 expected_version = 5; the version the writer was built for
+ *   16   i32 version          = 6; at offset 16 in every layout version (4, 5 and 6)
+ *   20   i32 expected_version = 6; the version the writer was built for
  *   24   u64 mask             capacity - 1
  *   32   u64 lost_events      producer-owned: pushes refused because the ring was full
  *   40   ...                  zero padding up to 256
@@ -42,7 +42,7 @@
  *
  * Attaching: create() (re)initialises the header of a new or existing file; attach() maps an
  * existing one after checking, in this order and before mapping anything: the file is large
- * enough to hold the version field, the version is 5 ("version mismatch: expected 5, got N"), the
+ * enough to hold the version field, the version is 6 ("version mismatch: expected 6, got N"), the
  * file holds a whole header, capacity is a power of two with mask == capacity - 1, and the file
  * size is exactly 512 + capacity * sizeof(T). Every failure is returned as a message naming the
  * file; nothing is mapped, nothing crashes. All cached values are seeded from the header on both
@@ -66,8 +66,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/** Layout version of the ring file; bumped by any change to the header or slot layout. */
-inline constexpr int32_t NIXL_SHARED_RING_VERSION = 5;
+/**
+ * Layout version of the ring file; bumped by any change to the header or slot layout, or to the
+ * numbering of the event types the slots carry (6: issue 12's agent_trace_phases_dropped took
+ * type 20 and moved events-dropped to 21; header and slots are as in 5).
+ */
+inline constexpr int32_t NIXL_SHARED_RING_VERSION = 6;
 
 /**
  * The 512-byte header at the start of a ring file. Plain integers so the struct is standard
@@ -218,9 +222,9 @@ public:
 
     /**
      * Reads the header of the open file fd (size bytes) with pread and validates it in the
-     * documented order (version field present, version 5, whole header, capacity a power of two
+     * documented order (version field present, version 6, whole header, capacity a power of two
      * with mask == capacity - 1, size == fileSize(capacity)). False, with error naming path and
-     * the cause, when the file is not a version-5 ring of T. Never maps anything, so a short or
+     * the cause, when the file is not a version-6 ring of T. Never maps anything, so a short or
      * foreign file cannot raise SIGBUS. Shared by attach() and nixlSharedRingIo.
      */
     static bool

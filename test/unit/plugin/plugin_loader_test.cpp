@@ -330,6 +330,24 @@ TEST_F(nixlPluginLoaderTest, StaleTelemetryExporterRefusedLikeABackend) {
     EXPECT_FALSE(isResident(path));
 }
 
+// ABI 3 renumbered the event table (issue 12): an exporter built for 2 is refused in one line
+// naming both versions.
+TEST_F(nixlPluginLoaderTest, PreviousTelemetryExporterAbiRefused) {
+    const std::string path = pathOf(dir_, kExporter, "previous");
+    loadResult r = loadCaptured(kExporter, "previous", dir_);
+    EXPECT_EQ(r.status, NIXL_ERR_MISMATCH);
+    EXPECT_EQ(r.plugin, nullptr);
+    std::vector<std::string> log = logLines(r.stderrText);
+    ASSERT_EQ(log.size(), 1u) << r.stderrText;
+    EXPECT_TRUE(isErrorLine(log[0]));
+    EXPECT_NE(log[0].find(path + ": telemetry exporter plugin ABI version " +
+                          std::to_string(NIXL_TELEMETRY_EXPORTER_ABI_VERSION - 1) + ", expected " +
+                          std::to_string(NIXL_TELEMETRY_EXPORTER_ABI_VERSION)),
+              std::string::npos)
+        << log[0];
+    EXPECT_FALSE(isResident(path));
+}
+
 TEST_F(nixlPluginLoaderTest, InvalidNamesRefusedBeforeTouchingTheFilesystem) {
     for (const std::string &name : {std::string(""),
                                    std::string("a/b"),
@@ -486,10 +504,11 @@ TEST_F(nixlPluginLoaderTest, DiscoverListsEachKindSorted) {
     for (const std::string &n : backends) {
         EXPECT_NE(n, "dummy");
         EXPECT_NE(n, "stale");
+        EXPECT_NE(n, "previous");
     }
 
     std::vector<std::string> exporters = loader.discover(kExporter, dir_);
-    EXPECT_EQ(exporters, (std::vector<std::string>{"dummy", "stale"}));
+    EXPECT_EQ(exporters, (std::vector<std::string>{"dummy", "previous", "stale"}));
     std::vector<std::string> tracers = loader.discover(kTracer, dir_);
     EXPECT_EQ(tracers, (std::vector<std::string>{"dummy"}));
 }

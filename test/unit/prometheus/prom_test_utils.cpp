@@ -9,11 +9,13 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <fstream>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -90,7 +92,7 @@ statusLabels() {
 }
 
 const std::vector<nixl_telemetry_event_info_t> &
-nixl14Table() {
+eventTable() {
     static const std::vector<std::string> err_names = [] {
         std::vector<std::string> n;
         for (const auto &s : statusLabels()) {
@@ -119,7 +121,9 @@ nixl14Table() {
             t.push_back({8 + i, NIXL_TELEMETRY_CAT_ERROR, err_names[i].c_str(),
                          statusLabels()[i].c_str(), "Errors with this status"});
         }
-        t.push_back({20, NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr,
+        t.push_back({20, NIXL_TELEMETRY_CAT_COUNT, "agent_trace_phases_dropped", nullptr,
+                     "Backend trace phases that could not be delivered"});
+        t.push_back({21, NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr,
                      "Telemetry events dropped before export"});
         return t;
     }();
@@ -381,6 +385,38 @@ hostName() {
         return "unknown";
     }
     return buf;
+}
+
+/** Runs promtool check metrics on @p text; returns its exit status and output. */
+std::pair<int, std::string>
+promtoolCheck(const std::string &promtool, const std::string &text) {
+    char path[] = "/tmp/nixl_prom_scrape_XXXXXX";
+    const int fd = mkstemp(path);
+    if (fd < 0) {
+        return {-1, "mkstemp failed"};
+    }
+    close(fd);
+    std::ofstream(path, std::ios::binary) << text;
+    const std::string cmd = promtool + " check metrics < " + path + " 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    std::string out;
+    if (p != nullptr) {
+        char buf[512];
+        size_t n = 0;
+        while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+            out.append(buf, n);
+        }
+    }
+    const int st = p == nullptr ? -1 : pclose(p);
+    unlink(path);
+    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::string
+promtoolPath() {
+    const char *env = std::getenv("NIXL_TEST_PROMTOOL");
+    const std::string path = env != nullptr && *env != '\0' ? env : "/usr/bin/promtool";
+    return access(path.c_str(), X_OK) == 0 ? path : std::string();
 }
 
 } // namespace nixl_prom_test

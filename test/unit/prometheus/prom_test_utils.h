@@ -41,13 +41,15 @@ enum eventType : uint32_t {
     ERR_BACKEND = 10,
     ERR_NOT_FOUND = 11,
     ERR_NO_TELEMETRY = 19,
-    EVENTS_DROPPED = 20,
-    EVENT_TYPE_COUNT = 21,
+    TRACE_PHASES_DROPPED = 20,
+    EVENTS_DROPPED = 21,
+    EVENT_TYPE_COUNT = 22,
 };
 
-/** The 21-row table core passes for NIXL 1.4's event set. Static storage. */
+/** The 22-row table core passes (NIXL 1.4's 21 types with issue 12's trace-phase counter at
+ *  20). Static storage. */
 const std::vector<nixl_telemetry_event_info_t> &
-nixl14Table();
+eventTable();
 
 /** The 12 status labels, in event-type order (types 8..19). */
 const std::vector<std::string> &
@@ -78,7 +80,7 @@ pluginError();
 nixl_plugin_status_t
 createExporter(const std::string &agent,
                nixl_telemetry_exporter_t **out,
-               const std::vector<nixl_telemetry_event_info_t> &table = nixl14Table());
+               const std::vector<nixl_telemetry_event_info_t> &table = eventTable());
 
 /** Owns one exporter instance; destroys it unless released first. */
 class exporterHandle {
@@ -146,6 +148,14 @@ findValue(const std::vector<sample> &samples,
 /** This host's name as the hostname label carries it. */
 std::string
 hostName();
+
+/** Runs promtool check metrics on @p text; returns its exit status and output. */
+std::pair<int, std::string>
+promtoolCheck(const std::string &promtool, const std::string &text);
+
+/** promtool ($NIXL_TEST_PROMTOOL, else /usr/bin/promtool), or "" when not installed. */
+std::string
+promtoolPath();
 
 } // namespace nixl_prom_test
 

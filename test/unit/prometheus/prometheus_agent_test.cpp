@@ -25,6 +25,7 @@
 #include "agent_test_utils.h"
 #include "config/config.h"
 #include "prom_test_utils.h"
+#include "telemetry/telemetry.h"
 
 namespace {
 
@@ -110,6 +111,41 @@ TEST_F(PrometheusAgentTest, TwoAgentsExportTransfersOnOnePort) {
     EXPECT_EQ(value("agent_memory_registered_bytes_total", "B"), 8192.0);
     b.reset();
     EXPECT_FALSE(nixl_prom_test::canConnect("127.0.0.1", port_));
+}
+
+// Issue 12's counter through core's pipeline into the prometheus plugin. The trace sink that
+// calls addTracePhaseDrops in production is not needed: the test calls it as the sink would.
+TEST_F(PrometheusAgentTest, TracePhaseDropsAreExportedAsACounterOfDeltas) {
+    ASSERT_NE(port_, 0);
+    nixl_agent_test::scopedEnv enable("NIXL_TELEMETRY_ENABLE", "y");
+    std::unique_ptr<nixlTelemetry> t = nixlTelemetry::create("P");
+    ASSERT_TRUE(t);
+    t->addTracePhaseDrops(4);
+    t->addTracePhaseDrops(1);
+    t->flushNow();
+    EXPECT_EQ(value("agent_trace_phases_dropped_total", "P"), 5.0);
+    // Flushes with nothing dropped add nothing; a later delta adds to the counter (a flush that
+    // re-sent the running total would make this 12).
+    t->flushNow();
+    t->addTracePhaseDrops(2);
+    t->flushNow();
+    t->flushNow();
+    EXPECT_EQ(value("agent_trace_phases_dropped_total", "P"), 7.0);
+
+    const auto body = httpGet("127.0.0.1", port_);
+    ASSERT_TRUE(body.has_value());
+    EXPECT_NE(body->find("# HELP agent_trace_phases_dropped_total Backend trace phases"),
+              std::string::npos)
+        << *body;
+    EXPECT_NE(body->find("# TYPE agent_trace_phases_dropped_total counter\n"), std::string::npos)
+        << *body;
+    const std::string promtool = nixl_prom_test::promtoolPath();
+    if (promtool.empty()) {
+        GTEST_SKIP() << "promtool not installed; the counter was checked without it";
+    }
+    const auto [status, output] = nixl_prom_test::promtoolCheck(promtool, *body);
+    EXPECT_EQ(status, 0) << output;
+    EXPECT_EQ(output, "") << "scrape:\n" << *body;
 }
 
 TEST_F(PrometheusAgentTest, PortTakenLeavesAWorkingAgentWithoutExport) {

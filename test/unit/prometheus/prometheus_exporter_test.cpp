@@ -71,7 +71,7 @@ protected:
     /** Creates an exporter that must succeed. */
     exporterHandle
     make(const std::string &agent,
-         const std::vector<nixl_telemetry_event_info_t> &table = nixl14Table()) {
+         const std::vector<nixl_telemetry_event_info_t> &table = eventTable()) {
         nixl_telemetry_exporter_t *e = nullptr;
         const nixl_plugin_status_t st = createExporter(agent, &e, table);
         EXPECT_EQ(st, NIXL_PLUGIN_SUCCESS) << "agent " << agent;
@@ -142,6 +142,7 @@ TEST_F(PrometheusExporterTest, EverySeriesExistsAtZeroAfterCreate) {
          {"agent_tx_bytes_total", "agent_rx_bytes_total", "agent_tx_requests_total",
           "agent_rx_requests_total", "agent_memory_registered_bytes_total",
           "agent_memory_deregistered_bytes_total", "agent_telemetry_events_dropped_total",
+          "agent_trace_phases_dropped_total",
           "agent_tx_last_bytes", "agent_rx_last_bytes", "agent_memory_registered_last_bytes",
           "agent_memory_deregistered_last_bytes", "agent_xfer_time_last_seconds",
           "agent_xfer_post_time_last_seconds", "agent_xfer_time_seconds_count",
@@ -173,6 +174,7 @@ TEST_F(PrometheusExporterTest, CountersGaugesAndHistogramsAfterKnownEvents) {
                        ev(MEMORY_REGISTERED, 4096), ev(MEMORY_DEREGISTERED, 1024),
                        ev(XFER_TIME, 150), ev(XFER_TIME, 2000), ev(XFER_POST_TIME, 7),
                        ev(ERR_BACKEND, 1), ev(ERR_BACKEND, 1), ev(ERR_NOT_FOUND, 1),
+                       ev(TRACE_PHASES_DROPPED, 6), ev(TRACE_PHASES_DROPPED, 1),
                        ev(EVENTS_DROPPED, 5)}),
               NIXL_PLUGIN_SUCCESS);
     auto s = scrape();
@@ -187,6 +189,7 @@ TEST_F(PrometheusExporterTest, CountersGaugesAndHistogramsAfterKnownEvents) {
     EXPECT_EQ(findValue(s, "agent_memory_registered_last_bytes", l), 4096.0);
     EXPECT_EQ(findValue(s, "agent_memory_deregistered_bytes_total", l), 1024.0);
     EXPECT_EQ(findValue(s, "agent_telemetry_events_dropped_total", l), 5.0);
+    EXPECT_EQ(findValue(s, "agent_trace_phases_dropped_total", l), 7.0);
     EXPECT_EQ(findValue(s, "agent_errors_total", agentLabels("A", {{"status", "backend"}})), 2.0);
     EXPECT_EQ(findValue(s, "agent_errors_total", agentLabels("A", {{"status", "not_found"}})),
               1.0);
@@ -472,38 +475,6 @@ TEST_F(PrometheusExporterTest, LabelValuesAreEscapedAndMadeUtf8) {
     expectOneLine(NIXL_PLUGIN_LOG_WARN, {"not valid UTF-8"});
 }
 
-/** Runs promtool check metrics on @p text; returns its exit status and output. */
-std::pair<int, std::string>
-promtoolCheck(const std::string &promtool, const std::string &text) {
-    char path[] = "/tmp/nixl_prom_scrape_XXXXXX";
-    const int fd = mkstemp(path);
-    if (fd < 0) {
-        return {-1, "mkstemp failed"};
-    }
-    close(fd);
-    std::ofstream(path, std::ios::binary) << text;
-    const std::string cmd = promtool + " check metrics < " + path + " 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    std::string out;
-    if (p != nullptr) {
-        char buf[512];
-        size_t n = 0;
-        while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-            out.append(buf, n);
-        }
-    }
-    const int st = p == nullptr ? -1 : pclose(p);
-    unlink(path);
-    return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-std::string
-promtoolPath() {
-    const char *env = std::getenv("NIXL_TEST_PROMTOOL");
-    const std::string path = env != nullptr && *env != '\0' ? env : "/usr/bin/promtool";
-    return access(path.c_str(), X_OK) == 0 ? path : std::string();
-}
-
 TEST_F(PrometheusExporterTest, PromtoolAcceptsARealScrape) {
     const std::string promtool = promtoolPath();
     if (promtool.empty()) {
@@ -522,6 +493,11 @@ TEST_F(PrometheusExporterTest, PromtoolAcceptsARealScrape) {
     const auto [status, output] = promtoolCheck(promtool, *body);
     EXPECT_EQ(status, 0) << output;
     EXPECT_EQ(output, "") << "scrape:\n" << *body;
+    // Issue 12's counter is part of what promtool checked, with its metadata.
+    EXPECT_NE(body->find("# HELP agent_trace_phases_dropped_total "), std::string::npos) << *body;
+    EXPECT_NE(body->find("# TYPE agent_trace_phases_dropped_total counter\n"), std::string::npos)
+        << *body;
+    EXPECT_NE(body->find("agent_trace_phases_dropped_total{"), std::string::npos) << *body;
 }
 
 TEST_F(PrometheusExporterTest, PromtoolAcceptsEscapedHelpAndOddAgentNames) {

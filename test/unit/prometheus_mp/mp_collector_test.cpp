@@ -233,12 +233,23 @@ TEST_F(PromMpCollector, PromtoolFindsNoProblems) {
         b->record(mpTest::kXferTime, v);
         a->record(7, v);
     }
-    for (uint32_t t = 0; t < 21; ++t) {
+    for (uint32_t t = 0; t < schema_->slotCount(); ++t) {
         a->record(t, 3);
     }
+    b->record(mpTest::kTracePhases, 4);
     nixlMpCollector c(dir_.path(), schema_, 30);
     const std::string text = c.scrape();
     std::string out;
     EXPECT_EQ(mpTest::promtoolCheck(text, &out), 0) << out << "\n" << text;
     EXPECT_EQ(out, "") << text;
+    // Issue 12's counter is among what promtool checked, summed per store, with its metadata.
+    EXPECT_NE(text.find("# HELP agent_trace_phases_dropped_total "), std::string::npos) << text;
+    EXPECT_NE(text.find("# TYPE agent_trace_phases_dropped_total counter\n"), std::string::npos)
+        << text;
+    EXPECT_EQ(mpTest::sampleValue(text, "agent_trace_phases_dropped_total",
+                                  {"agent_name=\"agent-a\""}),
+              3.0);
+    EXPECT_EQ(mpTest::sampleValue(text, "agent_trace_phases_dropped_total",
+                                  {"agent_name=\"agent-b\""}),
+              4.0);
 }

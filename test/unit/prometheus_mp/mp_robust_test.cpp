@@ -176,6 +176,24 @@ TEST_F(PromMpRobust, RefusedSizeNamesTheValuesThatDiffer) {
     EXPECT_EQ(why, "size 4096 in the header and " + expected + " on disk, expected " + expected);
 }
 
+// A store written before issue 12 (schema 1: 21 slots, events dropped at 20) is refused by its
+// schema version, named with both numbers, and counted; it is never read with shifted slots.
+TEST_F(PromMpRobust, PreviousSchemaVersionIsRefusedNamingBothVersions) {
+    auto w = writer("old");
+    ASSERT_EQ(kLayoutVersion, 2u);
+    // layoutVersion (u32 @8) = 1 and slotCount (u32 @12) = 21, as a schema-1 writer left them.
+    poke(w->path(), offsetof(nixlMpStoreHeader, layoutVersion), (uint64_t{21} << 32) | 1u);
+    nixlMpStoreSnapshot snap;
+    std::string why;
+    EXPECT_EQ(readStore(w->path(), *schema_, &snap, &why), nixlMpReadStatus::REFUSED);
+    EXPECT_EQ(why, "store schema version 1, expected 2");
+    nixlMpCollector c(dir_.path(), schema_, 3600);
+    const std::string text = c.scrape();
+    EXPECT_EQ(mpTest::countLines(text, "agent_tx_bytes_total{", {"agent_name=\"old\""}), 0u)
+        << text;
+    EXPECT_EQ(mpTest::sampleValue(text, "nixl_mp_stores_refused_total"), 1.0) << text;
+}
+
 TEST_F(PromMpRobust, LooseDirectoryIsReportedOncePerProcess) {
     const std::string dir = dir_.path() + "/shared";
     ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);

@@ -49,8 +49,9 @@ storeFiles(const std::string &dir) {
 
 TEST(PromMpStore, LayoutSizeFollowsTheEventTable) {
     const nixlMpSchema schema(mpTest::eventTable());
-    EXPECT_EQ(schema.slotCount(), 21u);
-    EXPECT_EQ(storeSize(21), 768u + 21u * 288u);
+    EXPECT_EQ(schema.slotCount(), 22u);
+    EXPECT_EQ(storeSize(22), 768u + 22u * 288u);
+    EXPECT_EQ(storeSize(22), 7104u); // docs/telemetry-prometheus-mp.md §4
 }
 
 TEST(PromMpStore, SchemaHashChangesWithTheTable) {
@@ -82,7 +83,7 @@ TEST(PromMpStore, WriterPublishesAFullyInitialisedLockedFile) {
     struct stat st{};
     ASSERT_EQ(stat(w.path().c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
-    EXPECT_EQ(static_cast<size_t>(st.st_size), storeSize(21));
+    EXPECT_EQ(static_cast<size_t>(st.st_size), storeSize(22));
 
     // The writer holds the lock: nobody else can take it.
     const int fd = open(w.path().c_str(), O_RDONLY);
@@ -128,7 +129,7 @@ TEST(PromMpStore, CountersSumGaugesKeepTheLastValue) {
     EXPECT_TRUE(w.record(mpTest::kTxReq, 1));
     EXPECT_TRUE(w.record(mpTest::kErrBackend, 1));
     EXPECT_TRUE(w.record(mpTest::kDropped, 7));
-    EXPECT_FALSE(w.record(21, 1));
+    EXPECT_FALSE(w.record(22, 1));
     EXPECT_FALSE(w.record(0xffffffffu, 1));
     nixlMpStoreSnapshot snap;
     std::string why;

@@ -36,7 +36,8 @@
 
 namespace mpTest {
 
-/** NIXL 1.4's 21 event types (nixl-api.md §4.1), as core passes them at create time. */
+/** libnixl's 22 event types (NIXL 1.4's 21 with issue 12's agent_trace_phases_dropped at 20),
+ *  as core passes them at create time. */
 inline const std::vector<nixl_telemetry_event_info_t> &
 eventTable() {
     static const std::vector<nixl_telemetry_event_info_t> table = [] {
@@ -72,13 +73,15 @@ eventTable() {
         for (size_t i = 0; i < 12; ++i) {
             add(NIXL_TELEMETRY_CAT_ERROR, names[i].c_str(), statuses[i], "Errors");
         }
+        add(NIXL_TELEMETRY_CAT_COUNT, "agent_trace_phases_dropped", nullptr, "Trace phases dropped");
         add(NIXL_TELEMETRY_CAT_DROPPED, "agent_telemetry_events_dropped", nullptr, "Dropped");
         return t;
     }();
     return table;
 }
 
-inline constexpr uint32_t kTx = 0, kTxReq = 2, kXferTime = 6, kErrBackend = 10, kDropped = 20;
+inline constexpr uint32_t kTx = 0, kTxReq = 2, kXferTime = 6, kErrBackend = 10, kTracePhases = 20,
+                           kDropped = 21;
 
 /** Collects log lines written through core services. */
 class logCapture {

@@ -14,6 +14,7 @@
 #include "common/shared_ring.h"
 #include "ring_test_util.h"
 #include "telemetry/buffer_exporter.h"
+#include "telemetry/telemetry.h"
 
 namespace {
 
@@ -337,6 +338,43 @@ TEST_F(bufferExporterTest, BadArgumentsAreRefused) {
     EXPECT_EQ(ops_->create(&p, &e), NIXL_PLUGIN_ERR_INVALID_PARAM);
     EXPECT_EQ(ops_->export_events(nullptr, nullptr, 0), NIXL_PLUGIN_ERR_INVALID_PARAM);
     ops_->destroy(nullptr);
+}
+
+// Issue 12: the core pipeline, with core's own table, into the BUFFER ring. The trace sink that
+// calls addTracePhaseDrops in production is not needed to check the path from the counter on.
+TEST_F(bufferExporterTest, TracePhaseDropsReachTheRingAsOneDeltaPerFlush) {
+    nixlTelemetryConfig cfg;
+    cfg.exporter = nixl_telemetry_buffer_exporter;
+    cfg.exporterOrigin = "test";
+    cfg.bufferSize = 8;
+    cfg.runInterval = std::chrono::hours(1); // only flushNow flushes
+    auto t = nixlTelemetry::create(
+        "phases", cfg, nixlTelemetryExporterRef{cfg.exporter, "built-in", ops_});
+    ASSERT_TRUE(t) << allLogs();
+    std::string error;
+    auto reader = eventRing::attach(dir_.path("phases"), error);
+    ASSERT_TRUE(reader) << error;
+
+    t->addTracePhaseDrops(4);
+    t->addTracePhaseDrops(3);
+    t->flushNow();
+    nixl_telemetry_event_abi_t ev{};
+    ASSERT_TRUE(reader->pop(ev));
+    EXPECT_EQ("agent_trace_phases_dropped",
+              telemetryEventTypeStr(static_cast<nixl_telemetry_event_type_t>(ev.type)));
+    EXPECT_EQ(20u, ev.type);
+    EXPECT_EQ(7u, ev.value);
+    EXPECT_FALSE(reader->pop(ev));
+
+    t->flushNow(); // nothing dropped since: nothing written
+    EXPECT_FALSE(reader->pop(ev));
+
+    t->addTracePhaseDrops(2);
+    t->flushNow();
+    ASSERT_TRUE(reader->pop(ev));
+    EXPECT_EQ(20u, ev.type);
+    EXPECT_EQ(2u, ev.value);
+    EXPECT_FALSE(reader->pop(ev));
 }
 
 } // namespace

@@ -223,19 +223,44 @@ TEST_P(readerTest, ReportsLostEvents) {
     EXPECT_NE(r.out.find("lost_events 12"), std::string::npos) << r.out;
 }
 
+TEST_P(readerTest, Version5RingIsRefusedInOneLineNamingBothVersions) {
+    // Version 5 has version 6's header but numbers "events dropped" 20, which is now
+    // agent_trace_phases_dropped: the reader must refuse it, not print it under the new names.
+    writeV5Ring(dir_.path("v5"), 16);
+    auto r = read(dir_.path("v5"), 2, 1);
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_TRUE(events(r.out).empty()) << r.out;
+    ASSERT_FALSE(r.out.empty());
+    EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one line: " << r.out;
+    EXPECT_NE(r.out.find(dir_.path("v5")), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("version mismatch: expected 6, got 5"), std::string::npos) << r.out;
+}
+
+TEST_P(readerTest, NamesTheTracePhaseCounter) {
+    std::string error;
+    auto producer = eventRing::create(dir_.path("phases"), 8, error);
+    ASSERT_TRUE(producer) << error;
+    ASSERT_TRUE(producer->push(event{20, 0, 7}));
+    ASSERT_TRUE(producer->push(event{21, 0, 2}));
+    auto r = read(dir_.path("phases"), 2);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("20 agent_trace_phases_dropped 7\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("21 agent_telemetry_events_dropped 2\n"), std::string::npos) << r.out;
+}
+
 TEST_P(readerTest, OtherVersionsAndBadFilesFailCleanly) {
     writeV4Ring(dir_.path("v4"), 16);
     auto r4 = read(dir_.path("v4"), 1, 1);
     EXPECT_EQ(r4.status, 1) << r4.out;
-    EXPECT_NE(r4.out.find("version mismatch: expected 5, got 4"), std::string::npos) << r4.out;
+    EXPECT_NE(r4.out.find("version mismatch: expected 6, got 4"), std::string::npos) << r4.out;
     EXPECT_EQ(r4.out.find("Traceback"), std::string::npos) << r4.out;
 
-    std::vector<uint8_t> v6(1024 + 256, 0);
-    putInt<int32_t>(v6, 16, 6);
-    writeBytes(dir_.path("v6"), v6);
-    auto r6 = read(dir_.path("v6"), 1, 1);
-    EXPECT_EQ(r6.status, 1) << r6.out;
-    EXPECT_NE(r6.out.find("version mismatch: expected 5, got 6"), std::string::npos) << r6.out;
+    std::vector<uint8_t> v7(1024 + 256, 0);
+    putInt<int32_t>(v7, 16, 7);
+    writeBytes(dir_.path("v7"), v7);
+    auto r7 = read(dir_.path("v7"), 1, 1);
+    EXPECT_EQ(r7.status, 1) << r7.out;
+    EXPECT_NE(r7.out.find("version mismatch: expected 6, got 7"), std::string::npos) << r7.out;
 
     std::vector<uint8_t> shortFile(10, 0);
     writeBytes(dir_.path("short"), shortFile);

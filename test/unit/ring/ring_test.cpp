@@ -42,7 +42,7 @@ TEST_F(ringTest, PushAndPopAtCapacity) {
     std::string error;
     auto r = ring::create(dir_.path("r"), 8, error);
     ASSERT_TRUE(r) << error;
-    EXPECT_EQ(r->version(), 5);
+    EXPECT_EQ(r->version(), NIXL_SHARED_RING_VERSION);
     EXPECT_EQ(r->capacity(), 8u);
     EXPECT_EQ(r->usableCapacity(), 7u);
     EXPECT_TRUE(r->empty());
@@ -177,20 +177,29 @@ TEST_F(ringTest, Version4FileGivesCleanMismatch) {
     writeV4Ring(p, 16);
     std::string error;
     EXPECT_FALSE(ring::attach(p, error));
-    EXPECT_NE(error.find("version mismatch: expected 5, got 4"), std::string::npos) << error;
+    EXPECT_NE(error.find("version mismatch: expected 6, got 4"), std::string::npos) << error;
     EXPECT_NE(error.find(p), std::string::npos) << error;
 }
 
-TEST_F(ringTest, Version6FileGivesCleanMismatch) {
-    const std::string p = dir_.path("v6");
-    // A hypothetical version 6 with a bigger header: only the version word at 16 is shared.
+TEST_F(ringTest, Version5FileGivesCleanMismatch) {
+    // Same header as 6, other event numbering: refused by version, never misread.
+    const std::string p = dir_.path("v5");
+    writeV5Ring(p, 16);
+    std::string error;
+    EXPECT_FALSE(ring::attach(p, error));
+    EXPECT_EQ("ring file " + p + ": version mismatch: expected 6, got 5", error);
+}
+
+TEST_F(ringTest, Version7FileGivesCleanMismatch) {
+    const std::string p = dir_.path("v7");
+    // A hypothetical version 7 with a bigger header: only the version word at 16 is shared.
     std::vector<uint8_t> bytes(1024 + 16 * 16, 0);
-    putInt<int32_t>(bytes, 16, 6);
+    putInt<int32_t>(bytes, 16, 7);
     putInt<uint64_t>(bytes, 8, 16);
     writeBytes(p, bytes);
     std::string error;
     EXPECT_FALSE(ring::attach(p, error));
-    EXPECT_NE(error.find("version mismatch: expected 5, got 6"), std::string::npos) << error;
+    EXPECT_NE(error.find("version mismatch: expected 6, got 7"), std::string::npos) << error;
 }
 
 TEST_F(ringTest, MalformedFilesAreRefusedNamingTheFile) {
@@ -202,7 +211,7 @@ TEST_F(ringTest, MalformedFilesAreRefusedNamingTheFile) {
     auto v5 = [](uint64_t capacity, uint64_t mask, size_t size) {
         std::vector<uint8_t> b(size, 0);
         if (size >= 20) {
-            putInt<int32_t>(b, 16, 5);
+            putInt<int32_t>(b, 16, NIXL_SHARED_RING_VERSION);
         }
         if (size >= 32) {
             putInt<uint64_t>(b, 8, capacity);
@@ -300,8 +309,8 @@ TEST_F(ringTest, HeaderBytesMatchTheDocumentedLayout) {
     ASSERT_EQ(b.size(), 512u + 8 * 16);
     EXPECT_EQ(getInt<uint64_t>(b, 0), 2u); // write_pos
     EXPECT_EQ(getInt<uint64_t>(b, 8), 8u); // capacity
-    EXPECT_EQ(getInt<int32_t>(b, 16), 5); // version
-    EXPECT_EQ(getInt<int32_t>(b, 20), 5); // expected_version
+    EXPECT_EQ(getInt<int32_t>(b, 16), 6); // version
+    EXPECT_EQ(getInt<int32_t>(b, 20), 6); // expected_version
     EXPECT_EQ(getInt<uint64_t>(b, 24), 7u); // mask
     EXPECT_EQ(getInt<uint64_t>(b, 32), 0u); // lost_events
     EXPECT_EQ(getInt<uint64_t>(b, 256), 1u); // read_pos

@@ -108,6 +108,27 @@ writeV4Ring(const std::string &p, uint64_t capacity) {
     writeBytes(p, b);
 }
 
+/**
+ * A ring file in layout version 5 (libnixl before issue 12: the header of version 6, but event
+ * types numbered with "events dropped" at 20), holding two events: 20 = 3 and 0 = 4096. A v6
+ * reader that accepted it would print the 3 under agent_trace_phases_dropped.
+ */
+inline void
+writeV5Ring(const std::string &p, uint64_t capacity) {
+    std::vector<uint8_t> b(512 + 16 * capacity, 0);
+    putInt<uint64_t>(b, 0, 2); // write_pos
+    putInt<uint64_t>(b, 8, capacity);
+    putInt<int32_t>(b, 16, 5); // version
+    putInt<int32_t>(b, 20, 5); // expected_version
+    putInt<uint64_t>(b, 24, capacity - 1);
+    putInt<uint64_t>(b, 256, 0); // read_pos
+    putInt<uint32_t>(b, 512, 20);
+    putInt<uint64_t>(b, 520, 3);
+    putInt<uint32_t>(b, 528, 0);
+    putInt<uint64_t>(b, 536, 4096);
+    writeBytes(p, b);
+}
+
 /** One log line an exporter wrote through core services (see captureLog). */
 struct logged {
     int32_t level;

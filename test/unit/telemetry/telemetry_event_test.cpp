@@ -15,15 +15,18 @@ namespace {
 
 using type_t = nixl_telemetry_event_type_t;
 
-TEST(telemetryEvent, TypesKeepNixl14Values) {
+// 0..19 keep NIXL 1.4's values; issue 12's trace-phase counter took 20 and moved "events
+// dropped" (which stays last) to 21.
+TEST(telemetryEvent, TypesKeepNixl14ValuesUpToTheNewCounter) {
     EXPECT_EQ(0u, static_cast<uint32_t>(type_t::AGENT_TX_BYTES));
     EXPECT_EQ(3u, static_cast<uint32_t>(type_t::AGENT_RX_REQUESTS_NUM));
     EXPECT_EQ(5u, static_cast<uint32_t>(type_t::AGENT_MEMORY_DEREGISTERED));
     EXPECT_EQ(7u, static_cast<uint32_t>(type_t::AGENT_XFER_POST_TIME));
     EXPECT_EQ(8u, static_cast<uint32_t>(type_t::AGENT_ERR_NOT_POSTED));
     EXPECT_EQ(19u, static_cast<uint32_t>(type_t::AGENT_ERR_NO_TELEMETRY));
-    EXPECT_EQ(20u, static_cast<uint32_t>(type_t::AGENT_TELEMETRY_EVENTS_DROPPED));
-    EXPECT_EQ(21u, nixl_telemetry_event_type_count);
+    EXPECT_EQ(20u, static_cast<uint32_t>(type_t::AGENT_TRACE_PHASES_DROPPED));
+    EXPECT_EQ(21u, static_cast<uint32_t>(type_t::AGENT_TELEMETRY_EVENTS_DROPPED));
+    EXPECT_EQ(22u, nixl_telemetry_event_type_count);
 }
 
 TEST(telemetryEvent, EventIsSixteenBytesLikeTheAbi) {
@@ -71,7 +74,9 @@ TEST(telemetryEvent, NamesAndStatusLabels) {
               telemetryEventTypeStr(type_t::AGENT_ERR_REMOTE_DISCONNECT));
     EXPECT_EQ("agent_telemetry_events_dropped",
               telemetryEventTypeStr(type_t::AGENT_TELEMETRY_EVENTS_DROPPED));
-    EXPECT_EQ("", telemetryEventTypeStr(static_cast<type_t>(21)));
+    EXPECT_EQ("agent_trace_phases_dropped",
+              telemetryEventTypeStr(type_t::AGENT_TRACE_PHASES_DROPPED));
+    EXPECT_EQ("", telemetryEventTypeStr(static_cast<type_t>(22)));
     EXPECT_EQ("not_posted", telemetryErrorStatusLabel(type_t::AGENT_ERR_NOT_POSTED));
     EXPECT_EQ("no_telemetry", telemetryErrorStatusLabel(type_t::AGENT_ERR_NO_TELEMETRY));
     EXPECT_EQ("", telemetryErrorStatusLabel(type_t::AGENT_TX_BYTES));
@@ -109,6 +114,7 @@ TEST(telemetryEvent, TableDescribesEveryTypeInOrder) {
     EXPECT_EQ(uint32_t(NIXL_TELEMETRY_CAT_ERROR), cat(type_t::AGENT_ERR_BACKEND));
     EXPECT_STREQ("backend", table[static_cast<uint32_t>(type_t::AGENT_ERR_BACKEND)].status_label);
     EXPECT_EQ(nullptr, table[0].status_label);
+    EXPECT_EQ(uint32_t(NIXL_TELEMETRY_CAT_COUNT), cat(type_t::AGENT_TRACE_PHASES_DROPPED));
     EXPECT_EQ(uint32_t(NIXL_TELEMETRY_CAT_DROPPED),
               table[nixl_telemetry_event_type_count - 1].category);
 }

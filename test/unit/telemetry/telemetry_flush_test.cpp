@@ -257,6 +257,94 @@ TEST_F(telemetryFlushTest, RefusedDroppedEventIsReportedAgain) {
               fake_.events());
 }
 
+TEST_F(telemetryFlushTest, TracePhaseDropsAreOneDeltaPerFlush) {
+    auto t = make();
+    t->addTracePhaseDrops(3);
+    t->addTracePhaseDrops(4);
+    t->record(type_t::AGENT_TX_BYTES, 1);
+    t->flushNow();
+    EXPECT_EQ((std::vector<recorded>{begin_,
+                                     event(type_t::AGENT_TX_BYTES, 1),
+                                     event(type_t::AGENT_TRACE_PHASES_DROPPED, 7),
+                                     end_}),
+              fake_.snapshot());
+    // Nothing dropped since: no event, not even a zero.
+    t->flushNow();
+    EXPECT_EQ(2u, fake_.events().size());
+    // The next flush carries only what was added after the previous one.
+    t->addTracePhaseDrops(5);
+    t->flushNow();
+    EXPECT_EQ((std::vector<recorded>{event(type_t::AGENT_TX_BYTES, 1),
+                                     event(type_t::AGENT_TRACE_PHASES_DROPPED, 7),
+                                     event(type_t::AGENT_TRACE_PHASES_DROPPED, 5)}),
+              fake_.events());
+}
+
+TEST_F(telemetryFlushTest, TracePhaseDropsNeedNoStagingSlot) {
+    // A staging queue that is full (and so drops) does not lose the trace-phase count, and the
+    // count takes no slot from real events.
+    cfg_.bufferSize = 1;
+    auto t = make();
+    t->record(type_t::AGENT_TX_BYTES, 1);
+    t->record(type_t::AGENT_TX_BYTES, 2); // refused by the full queue
+    t->addTracePhaseDrops(9);
+    t->flushNow();
+    EXPECT_EQ((std::vector<recorded>{event(type_t::AGENT_TX_BYTES, 1),
+                                     event(type_t::AGENT_TRACE_PHASES_DROPPED, 9),
+                                     event(type_t::AGENT_TELEMETRY_EVENTS_DROPPED, 1)}),
+              fake_.events());
+}
+
+TEST_F(telemetryFlushTest, RefusedTracePhaseDeltaIsReportedAgain) {
+    auto t = make();
+    t->addTracePhaseDrops(2);
+    {
+        std::lock_guard<std::mutex> lock(fake_.mutex);
+        fake_.refuse = 1; // the delta's only export call
+    }
+    t->flushNow();
+    EXPECT_TRUE(fake_.events().empty());
+    t->addTracePhaseDrops(1);
+    t->flushNow();
+    EXPECT_EQ((std::vector<recorded>{event(type_t::AGENT_TRACE_PHASES_DROPPED, 3)}),
+              fake_.events());
+    EXPECT_EQ(0u, t->exporterRefused()) << "a refused count report is not a lost event";
+}
+
+TEST_F(telemetryFlushTest, TracePhaseDropsAtDestructionReachTheFinalFlush) {
+    auto t = make();
+    t->addTracePhaseDrops(6);
+    t.reset();
+    EXPECT_EQ((std::vector<recorded>{event(type_t::AGENT_TRACE_PHASES_DROPPED, 6)}),
+              fake_.events());
+}
+
+TEST_F(telemetryFlushTest, TracePhaseDeltaRefusedAtShutdownIsOneWarning) {
+    auto t = make();
+    t->addTracePhaseDrops(3);
+    {
+        std::lock_guard<std::mutex> lock(fake_.mutex);
+        fake_.refuse = 1; // the final flush's only export call
+    }
+    stderrCapture cap;
+    t.reset();
+    const std::string log = cap.stop();
+    EXPECT_TRUE(fake_.events().empty());
+    const auto warnings = logLines(log, 'W');
+    ASSERT_EQ(1u, warnings.size()) << log;
+    EXPECT_NE(std::string::npos, warnings[0].find("agent A: 3 dropped trace phases")) << log;
+    EXPECT_NE(std::string::npos, warnings[0].find("fake")) << log;
+}
+
+TEST_F(telemetryFlushTest, DisabledTracePhaseCounterIsNotExported) {
+    cfg_.enabled[static_cast<size_t>(type_t::AGENT_TRACE_PHASES_DROPPED)] = false;
+    auto t = make();
+    t->addTracePhaseDrops(4);
+    t->record(type_t::AGENT_TX_BYTES, 1);
+    t->flushNow();
+    EXPECT_EQ((std::vector<recorded>{event(type_t::AGENT_TX_BYTES, 1)}), fake_.events());
+}
+
 TEST_F(telemetryFlushTest, DisabledTypesNeverReachTheQueue) {
     cfg_.enabled = nixl_telemetry_metric_mask_t{};
     cfg_.enabled[static_cast<size_t>(type_t::AGENT_TX_BYTES)] = true;

@@ -565,7 +565,7 @@ readStore(const std::string &path,
             return nixlMpReadStatus::REFUSED;
         }
         if (h->layoutVersion != kLayoutVersion) {
-            *why = "layout version " + std::to_string(h->layoutVersion) + ", expected " +
+            *why = "store schema version " + std::to_string(h->layoutVersion) + ", expected " +
                 std::to_string(kLayoutVersion);
             return nixlMpReadStatus::REFUSED;
         }

@@ -36,8 +36,13 @@ namespace nixlPromMp {
 
 /** "NIXLMPS1" little-endian; written last, so a store with it is fully initialised. */
 inline constexpr uint64_t kStoreMagic = 0x3153504d4c58494eull;
-/** Bumped by every change to nixlMpStoreHeader or nixlMpStoreSlot. */
-inline constexpr uint32_t kLayoutVersion = 1;
+/**
+ * The store schema version: bumped by every change to nixlMpStoreHeader or nixlMpStoreSlot, and
+ * by every renumbering of core's event types (a slot's index is its type). 2: issue 12 inserted
+ * agent_trace_phases_dropped at 20 and moved events-dropped to 21. The schema hash would refuse
+ * such a store too, but only the version says why in terms an operator can act on.
+ */
+inline constexpr uint32_t kLayoutVersion = 2;
 /** Most histogram bounds a store can hold; one more bucket counts the overflow (+Inf). */
 inline constexpr size_t kMaxBuckets = 32;
 inline constexpr size_t kAgentNameLen = 256;
@@ -48,7 +53,7 @@ inline constexpr uint32_t kFlagHasLocalRank = 1u;
 /** Fixed header at offset 0 of every store. Offsets are part of the format (see README). */
 struct nixlMpStoreHeader {
     uint64_t magic; ///< kStoreMagic once initialised
-    uint32_t layoutVersion; ///< kLayoutVersion
+    uint32_t layoutVersion; ///< kLayoutVersion (the store schema version)
     uint32_t slotCount; ///< rows of the writer's event table
     uint64_t schemaHash; ///< nixlMpSchema::hash of the writer's event table
     uint64_t totalSize; ///< bytes: header + slotCount slots
