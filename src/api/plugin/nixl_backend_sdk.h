@@ -75,6 +75,12 @@ struct nixlBackendOptionalArgs {
     bool hasNotif = false;
     /** The application's opaque per-request parameter, passed through unchanged. */
     nixl_blob_t customParam;
+    /**
+     * The request's trace context (ABI v2), owned by core and valid until the request is
+     * released: the same at prep and every post. Pass it to recordPhase so the phases belong to
+     * the request; all-zero trace id when the agent does not trace.
+     */
+    const nixl_be_trace_ctx_t *traceCtx = nullptr;
 };
 using nixl_opt_b_args_t = nixlBackendOptionalArgs;
 

@@ -432,9 +432,9 @@ TEST_F(tracingTest, TestBackendPhasesOfAWriteWithNotification) {
                                         "nixl::backend.wire_completed",
                                         "nixl::backend.notif_sent"}));
     EXPECT_EQ(phasesOf(ev, "target"), std::vector<std::string>{"nixl::backend.notif_received"});
-    // Recorded inside the post (a synchronous backend): correlated with its request although the
-    // TEST backend passes no trace context; not nested in the post span (a microsecond
-    // timestamp can fall just before the span's nanosecond begin).
+    // Recorded under the request's trace context: correlated with its request and carrying its
+    // trace id; not nested in the post span (a microsecond timestamp can fall just before the
+    // span's nanosecond begin).
     const traceEvent *post = nullptr;
     for (const traceEvent &e : ev) {
         if (e.label() == "B nixl::postXferReq.write") {
@@ -442,11 +442,17 @@ TEST_F(tracingTest, TestBackendPhasesOfAWriteWithNotification) {
         }
     }
     ASSERT_NE(post, nullptr);
+    const size_t at = post->attrs.find("trace_id=s:");
+    ASSERT_NE(at, std::string::npos) << post->attrs;
+    const std::string trace_id = post->attrs.substr(at + 11, 32);
+    ASSERT_EQ(trace_id.find_first_not_of("0123456789abcdef"), std::string::npos) << trace_id;
     for (const traceEvent &e : ev) {
         if (e.isPhase() && e.agent == "init") {
             EXPECT_EQ(e.parent, 0u) << e.name;
             EXPECT_EQ(e.corr, post->corr) << e.name;
             EXPECT_NE(e.corr, 0u);
+            EXPECT_NE(e.attrs.find("nixl.phase.trace_id=s:" + trace_id), std::string::npos)
+                << e.name << ": " << e.attrs;
         }
     }
     for (const traceEvent &e : ev) {

@@ -73,6 +73,10 @@ namespace detail {
         }
         dst.customParam.assign(opt->custom_param.data == nullptr ? "" : opt->custom_param.data,
                                opt->custom_param.len);
+        dst.traceCtx =
+            opt->size >= offsetof(nixl_be_opt_args_t, trace_ctx) + sizeof(opt->trace_ctx) ?
+            opt->trace_ctx :
+            nullptr;
         return &dst;
     }
 

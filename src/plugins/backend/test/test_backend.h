@@ -103,6 +103,8 @@ public:
     std::vector<segment_t> segments;
     size_t descCount = 0;
     size_t totalBytes = 0;
+    /** Core's trace context of the request (set at each post), for the phases it records. */
+    const nixl_be_trace_ctx_t *traceCtx = nullptr;
 
     /**
      * Serialises post, check and release of this request. Core never posts one request from two

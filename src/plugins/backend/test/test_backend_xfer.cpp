@@ -144,10 +144,9 @@ nixlTestEngine::runCopy(nixlTestReqH &req, const std::string *notif) const {
     }
     nixlTestEndpoint *target = peer.endpoint.get();
     const nixlTestReqH::segment_t *gone = nullptr;
-    // Phases with tracing on; a no-op (one branch) without. The request's trace context is
-    // not passed yet: null means "no request context", so the marks carry no correlation id.
+    // Phases with tracing on, under the request's trace context; a no-op (one branch) without.
     if (traceSink_ != nullptr) {
-        recordPhase(nullptr, NIXL_BE_PHASE_WIRE_SUBMITTED, "test.copy", phaseNowUs());
+        recordPhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED, "test.copy", phaseNowUs());
     }
     const bool reached = target != nullptr && target->withAccess([&] {
         // Check every region first so that a transfer moves all of its data or none.
@@ -181,9 +180,9 @@ nixlTestEngine::runCopy(nixlTestReqH &req, const std::string *notif) const {
     }
     if (traceSink_ != nullptr) {
         const uint64_t done = phaseNowUs();
-        recordPhase(nullptr, NIXL_BE_PHASE_WIRE_COMPLETED, "test.copy", done);
+        recordPhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED, "test.copy", done);
         if (notif != nullptr) {
-            recordPhase(nullptr, NIXL_BE_PHASE_NOTIF_SENT, "test.notif", done);
+            recordPhase(req.traceCtx, NIXL_BE_PHASE_NOTIF_SENT, "test.notif", done);
         }
     }
     return NIXL_SUCCESS;
@@ -252,12 +251,13 @@ nixlTestEngine::postXfer(const nixl_xfer_op_t &operation,
         return fail(NIXL_ERR_REMOTE_DISCONNECT);
     }
 
+    req->traceCtx = opt_args != nullptr ? opt_args->traceCtx : nullptr;
     if (traceSink_ != nullptr) {
         nixl_trace_attr_t attrs[1] = {};
         attrs[0].key = "test.descs";
         attrs[0].type = NIXL_TRACE_ATTR_INT64;
         attrs[0].value.i64 = static_cast<int64_t>(req->descCount);
-        recordPhase(nullptr, NIXL_BE_PHASE_SUBMIT, "test.post", phaseNowUs(), attrs);
+        recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "test.post", phaseNowUs(), attrs);
     }
     const std::string *notif =
         opt_args != nullptr && opt_args->hasNotif ? &opt_args->notifMsg : nullptr;
