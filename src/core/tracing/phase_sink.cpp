@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/nixl_log.h"
+#include "nixl_trace_context.h"
 #include "telemetry/telemetry.h"
 #include "tracing/tracing.h"
 
@@ -99,15 +100,10 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
         std::memcpy(labelText, label.data, label.len);
     }
     labelText[label.len] = '\0';
-    char traceHex[33];
-    bool hasTrace = trace != nullptr && validTraceId(*trace);
+    char traceHex[2 * sizeof(nixl_be_trace_ctx_t::trace_id)];
+    const bool hasTrace = trace != nullptr && validTraceId(*trace);
     if (hasTrace) {
-        static const char digits[] = "0123456789abcdef";
-        for (size_t i = 0; i < 16; ++i) {
-            traceHex[2 * i] = digits[trace->trace_id[i] >> 4];
-            traceHex[2 * i + 1] = digits[trace->trace_id[i] & 0xf];
-        }
-        traceHex[32] = '\0';
+        nixl_trace_ctx_to_hex(trace->trace_id, sizeof(trace->trace_id), traceHex);
     }
 
     nixl_trace_attr_t buf[core_attrs + max_phase_attrs];
@@ -118,7 +114,7 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
     put(Attr("nixl.phase.label", std::string_view(labelText, label.len)));
     put(Attr("nixl.phase.timestamp_us", timestamp_us));
     if (hasTrace) {
-        put(Attr("nixl.phase.trace_id", std::string_view(traceHex, 32)));
+        put(Attr("nixl.phase.trace_id", std::string_view(traceHex, sizeof(traceHex))));
     }
     size_t extra = 0;
     for (size_t i = 0; i < n_attrs; ++i) {
