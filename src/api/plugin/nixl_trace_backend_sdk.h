@@ -82,8 +82,10 @@ nixlTraceAttrString(const nixl_trace_attr_t &a) noexcept {
 
 /**
  * Base class of a trace backend: derive from it, give the class a constructor taking
- * const nixlTraceBackendContext &, override the events it wants, and export it with
- * NIXL_TRACE_BACKEND_PLUGIN_DEFINE. One instance per agent that uses it.
+ * const nixlTraceBackendContext &, override the events it wants (as public members), and
+ * export it with NIXL_TRACE_BACKEND_PLUGIN_DEFINE. One instance per agent that uses it. An
+ * event it does not override is left out of the operations table, so core does not call into
+ * the plugin for it at all.
  */
 class nixlTraceBackendBase {
 public:

@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "nixl_plugin_names.h"
 #include "plugin/plugin_loader.h"
+#include "tracing/trace_clock.h"
 #include "tracing/tracing.h"
 
 namespace nixl::trace {
@@ -121,9 +122,6 @@ namespace {
         return {};
     }
 
-    void
-    noEvent(nixl_trace_backend_t *, const nixl_trace_event_t *) noexcept {}
-
     std::string_view
     trim(std::string_view s) noexcept {
         while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
@@ -142,6 +140,8 @@ namespace {
 
 std::unique_ptr<Tracer>
 Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &backends) {
+    // Before any span can read the clock (a 2 ms calibration, once per process).
+    TraceClock::init();
     std::unique_ptr<Tracer> t(new Tracer());
     t->agent_ = agent;
     t->instances_.reserve(backends.size());
@@ -205,14 +205,17 @@ Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &bac
             }
             continue;
         }
-        t->instances_.push_back(instance{ref.name,
-                                         backend,
-                                         ref.ops->destroy,
-                                         ref.ops->span_begin != nullptr ? ref.ops->span_begin :
-                                                                          noEvent,
-                                         ref.ops->span_end != nullptr ? ref.ops->span_end :
-                                                                        noEvent,
-                                         ref.ops->mark != nullptr ? ref.ops->mark : noEvent});
+        t->instances_.push_back(instance{ref.name, backend, ref.ops->destroy});
+        // A NULL operation is one the plugin does not implement: never called.
+        if (ref.ops->span_begin != nullptr) {
+            t->spanBegin_.push_back(target{ref.ops->span_begin, backend});
+        }
+        if (ref.ops->span_end != nullptr) {
+            t->spanEnd_.push_back(target{ref.ops->span_end, backend});
+        }
+        if (ref.ops->mark != nullptr) {
+            t->mark_.push_back(target{ref.ops->mark, backend});
+        }
     }
     if (t->instances_.empty()) {
         return nullptr;

@@ -8,7 +8,7 @@
 
 #include "tracing/tracing.h"
 
-#include <time.h>
+#include "tracing/trace_clock.h"
 
 #include <atomic>
 
@@ -67,10 +67,7 @@ namespace {
 
     inline uint64_t
     clockNs() noexcept {
-        timespec ts{};
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull +
-            static_cast<uint64_t>(ts.tv_nsec);
+        return TraceClock::nowNs();
     }
 
     inline uint64_t
@@ -105,6 +102,16 @@ kindOf(NameId id) noexcept {
 uint64_t
 nowNs() noexcept {
     return clockNs();
+}
+
+uint64_t
+nowTicks() noexcept {
+    return TraceClock::ticks();
+}
+
+uint64_t
+ticksToNs(uint64_t ticks) noexcept {
+    return TraceClock::toNs(ticks);
 }
 
 // ---- Span ----------------------------------------------------------------------------------
@@ -156,6 +163,12 @@ Span::start(std::initializer_list<Attr> attrs) noexcept {
     prev_ = t.span;
     t.span = this;
 
+    // The span starts when the traced work does: after core's bookkeeping, before the plugins'.
+    beginTicks_ = TraceClock::ticks();
+    beginNs_ = TraceClock::toNs(beginTicks_);
+    if (tracer_.spanBegin_.empty()) {
+        return; // no plugin wants span begins (the chrome plugin, for one)
+    }
     nixl_trace_event_t ev;
     ev.size = sizeof(ev);
     ev.name_id = nameId_;
@@ -167,15 +180,17 @@ Span::start(std::initializer_list<Attr> attrs) noexcept {
     ev.end_ns = 0;
     ev.attrs = count_ != 0 ? attrs_ : nullptr;
     ev.attr_count = count_;
-    // The span starts when the traced work does: after core's bookkeeping, before the plugins'.
-    beginNs_ = clockNs();
     ev.begin_ns = beginNs_;
-    for (const Tracer::instance &i : tracer_.instances_) {
-        i.spanBegin(i.backend, &ev);
+    for (const Tracer::target &i : tracer_.spanBegin_) {
+        i.fn(i.backend, &ev);
     }
 }
 
 Span::~Span() {
+    if (tracer_.spanEnd_.empty()) {
+        tls.span = prev_;
+        return;
+    }
     nixl_trace_event_t ev;
     ev.end_ns = endNs_ != 0 ? endNs_ : clockNs();
     ev.size = sizeof(ev);
@@ -188,8 +203,8 @@ Span::~Span() {
     ev.begin_ns = beginNs_;
     ev.attrs = count_ != 0 ? attrs_ : nullptr;
     ev.attr_count = count_;
-    for (const Tracer::instance &i : tracer_.instances_) {
-        i.spanEnd(i.backend, &ev);
+    for (const Tracer::target &i : tracer_.spanEnd_) {
+        i.fn(i.backend, &ev);
     }
     tls.span = prev_;
 }
@@ -267,6 +282,9 @@ Tracer::emitMark(uint32_t name_id,
                  Kind kind,
                  uint64_t at_ns,
                  std::initializer_list<Attr> attrs) const noexcept {
+    if (mark_.empty()) {
+        return;
+    }
     nixl_trace_attr_t buf[max_span_attrs];
     size_t n = 0;
     for (const Attr &a : attrs) {
@@ -286,8 +304,8 @@ Tracer::emitMark(uint32_t name_id,
     ev.end_ns = 0;
     ev.attrs = n != 0 ? buf : nullptr;
     ev.attr_count = n;
-    for (const instance &i : instances_) {
-        i.mark(i.backend, &ev);
+    for (const target &i : mark_) {
+        i.fn(i.backend, &ev);
     }
 }
 
@@ -317,9 +335,9 @@ Tracer::markRaw(uint32_t name_id,
     // A plugin must not throw (its contract); one that does loses this event only, and the
     // others still get it.
     size_t threw = 0;
-    for (const instance &i : instances_) {
+    for (const target &i : mark_) {
         try {
-            i.mark(i.backend, &ev);
+            i.fn(i.backend, &ev);
         }
         catch (...) {
             ++threw;

@@ -15,9 +15,11 @@
  * nixl_trace_event_t values and keeps no per-span state.
  *
  * Cost: an agent with tracing off holds no Tracer (a null pointer), so an instrumented call
- * pays one predictable branch. With tracing on, a span costs two clock reads, two calls per
- * plugin, and no heap allocation: attributes live in a fixed array inside the Span, which
- * lives on the caller's stack.
+ * pays one predictable branch. With tracing on, a span costs two reads of the trace clock (a
+ * TSC read and a conversion where the TSC is usable, trace_clock.h), one call per plugin that
+ * implements span_begin and one per plugin that implements span_end (core skips NULL
+ * operations), and no heap allocation: attributes live in a fixed array inside the Span,
+ * which lives on the caller's stack.
  *
  * Usage (inside an `if (tracer) [[unlikely]]` branch):
  * @code
@@ -100,9 +102,17 @@ nameOf(NameId id) noexcept;
 Kind
 kindOf(NameId id) noexcept;
 
-/** CLOCK_MONOTONIC in nanoseconds: the time base of every event. */
+/** CLOCK_MONOTONIC in nanoseconds: the time base of every event (TraceClock, trace_clock.h). */
 std::uint64_t
 nowNs() noexcept;
+
+/** A raw timestamp of the clock nowNs() reads (nixlFastClock ticks, shared with telemetry). */
+std::uint64_t
+nowTicks() noexcept;
+
+/** The nowNs() time of a nowTicks() value read on this thread. */
+std::uint64_t
+ticksToNs(std::uint64_t ticks) noexcept;
 
 /**
  * One typed attribute. Keys must be string literals (or otherwise outlive the Span); string
@@ -197,6 +207,15 @@ public:
         endNs_ = at_ns;
     }
 
+    /**
+     * The raw timestamp (nowTicks()) the span began at, for a caller that needs the same
+     * instant on the telemetry clock instead of reading the counter again.
+     */
+    std::uint64_t
+    beginTicks() const noexcept {
+        return beginTicks_;
+    }
+
     /** This span's id (non-zero). */
     std::uint64_t
     id() const noexcept {
@@ -228,6 +247,7 @@ private:
     std::uint64_t id_ = 0;
     std::uint64_t parent_ = 0;
     std::uint64_t correlation_ = 0;
+    std::uint64_t beginTicks_ = 0;
     std::uint64_t beginNs_ = 0;
     std::uint64_t endNs_ = 0; ///< 0: read the clock when the span ends
     std::size_t count_ = 0;
@@ -351,9 +371,12 @@ private:
         std::string name;
         nixl_trace_backend_t *backend;
         void (*destroy)(nixl_trace_backend_t *);
-        event_fn spanBegin;
-        event_fn spanEnd;
-        event_fn mark;
+    };
+
+    /** One plugin operation to call for an event kind. */
+    struct target {
+        event_fn fn;
+        nixl_trace_backend_t *backend;
     };
 
     Tracer() = default;
@@ -368,6 +391,12 @@ private:
 
     std::string agent_;
     std::vector<instance> instances_;
+    // Per event kind, the instances whose plugin implements it (a NULL op is not called, and
+    // a kind nobody implements builds no event: a plugin that only wants span ends costs
+    // nothing at span begin).
+    std::vector<target> spanBegin_;
+    std::vector<target> spanEnd_;
+    std::vector<target> mark_;
 };
 
 /** Which backends an agent wants, and why (for messages). */

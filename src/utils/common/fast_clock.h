@@ -88,6 +88,12 @@ public:
             static_cast<int64_t>(static_cast<uint64_t>(ps >> 32) / 1'000'000u));
     }
 
+    /** The current tick length: picoseconds per tick in 32.32 fixed point. */
+    static uint64_t
+    psPerTickQ32() noexcept {
+        return psPerTickQ32_.load(std::memory_order_relaxed);
+    }
+
     /** The steady_clock time point of a timestamp taken in this process. */
     static std::chrono::steady_clock::time_point
     toSteady(ticks_t t) noexcept;

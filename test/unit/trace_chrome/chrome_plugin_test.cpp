@@ -168,11 +168,11 @@ TEST_F(chromeTest, WritesSpansMarksFlowsAndArgs) {
     eventBuilder dyn(NIXL_TRACE_NAME_DYNAMIC, 4, 0, 13000000, 13000001);
     dyn.ev.name = "custom \"span\"";
 
-    ops->span_begin(a, create.get());
-    ops->span_begin(a, reg.get());
+    // The plugin writes a span at its end only: the SDK leaves span_begin NULL, so core
+    // does not call into the plugin when a span begins.
+    EXPECT_EQ(ops->span_begin, nullptr);
     ops->span_end(a, reg.get());
     ops->span_end(a, create.get());
-    ops->span_begin(a, post.get());
     ops->span_end(a, post.get());
     ops->mark(a, done.get());
     ops->span_end(b, dyn.get());

@@ -12,7 +12,8 @@
  * create() turns the C init parameters into a nixlTraceBackendContext and constructs the
  * plugin, mapping its exceptions to a status with one log line (nixlTraceBackendDeclined to
  * NIXL_PLUGIN_ERR_NOT_ALLOWED at DEBUG, any other to an error); no exception crosses into
- * core. Event calls are noexcept on the C++ side, so nothing can escape them either.
+ * core. Event calls are noexcept on the C++ side, so nothing can escape them either. An event
+ * method the plugin class does not override is a NULL operation, which core skips.
  */
 #ifndef NIXL_TRACE_BACKEND_SDK_ADAPTER_H
 #define NIXL_TRACE_BACKEND_SDK_ADAPTER_H
@@ -23,6 +24,7 @@
 
 #include <exception>
 #include <span>
+#include <type_traits>
 
 namespace nixlSdk {
 namespace detail {
@@ -98,13 +100,23 @@ namespace detail {
             }
         }
 
+        // An event method Tracer does not override is left NULL in the table, so core never
+        // calls it (a call into the base class's empty body costs an indirect call per event).
+        // Naming the member through Tracer finds the most derived declaration: its class is
+        // nixlTraceBackendBase exactly when no class between them overrides it.
+        using baseEventFn = void (nixlTraceBackendBase::*)(const nixl_trace_event_t &) noexcept;
+        static constexpr bool hasSpanBegin =
+            !std::is_same_v<decltype(&Tracer::spanBegin), baseEventFn>;
+        static constexpr bool hasSpanEnd = !std::is_same_v<decltype(&Tracer::spanEnd), baseEventFn>;
+        static constexpr bool hasMark = !std::is_same_v<decltype(&Tracer::mark), baseEventFn>;
+
         static constexpr nixl_trace_backend_ops_t table = {
             sizeof(nixl_trace_backend_ops_t),
             &create,
             &destroy,
-            &spanBegin,
-            &spanEnd,
-            &mark,
+            hasSpanBegin ? &spanBegin : nullptr,
+            hasSpanEnd ? &spanEnd : nullptr,
+            hasMark ? &mark : nullptr,
         };
     };
 
