@@ -18,8 +18,11 @@
  *                    NIXL_TRACE_BACKENDS="" (the baseline of the next line; every other pair
  *                    is made that way too, so a user's setting does not leak in)
  *   agent_prepped_trace_<plugin>/1  the same with NIXL_TRACE_BACKENDS=<plugin>, for every
- *                    libtrace_backend_<plugin>.so in $NIXL_PLUGIN_DIR (none: no case);
+ *                    libtrace_backend_<plugin>.so in $NIXL_PLUGIN_DIR (none: no case), the
+ *                    TEST backends made with trace_phases=false: the agent's own spans only;
  *                    NIXL_TRACE_DIR is pointed at a fresh temporary directory when unset
+ *   agent_prepped_trace_<plugin>_phases/1  the same with the TEST backends' trace phases
+ *                    (submit, wire_submitted, wire_completed: three marks per transfer)
  * The same work driven directly through the TEST plugin's C ABI (agent_direct.cpp; dlopen of
  * $NIXL_PLUGIN_DIR/libplugin_TEST.so, nixl_backend_plugin_get), with two engines of its own:
  *   direct_create/n  prep_xfer + post_xfer + check_xfer + release_req
@@ -312,8 +315,8 @@ public:
         nixlBackendH *tb = nullptr;
         nixl_blob_t md;
         std::string name;
-        if (!step(initiator.createBackend("TEST", {}, ib), "initiator createBackend") ||
-            !step(target.createBackend("TEST", {}, tb), "target createBackend") ||
+        if (!step(initiator.createBackend("TEST", backendParams, ib), "initiator createBackend") ||
+            !step(target.createBackend("TEST", backendParams, tb), "target createBackend") ||
             !step(initiator.registerMem(srcReg), "initiator registerMem")) {
             return false;
         }
@@ -347,6 +350,8 @@ public:
     }
 
     const std::string targetName;
+    /** The TEST backends' parameters (set before setup()). */
+    nixl_b_params_t backendParams;
     nixlAgent initiator;
     nixlAgent target;
     std::vector<uint8_t> src;
@@ -671,9 +676,9 @@ printRatios(const collectingReporter &rep) {
         lookup_t::FOUND;
     if (off) {
         std::printf("\ntracing, prepped path, 1 descriptor (real ns per transfer, mean of runs)\n");
-        std::printf("%-28s %10s %10s %10s %10s\n", "case", "ns", "vs off", "added ns",
+        std::printf("%-36s %10s %10s %10s %10s\n", "case", "ns", "vs off", "added ns",
                     "allocs");
-        std::printf("%-28s %10.1f %10.3f %10.1f %10.3f\n", "agent_prepped_trace_off/1", off_ns,
+        std::printf("%-36s %10.1f %10.3f %10.1f %10.3f\n", "agent_prepped_trace_off/1", off_ns,
                     1.0, 0.0, off_allocs);
         if (off_allocs != 0.0) {
             std::printf("       agent_prepped_trace_off/1 allocates on the hot path\n");
@@ -690,7 +695,7 @@ printRatios(const collectingReporter &rep) {
         if (!off || lookup(rep, name, ns, allocs) != lookup_t::FOUND) {
             continue;
         }
-        std::printf("%-28s %10.1f %10.3f %10.1f %10.3f\n", name.c_str(), ns,
+        std::printf("%-36s %10.1f %10.3f %10.1f %10.3f\n", name.c_str(), ns,
                     off_ns > 0 ? ns / off_ns : 0.0, ns - off_ns, allocs);
     }
     return good;
@@ -748,16 +753,21 @@ main(int argc, char **argv) {
             ::setenv("NIXL_TRACE_DIR", tmpl, 1);
         }
     }
-    std::vector<std::string> trace_labels = {"off"};
+    // Per plugin two pairs: the agent's own spans (the TEST backends record no phases), and
+    // the same with the TEST backends' trace phases (three marks per transfer).
+    std::vector<std::pair<std::string, std::string>> trace_labels = {{"off", ""}};
     for (const std::string &p : tracePluginsPresent()) {
-        trace_labels.push_back(p);
+        trace_labels.emplace_back(p, p);
+        trace_labels.emplace_back(p + "_phases", p);
     }
-    for (const std::string &label : trace_labels) {
+    for (const auto &[label, plugin] : trace_labels) {
         // Tracing is chosen when an agent is constructed.
-        scopedEnv backends("NIXL_TRACE_BACKENDS", label == "off" ? "" : label.c_str());
+        scopedEnv backends("NIXL_TRACE_BACKENDS", plugin.c_str());
         tracePair tp{label,
                      std::make_unique<agentPair>("bench_trace_" + label + "_initiator",
                                                  "bench_trace_" + label + "_target")};
+        const bool phases = label.size() > 7 && label.ends_with("_phases");
+        tp.pair->backendParams["trace_phases"] = phases ? "true" : "false";
         if (!tp.pair->setup()) {
             return 1;
         }

@@ -97,8 +97,21 @@ nixlAgent::estimateXferCost(const nixlXferReqH *req_hndl,
 // functions doing the work and public wrappers that trace the call when the agent traces: one
 // branch when it does not.
 
+/**
+ * The post. clock (traced posts only, else null): in, the time the caller's span began, used as
+ * telemetry's start instead of a read of its own; out, the time the backend's post returned (0
+ * when it was not called), which telemetry reads anyway: one counter read each, shared.
+ */
+struct postClock {
+    nixlFastClock::ticks_t begin = 0;
+    nixlFastClock::ticks_t posted = 0;
+};
+
 static nixl_status_t
-postXferReqImpl(nixlAgentData *data, nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_params) {
+postXferReqImpl(nixlAgentData *data,
+                nixlXferReqH *req_hndl,
+                const nixl_opt_args_t *extra_params,
+                postClock *clock = nullptr) {
     if (req_hndl == nullptr) {
         NIXL_ERROR << "agent " << data->name << ": postXferReq: request handle is null";
         return nixlNoteStatus(*data, NIXL_ERR_INVALID_PARAM);
@@ -138,7 +151,8 @@ postXferReqImpl(nixlAgentData *data, nixlXferReqH *req_hndl, const nixl_opt_args
                    << " cannot send notifications";
         return nixlNoteStatus(*data, NIXL_ERR_BACKEND);
     }
-    const nixlFastClock::ticks_t start = req.telemetry ? nixlFastClock::now() : 0;
+    const nixlFastClock::ticks_t start =
+        clock != nullptr ? clock->begin : (req.telemetry ? nixlFastClock::now() : 0);
     nixl_status_t st = req.engine->postXfer(req.op,
                                             req.localList,
                                             req.remoteList,
@@ -146,10 +160,16 @@ postXferReqImpl(nixlAgentData *data, nixlXferReqH *req_hndl, const nixl_opt_args
                                                               req.remoteAgent.size()},
                                             req.beReq,
                                             &req.opt);
-    if (req.telemetry) {
-        req.startTicks = start;
-        req.postTicks = nixlFastClock::now();
-        req.doneTicks = req.postTicks;
+    if (req.telemetry || clock != nullptr) [[unlikely]] {
+        const nixlFastClock::ticks_t posted = nixlFastClock::now();
+        if (req.telemetry) {
+            req.startTicks = start;
+            req.postTicks = posted;
+            req.doneTicks = posted; // completed inline: the post's return is the completion
+        }
+        if (clock != nullptr) {
+            clock->posted = posted;
+        }
     }
     req.status = st;
     req.statusReported = false;
@@ -181,6 +201,9 @@ postXferReqImpl(nixlAgentData *data, nixlXferReqH *req_hndl, const nixl_opt_args
  * span) when the post completes the transfer at once. The span carries the request's trace id
  * ("trace_id", and "parent_id" at its end when a traceparent was attached) so trace plugins
  * can link it to the application's trace; both are hex kept in the request, so no allocation.
+ * Clock reads are shared with telemetry: the span's begin is telemetry's start, and the post's
+ * return (telemetry's post time) is the span's end and, when the post completed the transfer,
+ * the mark's time; so with both on a post reads the counter twice, as with telemetry alone.
  */
 [[gnu::noinline]] static nixl_status_t
 postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t *extra_params) {
@@ -200,12 +223,16 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
     if (req->hasTraceParent) {
         span.add("parent_id", std::string_view(req->parentIdHex, sizeof(req->parentIdHex)));
     }
-    const nixl_status_t st = postXferReqImpl(data, req, extra_params);
-    if (st == NIXL_SUCCESS) {
-        // Completed by the post: the mark and the span's end share one clock read.
-        const uint64_t now = nixl::trace::nowNs();
-        tracer.markAt(nixl::trace::NameId::XFER_COMPLETE, now);
-        span.setEndNs(now);
+    postClock clock;
+    clock.begin = span.beginTicks();
+    const nixl_status_t st = postXferReqImpl(data, req, extra_params, &clock);
+    if (clock.posted != 0) {
+        const uint64_t end = nixl::trace::ticksToNs(clock.posted);
+        if (st == NIXL_SUCCESS) {
+            // Completed by the post: the mark and the span's end are its return.
+            tracer.markAt(nixl::trace::NameId::XFER_COMPLETE, end);
+        }
+        span.setEndNs(end);
     }
     return nixlTraceStatus(span, st);
 }
@@ -269,7 +296,10 @@ getXferStatusTraced(nixlAgentData *data, nixlXferReqH *req) {
     const nixl_status_t st = getXferStatusImpl(data, req);
     if (running && st == NIXL_SUCCESS) {
         nixl::trace::CorrelationScope corr(data->tracer.get(), reinterpret_cast<uintptr_t>(req));
-        data->tracer->mark(nixl::trace::NameId::XFER_COMPLETE);
+        // Telemetry read the completion time already: the mark shares it.
+        const uint64_t at = req->telemetry ? nixl::trace::ticksToNs(req->doneTicks) :
+                                             nixl::trace::nowNs();
+        data->tracer->markAt(nixl::trace::NameId::XFER_COMPLETE, at);
     }
     return st;
 }

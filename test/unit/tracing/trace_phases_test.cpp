@@ -466,4 +466,43 @@ TEST_F(tracingTest, TestBackendPhasesOfAWriteWithNotification) {
     }
 }
 
+TEST_F(tracingTest, TestBackendRecordsNoPhasesWithTracePhasesOff) {
+    // trace_phases=false (what agent_overhead uses to time the agent's own spans): the agent's
+    // post span and completion mark are there, the backend's phases are not.
+    recorder rec("recA");
+    rec.clear();
+    testBuffer src(4096, 3), dst(4096, 4);
+    {
+        auto init = makeTraced("init", "recA");
+        auto target = makeTraced("target", "recA");
+        ASSERT_EQ(NIXL_SUCCESS, addTestBackend(*init, {{"trace_phases", "false"}}));
+        ASSERT_EQ(NIXL_SUCCESS, addTestBackend(*target, {{"trace_phases", "false"}}));
+        ASSERT_EQ(NIXL_SUCCESS, init->registerMem(regList({src.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, target->registerMem(regList({dst.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, loadMD(*target, *init));
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(NIXL_SUCCESS, init->createXferReq(NIXL_WRITE, xferList({src.desc()}),
+                                                    xferList({dst.desc()}), "target", req));
+        nixl_opt_args_t extra;
+        extra.hasNotif = true;
+        extra.notifMsg = "done";
+        ASSERT_EQ(NIXL_SUCCESS, init->postXferReq(req, &extra));
+        ASSERT_EQ(NIXL_SUCCESS, init->releaseXferReq(req));
+        nixl_notifs_t notifs;
+        ASSERT_EQ(NIXL_SUCCESS, target->getNotifs(notifs));
+        ASSERT_EQ(notifs["init"], std::vector<std::string>{"done"});
+    }
+    const std::vector<traceEvent> ev = rec.allEvents();
+    EXPECT_TRUE(phasesOf(ev, "init").empty());
+    EXPECT_TRUE(phasesOf(ev, "target").empty());
+    size_t posts = 0;
+    size_t completes = 0;
+    for (const traceEvent &e : ev) {
+        posts += e.label() == "E nixl::postXferReq.write" ? 1 : 0;
+        completes += e.label() == "M nixl::xfer.complete" ? 1 : 0;
+    }
+    EXPECT_EQ(posts, 1u);
+    EXPECT_EQ(completes, 1u);
+}
+
 } // namespace nixl_tracing_test

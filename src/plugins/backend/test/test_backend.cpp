@@ -37,6 +37,7 @@ constexpr param_default_t param_defaults[] = {
     {"disconnect_after", "0"},
     {"fail_release", "false"},
     {"fail_create", "false"},
+    {"trace_phases", "true"},
 };
 
 bool
@@ -186,6 +187,7 @@ nixlTestEngine::loadConfig() {
         {"async", &cfg_.async},
         {"fail_release", &cfg_.failRelease},
         {"fail_create", &cfg_.failCreate},
+        {"trace_phases", &cfg_.tracePhases},
     };
     const count_t counts[] = {
         {"async_polls", &cfg_.asyncPolls},

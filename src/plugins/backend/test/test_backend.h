@@ -18,6 +18,8 @@
  *  - fail_release ("false"): "true" makes releaseReqH of a running request fail, so the caller
  *    keeps it.
  *  - fail_create ("false"): "true" makes creation fail.
+ *  - trace_phases ("true"): "false" records no trace phases even when the agent traces (the
+ *    agent_overhead benchmark measures the agent's own spans apart from a backend's phases).
  * 0 means "never" for the counters. Unknown keys are kept and reported back by
  * getCustomParams; invalid values fail creation.
  */
@@ -222,7 +224,14 @@ private:
         uint64_t disconnectAfter = 0;
         bool failRelease = false;
         bool failCreate = false;
+        bool tracePhases = true; ///< record trace phases when the agent traces
     };
+
+    /** Whether this engine records trace phases: the agent traces and trace_phases is on. */
+    bool
+    phasesOn() const noexcept {
+        return traceSink_ != nullptr && cfg_.tracePhases;
+    }
 
     bool
     loadConfig();

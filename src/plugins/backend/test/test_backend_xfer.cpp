@@ -145,7 +145,7 @@ nixlTestEngine::runCopy(nixlTestReqH &req, const std::string *notif) const {
     nixlTestEndpoint *target = peer.endpoint.get();
     const nixlTestReqH::segment_t *gone = nullptr;
     // Phases with tracing on, under the request's trace context; a no-op (one branch) without.
-    if (traceSink_ != nullptr) {
+    if (phasesOn()) {
         recordPhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED, "test.copy", phaseNowUs());
     }
     const bool reached = target != nullptr && target->withAccess([&] {
@@ -178,7 +178,7 @@ nixlTestEngine::runCopy(nixlTestReqH &req, const std::string *notif) const {
                        << " was deregistered; nothing was moved");
         return NIXL_ERR_BACKEND;
     }
-    if (traceSink_ != nullptr) {
+    if (phasesOn()) {
         const uint64_t done = phaseNowUs();
         recordPhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED, "test.copy", done);
         if (notif != nullptr) {
@@ -252,7 +252,7 @@ nixlTestEngine::postXfer(const nixl_xfer_op_t &operation,
     }
 
     req->traceCtx = opt_args != nullptr ? opt_args->traceCtx : nullptr;
-    if (traceSink_ != nullptr) {
+    if (phasesOn()) {
         nixl_trace_attr_t attrs[1] = {};
         attrs[0].key = "test.descs";
         attrs[0].type = NIXL_TRACE_ATTR_INT64;
@@ -344,7 +344,7 @@ nixl_status_t
 nixlTestEngine::getNotifs(notif_list_t &notif_list) {
     const size_t before = notif_list.size();
     self_->drainNotifs(notif_list);
-    if (traceSink_ != nullptr && notif_list.size() > before) {
+    if (phasesOn() && notif_list.size() > before) {
         // Delivered now: the target's side of each notification.
         const uint64_t now = phaseNowUs();
         for (size_t i = before; i < notif_list.size(); ++i) {

@@ -37,6 +37,17 @@ std::atomic<uint64_t> nextSessionId{1};
 
 thread_local nixlChromeSession::threadState tls;
 
+/**
+ * The event path's copy of tls's fields. initial-exec: one %fs-relative load instead of a
+ * __tls_get_addr call (the plugin is dlopen'ed); its 16 bytes come from the static TLS surplus
+ * glibc keeps for such libraries. Trivially destructible, so reading it needs no guard.
+ */
+struct fastThreadState {
+    uint64_t sessionId;
+    nixlChromeRing *ring;
+};
+thread_local fastThreadState fastTls __attribute__((tls_model("initial-exec"))) = {0, nullptr};
+
 uint64_t
 monotonicNs() noexcept {
     timespec ts{};
@@ -228,6 +239,7 @@ nixlChromeSession::threadState::~threadState() {
     }
     ring = nullptr;
     sessionId = 0;
+    fastTls = fastThreadState{0, nullptr};
 }
 
 std::shared_ptr<nixlChromeSession>
@@ -334,11 +346,15 @@ nixlChromeSession::~nixlChromeSession() {
     rings_.clear();
 }
 
-nixlChromeSession::threadState *
-nixlChromeSession::thread() noexcept {
+nixlChromeRing *
+nixlChromeSession::ring() noexcept {
+    if (fastTls.sessionId == id_) [[likely]] {
+        return fastTls.ring;
+    }
     threadState &st = tls;
     if (st.sessionId == id_) {
-        return &st;
+        fastTls = fastThreadState{st.sessionId, st.ring};
+        return st.ring;
     }
     try {
         auto ring = std::make_unique<nixlChromeRing>(ringBytes_);
@@ -364,7 +380,8 @@ nixlChromeSession::thread() noexcept {
         rings_.push_back(ring.get());
         st.ring = ring.release();
         st.sessionId = id_;
-        return &st;
+        fastTls = fastThreadState{st.sessionId, st.ring};
+        return st.ring;
     }
     catch (...) {
         return nullptr;

@@ -153,14 +153,18 @@ struct nixlChromeConfig {
 };
 
 /**
- * The process's trace file. Thread safety: thread() and commit() are called from any thread
+ * The process's trace file. Thread safety: ring() and commit() are called from any thread
  * concurrently and never block (the registration of a thread's ring, once per thread, takes a
  * mutex); addAgent() and flush() may block briefly; the destructor (last release) stops the
  * writer and must not run concurrently with event calls.
  */
 class nixlChromeSession {
 public:
-    /** What a thread holds for the session: its ring. */
+    /**
+     * What a thread holds for the session: its ring. Its destructor hands the ring to the
+     * writer when the thread exits; the event path reads a trivially destructible copy of the
+     * two fields instead (initial-exec TLS, no guard and no __tls_get_addr call).
+     */
     struct threadState {
         uint64_t sessionId = 0;
         nixlChromeRing *ring = nullptr;
@@ -180,16 +184,16 @@ public:
     nixlChromeSession &
     operator=(const nixlChromeSession &) = delete;
 
-    /** The calling thread's state for this session, registering its ring on first use;
-     *  nullptr when that registration cannot allocate (the event is then dropped). */
-    threadState *
-    thread() noexcept;
+    /** The calling thread's ring for this session, registering it on first use; nullptr
+     *  when that registration cannot allocate (the event is then dropped). */
+    nixlChromeRing *
+    ring() noexcept;
 
     /** Queues the record of ev on the thread's ring, or drops and counts it. */
     void
-    commit(threadState &st, const nixl_trace_event_t &ev, bool span, uint32_t agent,
+    commit(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, uint32_t agent,
            bool nameInTable) noexcept {
-        if (!nixlChromeEnqueue(*st.ring, ev, span, agent, nameInTable)) {
+        if (!nixlChromeEnqueue(r, ev, span, agent, nameInTable)) {
             dropped_.fetch_add(1, std::memory_order_relaxed);
         }
     }

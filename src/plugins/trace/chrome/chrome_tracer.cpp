@@ -93,12 +93,12 @@ private:
             session_->countDrop(); // a core that built a smaller event: fields are missing
             return;
         }
-        nixlChromeSession::threadState *st = session_->thread();
-        if (st == nullptr) {
+        nixlChromeRing *r = session_->ring();
+        if (r == nullptr) [[unlikely]] {
             session_->countDrop();
             return;
         }
-        session_->commit(*st, ev, span, agentIndex_, ev.name_id < nameCount_);
+        session_->commit(*r, ev, span, agentIndex_, ev.name_id < nameCount_);
     }
 
     std::shared_ptr<nixlChromeSession> session_;
