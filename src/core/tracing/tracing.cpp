@@ -104,15 +104,6 @@ nowNs() noexcept {
     return clockNs();
 }
 
-uint64_t
-nowTicks() noexcept {
-    return TraceClock::ticks();
-}
-
-uint64_t
-ticksToNs(uint64_t ticks) noexcept {
-    return TraceClock::toNs(ticks);
-}
 
 // ---- Span ----------------------------------------------------------------------------------
 

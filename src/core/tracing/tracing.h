@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "nixl_trace_backend_plugin.h"
+#include "tracing/trace_clock.h"
 
 class nixlLoadedPlugin;
 
@@ -107,12 +108,16 @@ std::uint64_t
 nowNs() noexcept;
 
 /** A raw timestamp of the clock nowNs() reads (nixlFastClock ticks, shared with telemetry). */
-std::uint64_t
-nowTicks() noexcept;
+inline std::uint64_t
+nowTicks() noexcept {
+    return TraceClock::ticks();
+}
 
 /** The nowNs() time of a nowTicks() value read on this thread. */
-std::uint64_t
-ticksToNs(std::uint64_t ticks) noexcept;
+inline std::uint64_t
+ticksToNs(std::uint64_t ticks) noexcept {
+    return TraceClock::toNs(ticks);
+}
 
 /**
  * One typed attribute. Keys must be string literals (or otherwise outlive the Span); string
