@@ -97,16 +97,20 @@ nixlAgent::estimateXferCost(const nixlXferReqH *req_hndl,
 // functions doing the work and public wrappers that trace the call when the agent traces: one
 // branch when it does not.
 
-/**
- * The post. clock (traced posts only, else null): in, the time the caller's span began, used as
- * telemetry's start instead of a read of its own; out, the time the backend's post returned (0
- * when it was not called), which telemetry reads anyway: one counter read each, shared.
- */
+/** The clock readings a traced post shares with telemetry (postXferReqImpl<true>). */
 struct postClock {
     nixlFastClock::ticks_t begin = 0;
     nixlFastClock::ticks_t posted = 0;
 };
 
+/**
+ * The post. Traced (postXferReqTraced; clock non-null): clock->begin, the time the caller's span
+ * began, is telemetry's start instead of a read of its own, and clock->posted receives the time
+ * the backend's post returned (0 when it was not called), which telemetry reads anyway: one
+ * counter read each, shared. A template so that the untraced instance is the code as it was
+ * before tracing existed, without even a test of clock.
+ */
+template<bool Traced>
 static nixl_status_t
 postXferReqImpl(nixlAgentData *data,
                 nixlXferReqH *req_hndl,
@@ -151,8 +155,12 @@ postXferReqImpl(nixlAgentData *data,
                    << " cannot send notifications";
         return nixlNoteStatus(*data, NIXL_ERR_BACKEND);
     }
-    const nixlFastClock::ticks_t start =
-        clock != nullptr ? clock->begin : (req.telemetry ? nixlFastClock::now() : 0);
+    nixlFastClock::ticks_t start = 0;
+    if constexpr (Traced) {
+        start = clock->begin;
+    } else {
+        start = req.telemetry ? nixlFastClock::now() : 0;
+    }
     nixl_status_t st = req.engine->postXfer(req.op,
                                             req.localList,
                                             req.remoteList,
@@ -160,16 +168,17 @@ postXferReqImpl(nixlAgentData *data,
                                                               req.remoteAgent.size()},
                                             req.beReq,
                                             &req.opt);
-    if (req.telemetry || clock != nullptr) [[unlikely]] {
-        const nixlFastClock::ticks_t posted = nixlFastClock::now();
+    if constexpr (Traced) {
+        clock->posted = nixlFastClock::now();
         if (req.telemetry) {
             req.startTicks = start;
-            req.postTicks = posted;
-            req.doneTicks = posted; // completed inline: the post's return is the completion
+            req.postTicks = clock->posted;
+            req.doneTicks = clock->posted; // completed inline: the return is the completion
         }
-        if (clock != nullptr) {
-            clock->posted = posted;
-        }
+    } else if (req.telemetry) {
+        req.startTicks = start;
+        req.postTicks = nixlFastClock::now();
+        req.doneTicks = req.postTicks;
     }
     req.status = st;
     req.statusReported = false;
@@ -208,7 +217,7 @@ postXferReqImpl(nixlAgentData *data,
 [[gnu::noinline]] static nixl_status_t
 postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t *extra_params) {
     if (req == nullptr) {
-        return postXferReqImpl(data, req, extra_params);
+        return postXferReqImpl<false>(data, req, extra_params);
     }
     const nixl::trace::Tracer &tracer = *data->tracer;
     // op, remoteAgent and totalBytes are fixed when the request is made.
@@ -225,7 +234,7 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
     }
     postClock clock;
     clock.begin = span.beginTicks();
-    const nixl_status_t st = postXferReqImpl(data, req, extra_params, &clock);
+    const nixl_status_t st = postXferReqImpl<true>(data, req, extra_params, &clock);
     if (clock.posted != 0) {
         const uint64_t end = nixl::trace::ticksToNs(clock.posted);
         if (st == NIXL_SUCCESS) {
@@ -242,7 +251,7 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
     if (data->tracer) [[unlikely]] {
         return postXferReqTraced(data.get(), req_hndl, extra_params);
     }
-    return postXferReqImpl(data.get(), req_hndl, extra_params);
+    return postXferReqImpl<false>(data.get(), req_hndl, extra_params);
 }
 
 static nixl_status_t
