@@ -125,13 +125,7 @@ TraceClock::init() noexcept {
             a.rateQ32 = 1;
         }
         samplePair(a.firstTick, a.firstNs);
-        seq_.store(1, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_release);
-        tick0_.store(a.firstTick, std::memory_order_relaxed);
-        ns0_.store(a.firstNs, std::memory_order_relaxed);
-        rate_.store(a.rateQ32, std::memory_order_relaxed);
-        periodTicks_.store(periodTicks(a.rateQ32), std::memory_order_relaxed);
-        seq_.store(2, std::memory_order_release);
+        publish(ClockSegment{a.firstTick, a.firstNs, a.rateQ32}, periodTicks(a.rateQ32));
     });
 }
 
@@ -155,16 +149,22 @@ TraceClock::reanchorAt(std::uint64_t) noexcept {
     }
     const std::uint64_t period = periodTicks(a.rateQ32);
     const ClockSegment next = nextSegment(cur, tick, mono, a.rateQ32, period);
-    const std::uint32_t s = seq_.load(std::memory_order_relaxed);
-    seq_.store(s + 1, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_release);
-    tick0_.store(next.tick0, std::memory_order_relaxed);
-    ns0_.store(next.ns0, std::memory_order_relaxed);
-    rate_.store(next.nsPerTickQ32, std::memory_order_relaxed);
-    periodTicks_.store(period, std::memory_order_relaxed);
-    seq_.store(s + 2, std::memory_order_release);
+    publish(next, period);
     a.busy.store(false, std::memory_order_release);
     return next;
+}
+
+void
+TraceClock::publish(const ClockSegment &next, std::uint64_t period_ticks) noexcept {
+    // Odd while writing. The fields' release stores order this odd value before them, so a
+    // reader that acquires a new field value sees a changed sequence number and retries.
+    const std::uint32_t s = seq_.load(std::memory_order_relaxed);
+    seq_.store(s + 1, std::memory_order_relaxed);
+    tick0_.store(next.tick0, std::memory_order_release);
+    ns0_.store(next.ns0, std::memory_order_release);
+    rate_.store(next.nsPerTickQ32, std::memory_order_release);
+    periodTicks_.store(period_ticks, std::memory_order_relaxed);
+    seq_.store(s + 2, std::memory_order_release);
 }
 
 } // namespace nixl::trace

@@ -141,11 +141,13 @@ private:
     load() noexcept {
         ClockSegment s;
         for (;;) {
+            // Acquire loads rather than a fence (TSan does not model fences; on x86 both are
+            // plain loads): a field written by a writer makes its odd sequence number visible
+            // to the second load below, which then differs from the first.
             const std::uint32_t before = seq_.load(std::memory_order_acquire);
-            s.tick0 = tick0_.load(std::memory_order_relaxed);
-            s.ns0 = ns0_.load(std::memory_order_relaxed);
-            s.nsPerTickQ32 = rate_.load(std::memory_order_relaxed);
-            std::atomic_thread_fence(std::memory_order_acquire);
+            s.tick0 = tick0_.load(std::memory_order_acquire);
+            s.ns0 = ns0_.load(std::memory_order_acquire);
+            s.nsPerTickQ32 = rate_.load(std::memory_order_acquire);
             if ((before & 1u) == 0 && seq_.load(std::memory_order_relaxed) == before) {
                 return s;
             }
@@ -155,6 +157,10 @@ private:
     /** Takes a new anchor unless another thread is taking one; returns the segment in use. */
     static ClockSegment
     reanchorAt(std::uint64_t t) noexcept;
+
+    /** Writer side of the sequence lock (one writer at a time). */
+    static void
+    publish(const ClockSegment &s, std::uint64_t period_ticks) noexcept;
 
     // The segment, under a sequence lock (odd while being written): atomics, so readers racing
     // the rare writer are well defined.
