@@ -48,6 +48,7 @@
 #include <ucp/api/ucp.h>
 
 #include "nixl_backend_sdk.h"
+#include "ucx_regtable.h"
 #include "ucx_utils.h"
 #include "ucx_wire.h"
 
@@ -134,6 +135,13 @@ public:
     uint64_t remoteNonce = 0;
     uint64_t remoteRegTable = 0; ///< address of the peer's registration table
     uint64_t remoteRegSlots = 0;
+    bool sameProcess = false; ///< direct copies are plain memcpy in this address space
+    /**
+     * The peer's registration table mapped here (same host, same uid, checked on open): direct
+     * copies check their registrations in it under the fence instead of a process_vm_readv per
+     * post. nullptr: the check of old (one process_vm_readv of the slots at post, no fence).
+     */
+    std::unique_ptr<nixlUcx::nixlUcxRegTable> peerTable;
     std::vector<std::unique_ptr<nixlUcxLane>> lanes;
 
     std::atomic<int> state{ALIVE};
@@ -389,6 +397,9 @@ private:
     postUcx(nixlUcxReq &req) const;
     bool
     staleCheck(nixlUcxReq &req) const;
+    /** Logs that md of req was released and finishes req with NIXL_ERR_NOT_FOUND. */
+    void
+    reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const;
     /** Progresses every worker (home and private); returns the events handled. */
     unsigned
     progressAll(bool try_only) const;
@@ -425,7 +436,12 @@ private:
     uint64_t nonce_ = 0;
     std::string connInfo_;
 
-    /** Registration table, readable by peers through process_vm_readv; slot 0 = nonce. */
+    /**
+     * Registration table (ucx_regtable.h): in shared memory that same-host peers of this uid
+     * map, and readable by others through process_vm_readv; slot 0 = nonce. regTable_ is its
+     * slot array.
+     */
+    std::unique_ptr<nixlUcx::nixlUcxRegTable> regTab_;
     std::atomic<uint64_t> *regTable_ = nullptr;
     size_t regSlots_ = 0;
     std::mutex regLock_;
