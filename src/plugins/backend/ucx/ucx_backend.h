@@ -201,6 +201,12 @@ public:
     enum class path_t { DIRECT, UCX };
     enum class phase_t { IDLE, DATA, NOTIF, DONE };
 
+    ~nixlUcxReq() override {
+        if (heldMark.m != nullptr) {
+            nixlUcx::nixlUcxRegTable::leave(heldMark);
+        }
+    }
+
     const nixlUcxEngine *engine = nullptr;
     nixl_xfer_op_t op = NIXL_WRITE;
     std::shared_ptr<nixlUcxConn> conn;
@@ -229,6 +235,12 @@ public:
     size_t curOff = 0;
     size_t copied = 0;
     bool cancelled = false;
+    /**
+     * Fault injection only (ucx_fault_direct_hold_bytes): a held copy stays inside its mark
+     * in the peer's table, so that the target's deregisterMem sees it in flight; left when
+     * the request goes (conn, declared above, keeps the mapping alive until then).
+     */
+    nixlUcx::nixlUcxRegTable::mark_t heldMark;
     bool listed = false; ///< in the engine's active list (guarded by the engine's activeLock_)
 
     /** UCX path (and the notification of both paths): guarded by lane->worker->lock. */

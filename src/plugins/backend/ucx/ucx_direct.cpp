@@ -249,6 +249,9 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
     }
     if (req.curDesc >= req.count) {
         finishDirectDataLocked(req);
+    } else if (cfg_.faultDirectHoldBytes != 0 && req.copied >= cfg_.faultDirectHoldBytes &&
+               req.conn->peerTable && req.heldMark.m == nullptr) {
+        req.heldMark = req.conn->peerTable->enter();
     }
 }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <random>
 #include <sys/mman.h>
@@ -17,7 +18,6 @@
 #include <thread>
 #include <unistd.h>
 
-#include "ucx_internal.h"
 
 namespace nixlUcx {
 
@@ -60,6 +60,14 @@ namespace {
         return true;
     }
 
+    /** A small per-thread number, so that threads of one engine start at different marks. */
+    size_t
+    markHint() {
+        static std::atomic<size_t> next{0};
+        thread_local size_t hint = next.fetch_add(1, std::memory_order_relaxed);
+        return hint;
+    }
+
     inline void
     cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -75,6 +83,43 @@ namespace {
                 m.compare_exchange_strong(v, v + 1);
             }
         }
+    }
+
+    /**
+     * Unlinks the tables of this uid whose engine's process exited without removing its own
+     * (killed): they would otherwise hold their touched pages in /dev/shm until reboot.
+     */
+    void
+    sweepStale(const procIdentity &self) {
+        DIR *d = ::opendir("/dev/shm");
+        if (d == nullptr) {
+            return;
+        }
+        while (struct dirent *e = ::readdir(d)) {
+            const std::string name = std::string("/") + e->d_name;
+            if (!wellFormedName(name)) {
+                continue;
+            }
+            int fd = ::shm_open(name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+            if (fd < 0) {
+                continue;
+            }
+            struct stat st {};
+            regTableHeader h {};
+            const bool ours = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+                st.st_uid == ::geteuid() &&
+                ::pread(fd, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h)) &&
+                h.magic == reg_table_magic && self.pidNs != 0 && h.pidNs == self.pidNs;
+            ::close(fd);
+            int pfd = -1;
+            if (ours && h.pid != ::getpid() && processExited(h.pid, h.startTime, pfd)) {
+                ::shm_unlink(name.c_str());
+            }
+            if (pfd >= 0) {
+                ::close(pfd);
+            }
+        }
+        ::closedir(d);
     }
 
 } // namespace
@@ -97,6 +142,7 @@ nixlUcxRegTable::~nixlUcxRegTable() {
 
 std::unique_ptr<nixlUcxRegTable>
 nixlUcxRegTable::create(const procIdentity &self, uint64_t nonce, size_t slots, std::string &why) {
+    sweepStale(self);
     std::unique_ptr<nixlUcxRegTable> t(new nixlUcxRegTable());
     t->owner_ = true;
     t->bytes_ = tableBytes(slots);
@@ -140,6 +186,7 @@ nixlUcxRegTable::create(const procIdentity &self, uint64_t nonce, size_t slots, 
     h->pid = self.pid;
     h->marks = static_cast<uint32_t>(reg_table_marks);
     h->slots = slots;
+    h->pidNs = self.pidNs;
     t->readers_ = reinterpret_cast<regTableReader *>(static_cast<char *>(p) +
                                                      reg_table_header_bytes);
     t->slots_ = reinterpret_cast<std::atomic<uint64_t> *>(static_cast<char *>(p) +
@@ -271,7 +318,7 @@ nixlUcxRegTable::claimReader(const procIdentity &self, uint64_t self_nonce) {
 nixlUcxRegTable::mark_t
 nixlUcxRegTable::enter() const noexcept {
     regTableReader &r = readers_[reader_];
-    size_t i = threadSlot() % reg_table_marks;
+    size_t i = markHint() % reg_table_marks;
     for (unsigned spins = 0;; ++spins) {
         std::atomic<uint64_t> &m = r.marks[i];
         uint64_t v = m.load(std::memory_order_relaxed);
@@ -285,6 +332,12 @@ nixlUcxRegTable::enter() const noexcept {
             spins = 0;
         }
     }
+}
+
+uint64_t
+nixlUcxRegTable::fenceWaits() const noexcept {
+    return std::atomic_ref<uint64_t>(static_cast<regTableHeader *>(base_)->fenceWaits)
+        .load(std::memory_order_relaxed);
 }
 
 bool
@@ -305,6 +358,8 @@ nixlUcxRegTable::fence(uint64_t timeout_ms, std::string &who) const {
             if ((v & 1) == 0 || gone) {
                 continue;
             }
+            std::atomic_ref<uint64_t>(static_cast<regTableHeader *>(base_)->fenceWaits)
+                .fetch_add(1, std::memory_order_relaxed);
             unsigned spins = 0;
             while (m.load(std::memory_order_acquire) == v) {
                 if (++spins < 4096) {

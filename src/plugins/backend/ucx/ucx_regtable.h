@@ -68,6 +68,9 @@ struct regTableHeader {
     int32_t pid;
     uint32_t marks;
     uint64_t slots;
+    uint64_t pidNs; ///< the pid namespace pid means something in (stale-table sweep)
+    /** Fences that found a copy in flight and waited for it (diagnostics and tests). */
+    uint64_t fenceWaits;
 };
 
 /** One peer engine's record in a table it mapped. */
@@ -147,6 +150,10 @@ public:
      */
     bool
     fence(uint64_t timeout_ms, std::string &who) const;
+
+    /** How many times a fence of this table waited for a copy in flight. */
+    uint64_t
+    fenceWaits() const noexcept;
 
 private:
     nixlUcxRegTable() = default;
