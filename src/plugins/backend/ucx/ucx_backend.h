@@ -17,6 +17,11 @@
  *    process_vm_writev/readv, which is what UCX's cma transport does: one-sided, one copy,
  *    errors returned synchronously. Every other peer (other hosts, UCX_TLS without cma,
  *    ucx_direct_cma=no, VRAM) goes through ucp_put_nbx/ucp_get_nbx and ucp_ep_flush_nbx.
+ *    Agents of one process copy with memcpy instead.
+ *  - Registration checks and the deregistration fence (ucx_regtable.h): each engine's table of
+ *    registration ids lives in 0600 shared memory that same-host peers of its uid map; every
+ *    direct copy checks its registrations there inside a mark, and deregisterMem waits out
+ *    the marks, so no copy touches a range after its deregistration returned.
  *  - Failure detection. Endpoints to other hosts use UCX peer error handling (unless
  *    ucx_error_handling_mode=none). Endpoints to same-host peers use UCX's "none" mode, the only
  *    one in which UCX 1.13 selects shared-memory transports, on private workers, and the engine
