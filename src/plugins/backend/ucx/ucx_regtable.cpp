@@ -122,7 +122,26 @@ namespace {
         ::closedir(d);
     }
 
+    /** Tables mapped in this process, by name (see nixlUcxRegTable::map_). */
+    std::mutex &
+    mapsLock() {
+        static std::mutex m;
+        return m;
+    }
+
+    std::map<std::string, std::weak_ptr<void>> &
+    maps() {
+        static std::map<std::string, std::weak_ptr<void>> m;
+        return m;
+    }
+
 } // namespace
+
+nixlUcxRegTable::mapping::~mapping() {
+    if (base != nullptr) {
+        ::munmap(base, bytes);
+    }
+}
 
 nixlUcxRegTable::~nixlUcxRegTable() {
     if (reader_ >= 0) {
@@ -132,12 +151,17 @@ nixlUcxRegTable::~nixlUcxRegTable() {
         uint64_t n = readerNonce_;
         r.owner.compare_exchange_strong(n, 0);
     }
-    if (base_ != nullptr) {
-        ::munmap(base_, bytes_);
-    }
     if (owner_ && !name_.empty()) {
         ::shm_unlink(name_.c_str());
     }
+    if (!name_.empty()) {
+        std::lock_guard<std::mutex> g(mapsLock());
+        auto it = maps().find(name_);
+        if (it != maps().end() && it->second.use_count() <= 1) {
+            maps().erase(it); // this object holds the last reference
+        }
+    }
+    map_.reset();
 }
 
 std::unique_ptr<nixlUcxRegTable>
@@ -178,6 +202,9 @@ nixlUcxRegTable::create(const procIdentity &self, uint64_t nonce, size_t slots, 
         }
     }
     t->base_ = p;
+    t->map_ = std::make_shared<mapping>();
+    t->map_->base = p;
+    t->map_->bytes = t->bytes_;
     auto *h = static_cast<regTableHeader *>(p);
     h->version = reg_table_version;
     h->readers = static_cast<uint32_t>(reg_table_readers);
@@ -195,6 +222,10 @@ nixlUcxRegTable::create(const procIdentity &self, uint64_t nonce, size_t slots, 
     t->slots_[0].store(nonce, std::memory_order_release);
     // The magic last: a table is valid only once its header is complete.
     std::atomic_ref<uint64_t>(h->magic).store(reg_table_magic, std::memory_order_release);
+    if (!t->name_.empty()) {
+        std::lock_guard<std::mutex> g(mapsLock());
+        maps()[t->name_] = std::static_pointer_cast<void>(t->map_);
+    }
     return t;
 }
 
@@ -238,11 +269,29 @@ nixlUcxRegTable::open(const std::string &name,
         why = name + " is " + std::to_string(st.st_size) + " bytes, expected " +
             std::to_string(t->bytes_);
     } else {
-        void *p = ::mmap(nullptr, t->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED) {
-            why = "cannot map " + name + ": " + std::strerror(errno);
-        } else {
-            t->base_ = p;
+        // The checks above hold for the object itself; a mapping of it that an engine of this
+        // process already has is the same memory.
+        {
+            std::lock_guard<std::mutex> g(mapsLock());
+            auto it = maps().find(name);
+            if (it != maps().end()) {
+                t->map_ = std::static_pointer_cast<mapping>(it->second.lock());
+            }
+        }
+        if (!t->map_) {
+            void *p = ::mmap(nullptr, t->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (p == MAP_FAILED) {
+                why = "cannot map " + name + ": " + std::strerror(errno);
+            } else {
+                t->map_ = std::make_shared<mapping>();
+                t->map_->base = p;
+                t->map_->bytes = t->bytes_;
+                std::lock_guard<std::mutex> g(mapsLock());
+                maps()[name] = std::static_pointer_cast<void>(t->map_);
+            }
+        }
+        if (t->map_) {
+            t->base_ = t->map_->base;
         }
     }
     ::close(fd);
@@ -277,9 +326,10 @@ nixlUcxRegTable::open(const std::string &name,
 
 bool
 nixlUcxRegTable::claimReader(const procIdentity &self, uint64_t self_nonce) {
-    // Two mappings of one engine (a peer loaded twice) must not share a record: the nonce
-    // is mixed with the mapping's address.
-    uint64_t tag = self_nonce ^ reinterpret_cast<uintptr_t>(base_);
+    // Two claims of one engine (its loopback and a peer's, or a peer loaded again) must not
+    // share a record: the nonce is mixed with a count of claims.
+    static std::atomic<uint64_t> claims{0};
+    uint64_t tag = self_nonce ^ (claims.fetch_add(1) * 0x9e3779b97f4a7c15ull);
     tag = tag == 0 ? 1 : tag;
     for (int pass = 0; pass < 2; ++pass) {
         for (size_t i = 0; i < reg_table_readers; ++i) {

@@ -41,7 +41,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "ucx_utils.h"
@@ -161,8 +163,20 @@ private:
     bool
     claimReader(const procIdentity &self, uint64_t self_nonce);
 
+    /** One mmap of a table; shared by every nixlUcxRegTable of this process that names it. */
+    struct mapping {
+        void *base = nullptr;
+        size_t bytes = 0;
+        ~mapping();
+    };
+
     std::string name_;
     bool owner_ = false;
+    /**
+     * Engines of one process share their mapping of a table, so that the fence's acquire and
+     * the copier's release meet at one address (which ThreadSanitizer needs to see them pair).
+     */
+    std::shared_ptr<mapping> map_;
     void *base_ = nullptr;
     size_t bytes_ = 0;
     regTableReader *readers_ = nullptr;
