@@ -22,17 +22,26 @@ namespace {
 const nixlUcxRemoteMD table_closed{};
 
 /**
- * The first registration of req whose slot in the mapped table no longer names it, or
- * &table_closed when the peer engine closed its table.
+ * The first of the n registrations a copy uses whose slot in the mapped table no longer names
+ * it, or &table_closed when the peer engine closed its table.
  */
 const nixlUcxRemoteMD *
-firstStale(const nixlUcxReq &req, const nixlUcx::nixlUcxRegTable &tab) {
+firstStale(const nixlUcxReq &req,
+           const nixlUcx::nixlUcxRegTable &tab,
+           const nixlUcxRemoteMD *const *mds,
+           size_t n) {
     std::atomic<uint64_t> *slots = tab.slots();
+    // seq_cst loads: they must not move before the mark's enter (ucx_regtable.h).
     if (slots[0].load(std::memory_order_seq_cst) != req.conn->remoteNonce) {
         return &table_closed;
     }
-    for (const nixlUcxRemoteMD *md : req.remoteMds) {
-        // seq_cst: the load must not move before the mark's enter (ucx_regtable.h).
+    const nixlUcxRemoteMD *last = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+        const nixlUcxRemoteMD *md = mds[i];
+        if (md == last || md->slot == 0) {
+            continue; // checked just now, or in no slot (over 1 Mi registrations: unchecked)
+        }
+        last = md;
         if (slots[md->slot].load(std::memory_order_seq_cst) != md->regId) {
             return md;
         }
@@ -125,6 +134,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
     }
     struct iovec liov[iov_batch];
     struct iovec riov[iov_batch];
+    const nixlUcxRemoteMD *rmds[iov_batch];
     size_t done = 0;
     while (done < budget && req.curDesc < req.count) {
         size_t n = 0;
@@ -141,6 +151,9 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             const size_t take = std::min(len, budget - done - bytes);
             liov[n] = {reinterpret_cast<void *>(req.local[d].addr + off), take};
             riov[n] = {reinterpret_cast<void *>(req.remote[d].addr + off), take};
+            // prepXfer checked the type; a static cast is enough here.
+            rmds[n] = static_cast<const nixlUcxRemoteMD *>(
+                reinterpret_cast<nixlBackendMD *>(req.remote[d].md));
             ++n;
             bytes += take;
             if (take == len) {
@@ -162,7 +175,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
         nixlUcx::nixlUcxRegTable::mark_t mark;
         if (tab != nullptr) {
             mark = tab->enter();
-            if (const nixlUcxRemoteMD *md = firstStale(req, *tab)) {
+            if (const nixlUcxRemoteMD *md = firstStale(req, *tab, rmds, n)) {
                 nixlUcx::nixlUcxRegTable::leave(mark);
                 if (md == &table_closed) {
                     markLost(*req.conn, "its engine closed its registration table");
