@@ -392,7 +392,8 @@ nixlUcxRegTable::fenceWaits() const noexcept {
 
 bool
 nixlUcxRegTable::fence(uint64_t timeout_ms, std::string &who) const {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // No standalone fence: the caller's store to the slot and the loads below are seq_cst,
+    // which is what the argument in ucx_regtable.h needs.
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (size_t i = 0; i < reg_table_readers; ++i) {
