@@ -2,16 +2,19 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// ucx_bench: two-process WRITE/READ bandwidth and latency through nixlAgent and the UCX backend.
+// ucx_bench: WRITE/READ bandwidth and latency through nixlAgent and the UCX backend, between
+// two processes (default) or two agents of one process (--mode inproc).
 //
-// The initiator (this process) re-executes itself as the target, hands metadata over a
-// socketpair, and for every operation, block size and batch size posts one request of `batch`
-// descriptors of `block` bytes again and again, for at least --min-ms per point. Reported:
-// GB/s (10^9 bytes per second of data moved) and the latency of one post-to-completion.
+// Two processes: the initiator (this process) re-executes itself as the target and hands
+// metadata over a socketpair. In both modes, for every operation, block size and batch size
+// it posts one prepared request of `batch` descriptors of `block` bytes again and again, for
+// at least --min-ms per point. Reported: GB/s (10^9 bytes per second of data moved), the
+// latency of one post-to-completion, and, measured the same way in the same run, memcpy of
+// the same descriptors between two buffers of this process (the floor of any copy).
 //
-//   NIXL_PLUGIN_DIR=build/src/plugins ucx_bench [--ops WRITE,READ] [--blocks 4K,...,64M]
-//       [--batches 1,4,16,64,256] [--max-total 256M] [--min-ms 300] [--direct yes|no]
-//       [--progress-thread 0|1] [--huge-pages yes|no] [--csv]
+//   NIXL_PLUGIN_DIR=build/src/plugins ucx_bench [--mode twoproc|inproc] [--ops WRITE,READ]
+//       [--blocks 4K,...,64M] [--batches 1,4,16,64,256] [--max-total 256M] [--min-ms 300]
+//       [--direct yes|no] [--progress-thread 0|1] [--huge-pages yes|no] [--csv]
 //
 // benchmark/ucx_bench.sh runs it next to ucx_perftest and prints the ratios.
 
@@ -140,6 +143,7 @@ struct options {
     bool progThread = false;
     bool csv = false;
     bool hugePages = true;
+    bool inproc = false;
 };
 
 nixl_b_params_t
@@ -216,30 +220,53 @@ struct point {
     double p99Us;
 };
 
+/** Times fn for at least min_ms (and 5 runs): latencies in microseconds, and seconds. */
+template<typename F>
+bool
+timeLoop(const options &o, F &&fn, std::vector<double> &lat, double &secs) {
+    lat.clear();
+    const auto start = steady::now();
+    const auto min_end = start + std::chrono::milliseconds(o.minMs);
+    while ((lat.size() < 5 || steady::now() < min_end) && lat.size() < 200000) {
+        const auto t0 = steady::now();
+        if (!fn()) {
+            return false;
+        }
+        lat.push_back(std::chrono::duration<double, std::micro>(steady::now() - t0).count());
+    }
+    secs = std::chrono::duration<double>(steady::now() - start).count();
+    return true;
+}
+
 int
 initiatorMain(const options &o, const char *self) {
-    int sv[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        std::perror("socketpair");
-        return 1;
-    }
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        ::fcntl(sv[1], F_SETFD, 0);
-        std::vector<std::string> args = {self, "--target", std::to_string(sv[1]), "--max-total",
-                                         std::to_string(o.maxTotal), "--direct", o.direct,
-                                         "--progress-thread", o.progThread ? "1" : "0",
-                                         "--huge-pages", o.hugePages ? "yes" : "no"};
-        std::vector<char *> argv;
-        for (auto &a : args) {
-            argv.push_back(a.data());
+    int fd = -1;
+    pid_t pid = -1;
+    if (!o.inproc) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+            std::perror("socketpair");
+            return 1;
         }
-        argv.push_back(nullptr);
-        ::execv("/proc/self/exe", argv.data());
-        ::_exit(127);
+        pid = ::fork();
+        if (pid == 0) {
+            ::fcntl(sv[1], F_SETFD, 0);
+            std::vector<std::string> args = {self, "--target", std::to_string(sv[1]),
+                                             "--max-total", std::to_string(o.maxTotal),
+                                             "--direct", o.direct, "--progress-thread",
+                                             o.progThread ? "1" : "0", "--huge-pages",
+                                             o.hugePages ? "yes" : "no"};
+            std::vector<char *> argv;
+            for (auto &a : args) {
+                argv.push_back(a.data());
+            }
+            argv.push_back(nullptr);
+            ::execv("/proc/self/exe", argv.data());
+            ::_exit(127);
+        }
+        ::close(sv[1]);
+        fd = sv[0];
     }
-    ::close(sv[1]);
-    const int fd = sv[0];
 
     nixlAgent agent("initiator", nixlAgentConfig(o.progThread));
     nixlBackendH *be = nullptr;
@@ -254,28 +281,54 @@ initiatorMain(const options &o, const char *self) {
         std::fprintf(stderr, "registerMem failed\n");
         return 1;
     }
-    std::string addr_str;
-    std::string target_md;
     std::string name;
     std::string md;
-    std::string ready;
     agent.getLocalMD(md);
-    if (!recvFrame(fd, addr_str) || addr_str == "err" || !recvFrame(fd, target_md) ||
-        agent.loadRemoteMD(target_md, name) != NIXL_SUCCESS || !sendFrame(fd, md) ||
-        !recvFrame(fd, ready) || ready != "ready") {
-        std::fprintf(stderr, "target did not start\n");
-        return 1;
+    uintptr_t raddr = 0;
+    // In-process mode: the target is a second agent here, with its own buffer.
+    std::unique_ptr<nixlAgent> target;
+    void *tbuf = nullptr;
+    nixl_reg_dlist_t treg(DRAM_SEG);
+    if (o.inproc) {
+        target = std::make_unique<nixlAgent>("target", nixlAgentConfig(o.progThread));
+        nixlBackendH *tbe = nullptr;
+        tbuf = mapBuffer(o.maxTotal, o.hugePages);
+        treg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(tbuf), o.maxTotal, 0, ""));
+        std::string tmd;
+        if (target->createBackend("UCX", backendParams(o), tbe) != NIXL_SUCCESS ||
+            target->registerMem(treg) != NIXL_SUCCESS || target->getLocalMD(tmd) != NIXL_SUCCESS ||
+            agent.loadRemoteMD(tmd, name) != NIXL_SUCCESS ||
+            target->loadRemoteMD(md, name) != NIXL_SUCCESS) {
+            std::fprintf(stderr, "in-process target did not start\n");
+            return 1;
+        }
+        raddr = reinterpret_cast<uintptr_t>(tbuf);
+    } else {
+        std::string addr_str;
+        std::string target_md;
+        std::string ready;
+        if (!recvFrame(fd, addr_str) || addr_str == "err" || !recvFrame(fd, target_md) ||
+            agent.loadRemoteMD(target_md, name) != NIXL_SUCCESS || !sendFrame(fd, md) ||
+            !recvFrame(fd, ready) || ready != "ready") {
+            std::fprintf(stderr, "target did not start\n");
+            return 1;
+        }
+        raddr = std::strtoull(addr_str.c_str(), nullptr, 10);
     }
-    const uintptr_t raddr = std::strtoull(addr_str.c_str(), nullptr, 10);
     const uintptr_t laddr = reinterpret_cast<uintptr_t>(buf);
+    // The memcpy column copies between two buffers of this process, of the same layout.
+    void *mbuf = mapBuffer(o.maxTotal, o.hugePages);
+    nixl_notifs_t tnotifs;
 
     if (o.csv) {
-        std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us\n");
+        std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us,memcpy_GBps,memcpy_p50_us\n");
     } else {
-        std::printf("# ucx_bench: two processes, UCX backend, direct cma %s, progress thread %s\n",
-                    o.direct.c_str(), o.progThread ? "on" : "off");
-        std::printf("%-6s %8s %6s %8s %10s %12s %12s %12s\n", "op", "block", "batch", "iters",
-                    "GB/s", "avg lat us", "p50 lat us", "p99 lat us");
+        std::printf("# ucx_bench: %s, UCX backend, direct %s, progress thread %s\n",
+                    o.inproc ? "two agents of one process" : "two processes", o.direct.c_str(),
+                    o.progThread ? "on" : "off");
+        std::printf("%-6s %8s %6s %8s %10s %12s %12s %12s %12s %12s\n", "op", "block", "batch",
+                    "iters", "GB/s", "avg lat us", "p50 lat us", "p99 lat us", "memcpy GB/s",
+                    "memcpy p50");
     }
     for (const std::string &op : o.ops) {
         for (size_t block : o.blocks) {
@@ -296,9 +349,15 @@ initiatorMain(const options &o, const char *self) {
                     std::fprintf(stderr, "createXferReq failed\n");
                     return 1;
                 }
+                // In one process, a UCX-path target must be progressed by this thread.
+                const bool poll_target = target && o.direct == "no" && !o.progThread;
                 auto run_once = [&]() {
                     nixl_status_t st = agent.postXferReq(req);
                     while (st == NIXL_IN_PROG) {
+                        if (poll_target) {
+                            target->getNotifs(tnotifs);
+                            tnotifs.clear();
+                        }
                         st = agent.getXferStatus(req);
                     }
                     return st;
@@ -310,19 +369,11 @@ initiatorMain(const options &o, const char *self) {
                     }
                 }
                 std::vector<double> lat;
-                const auto start = steady::now();
-                const auto min_end = start + std::chrono::milliseconds(o.minMs);
-                while ((lat.size() < 5 || steady::now() < min_end) && lat.size() < 200000) {
-                    const auto t0 = steady::now();
-                    if (run_once() != NIXL_SUCCESS) {
-                        std::fprintf(stderr, "transfer failed\n");
-                        return 1;
-                    }
-                    lat.push_back(std::chrono::duration<double, std::micro>(steady::now() - t0)
-                                      .count());
+                double secs = 0;
+                if (!timeLoop(o, [&] { return run_once() == NIXL_SUCCESS; }, lat, secs)) {
+                    std::fprintf(stderr, "transfer failed\n");
+                    return 1;
                 }
-                const double secs =
-                    std::chrono::duration<double>(steady::now() - start).count();
                 agent.releaseXferReq(req);
                 point p{op, block, batch, lat.size(), 0, 0, 0, 0};
                 p.gbps = static_cast<double>(total) * lat.size() / secs / 1e9;
@@ -334,21 +385,45 @@ initiatorMain(const options &o, const char *self) {
                 std::sort(lat.begin(), lat.end());
                 p.p99Us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
                 p.p50Us = lat[lat.size() / 2];
+                // The same descriptors with memcpy, same loop, same run.
+                char *const src = static_cast<char *>(op == "READ" ? mbuf : buf);
+                char *const dst = static_cast<char *>(op == "READ" ? buf : mbuf);
+                std::vector<double> mlat;
+                double msecs = 0;
+                timeLoop(o,
+                         [&] {
+                             for (size_t i = 0; i < batch; ++i) {
+                                 std::memcpy(dst + i * block, src + i * block, block);
+                             }
+                             // Keep the copies: the compiler may not drop them.
+                             asm volatile("" ::: "memory");
+                             return true;
+                         },
+                         mlat, msecs);
+                const double mgbps = static_cast<double>(total) * mlat.size() / msecs / 1e9;
+                std::sort(mlat.begin(), mlat.end());
+                const double mp50 = mlat[mlat.size() / 2];
                 if (o.csv) {
-                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f\n", op.c_str(), block,
-                                batch, p.iters, p.gbps, p.avgUs, p.p99Us, p.p50Us);
+                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f,%.3f,%.2f\n", op.c_str(),
+                                block, batch, p.iters, p.gbps, p.avgUs, p.p99Us, p.p50Us, mgbps,
+                                mp50);
                 } else {
-                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f\n",
+                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %12.3f %12.2f\n",
                                 op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
-                                p.avgUs, p.p50Us, p.p99Us);
+                                p.avgUs, p.p50Us, p.p99Us, mgbps, mp50);
                 }
                 std::fflush(stdout);
             }
         }
     }
-    sendFrame(fd, "exit");
-    int status = 0;
-    ::waitpid(pid, &status, 0);
+    if (target) {
+        target->deregisterMem(treg);
+        target.reset();
+    } else {
+        sendFrame(fd, "exit");
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+    }
     agent.deregisterMem(reg);
     return 0;
 }
@@ -386,6 +461,13 @@ main(int argc, char **argv) {
             o.progThread = next() == "1";
         } else if (a == "--huge-pages") {
             o.hugePages = next() != "no";
+        } else if (a == "--mode") {
+            const std::string m = next();
+            if (m != "inproc" && m != "twoproc") {
+                std::fprintf(stderr, "--mode is inproc or twoproc, not '%s'\n", m.c_str());
+                return 2;
+            }
+            o.inproc = m == "inproc";
         } else if (a == "--csv") {
             o.csv = true;
         } else {

@@ -31,6 +31,9 @@ echo "== ucx_bench (direct cma path)"
 "$bench" --blocks 4K,64K,1M,16M,64M --batches 1,4,16,64,256 "$@" | tee "$tmp/direct.txt"
 "$bench" --csv --ops WRITE --blocks 4K,64K,1M,16M,64M --batches 1 "$@" > "$tmp/ours.csv"
 echo
+echo "== ucx_bench (two agents of one process: memcpy under the registration table's fence)"
+"$bench" --mode inproc --blocks 4K,64K,1M,16M,64M --batches 1,16 "$@" | tee "$tmp/inproc.txt"
+echo
 echo "== ucx_bench (ucp_put/get path, progress thread on)"
 "$bench" --direct no --progress-thread 1 --blocks 4K,1M,64M --batches 1,16 "$@" | tee "$tmp/ucp.txt"
 

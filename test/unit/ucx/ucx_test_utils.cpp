@@ -473,6 +473,7 @@ namespace {
         std::map<std::string, size_t> consumed;
         std::vector<expectation> expects;
         std::string remoteName;
+        nixlXferReqH *pending = nullptr; ///< a request "post" left running
 
         /** getNotifs once; resolves expectations the moment their notification shows up. */
         void
@@ -640,6 +641,37 @@ namespace {
             }
             st = runXfer(*s.a->agent, req, [&] { s.pollNotifs(); });
             s.a->agent->releaseXferReq(req);
+            return st == NIXL_SUCCESS ? "ok" : "err " + std::to_string(st);
+        }
+        if (op == "dereg") {
+            nixl_status_t st = s.a->deregisterDram(s.buf->addr(), s.buf->size());
+            return st == NIXL_SUCCESS ? "ok" : "err " + std::to_string(st);
+        }
+        if (op == "post") {
+            // post <READ|WRITE> <remote> <local off> <remote addr> <len>: posts and returns
+            // the post's status at once ("ok <status>"); "status"/"release" follow it up.
+            std::string kind;
+            std::string remote;
+            size_t loff = 0;
+            uintptr_t raddr = 0;
+            size_t len = 0;
+            in >> kind >> remote >> loff >> raddr >> len;
+            nixl_status_t st = s.a->agent->createXferReq(
+                kind == "READ" ? NIXL_READ : NIXL_WRITE, xferList({{s.buf->addr() + loff, len}}),
+                xferList({{raddr, len}}), remote, s.pending);
+            if (st != NIXL_SUCCESS) {
+                return "err " + std::to_string(st);
+            }
+            return "ok " + std::to_string(s.a->agent->postXferReq(s.pending));
+        }
+        if (op == "status") {
+            return s.pending == nullptr ? "err none" :
+                                          "ok " + std::to_string(
+                                                      s.a->agent->getXferStatus(s.pending));
+        }
+        if (op == "release") {
+            nixl_status_t st = s.a->agent->releaseXferReq(s.pending);
+            s.pending = nullptr;
             return st == NIXL_SUCCESS ? "ok" : "err " + std::to_string(st);
         }
         return "err unknown command " + op;

@@ -35,6 +35,7 @@ sampleConn() {
     ci.regTable = 0x1000;
     ci.regSlots = 16;
     ci.addrs = {std::string("\x01\x00uvwxyz", 8), std::string("\x00\x05" "abc", 5)};
+    ci.regTableName = "/nixl-ucx-0123456789abcdef0123456789abcdef";
     return ci;
 }
 
@@ -68,6 +69,7 @@ TEST(ucxWire, RoundTrips) {
     EXPECT_EQ(ci2.bootId, ci.bootId);
     EXPECT_EQ(ci2.pid, ci.pid);
     EXPECT_EQ(ci2.addrs, ci.addrs);
+    EXPECT_EQ(ci2.regTableName, ci.regTableName);
     EXPECT_EQ(encodeConnInfo(ci2), encodeConnInfo(ci));
 
     const publicDataWire pd = samplePd();
@@ -118,7 +120,7 @@ TEST(ucxWire, NamesTheCause) {
     std::string v1 = encodeConnInfo(sampleConn());
     v1[4] = 1;
     EXPECT_FALSE(decodeConnInfo(v1, ci, why));
-    EXPECT_NE(why.find("format version 1, expected 2"), std::string::npos) << why;
+    EXPECT_NE(why.find("format version 1, expected 3"), std::string::npos) << why;
 
     // A worker address whose version UCX would assert on, under a valid checksum.
     connInfoWire bad = sampleConn();

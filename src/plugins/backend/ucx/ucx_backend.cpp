@@ -215,20 +215,22 @@ nixlUcxEngine::initUcx() {
         nonce_ = 1;
     }
 
-    void *table = ::mmap(nullptr,
-                         reg_table_slots * sizeof(uint64_t),
-                         PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                         -1,
-                         0);
-    if (table == MAP_FAILED) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX: cannot map the registration table: "
-                                << std::strerror(errno));
-        return false;
+    {
+        std::string why;
+        regTab_ = nixlUcx::nixlUcxRegTable::create(self_, nonce_, reg_table_slots, why);
+        if (!regTab_) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX: " << why);
+            return false;
+        }
+        if (!why.empty()) {
+            NIXL_SDK_WARN("agent " << localAgent << ": UCX registration table: " << why
+                                   << "; same-host peers check registrations with "
+                                   << "process_vm_readv and get no deregistration fence");
+        }
     }
-    regTable_ = static_cast<std::atomic<uint64_t> *>(table);
-    regSlots_ = reg_table_slots;
-    regTable_[0].store(nonce_, std::memory_order_release);
+    void *table = regTab_->slots();
+    regTable_ = regTab_->slots();
+    regSlots_ = regTab_->slotCount();
 
     // Can this process read memory by pid at all (seccomp and LSMs may forbid it)?
     uint64_t probe = 0;
@@ -335,6 +337,7 @@ nixlUcxEngine::initUcx() {
     ci.startTime = self_.startTime;
     ci.regTable = reinterpret_cast<uintptr_t>(regTable_);
     ci.regSlots = regSlots_;
+    ci.regTableName = regTab_->name();
     for (size_t i = 0; i < cfg_.numWorkers; ++i) {
         auto worker = createWorker(true, localAgent + "/home" + std::to_string(i));
         if (!worker) {
@@ -511,8 +514,16 @@ nixlUcxEngine::~nixlUcxEngine() {
     if (ctx_ != nullptr && !abandonedWorkers_) {
         ucp_cleanup(ctx_);
     }
-    if (regTable_ != nullptr) {
-        ::munmap(regTable_, regSlots_ * sizeof(uint64_t));
+    if (regTab_) {
+        // Peers that still map the table see it closed (slot 0 no longer the nonce) and copy
+        // nothing more; the fence waits out the copies that checked it before.
+        regTab_->slots()[0].store(0, std::memory_order_seq_cst);
+        std::string who;
+        if (!regTab_->fence(cfg_.releaseTimeoutMs, who)) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine closing: a peer, " << who
+                                    << ", may still access registered memory");
+        }
+        regTab_.reset();
     }
     if (wakeFd_ >= 0) {
         ::close(wakeFd_);

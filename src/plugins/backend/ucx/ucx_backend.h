@@ -17,6 +17,11 @@
  *    process_vm_writev/readv, which is what UCX's cma transport does: one-sided, one copy,
  *    errors returned synchronously. Every other peer (other hosts, UCX_TLS without cma,
  *    ucx_direct_cma=no, VRAM) goes through ucp_put_nbx/ucp_get_nbx and ucp_ep_flush_nbx.
+ *    Agents of one process copy with memcpy instead.
+ *  - Registration checks and the deregistration fence (ucx_regtable.h): each engine's table of
+ *    registration ids lives in 0600 shared memory that same-host peers of its uid map; every
+ *    direct copy checks its registrations there inside a mark, and deregisterMem waits out
+ *    the marks, so no copy touches a range after its deregistration returned.
  *  - Failure detection. Endpoints to other hosts use UCX peer error handling (unless
  *    ucx_error_handling_mode=none). Endpoints to same-host peers use UCX's "none" mode, the only
  *    one in which UCX 1.13 selects shared-memory transports, on private workers, and the engine
@@ -48,6 +53,7 @@
 #include <ucp/api/ucp.h>
 
 #include "nixl_backend_sdk.h"
+#include "ucx_regtable.h"
 #include "ucx_utils.h"
 #include "ucx_wire.h"
 
@@ -134,6 +140,13 @@ public:
     uint64_t remoteNonce = 0;
     uint64_t remoteRegTable = 0; ///< address of the peer's registration table
     uint64_t remoteRegSlots = 0;
+    bool sameProcess = false; ///< direct copies are plain memcpy in this address space
+    /**
+     * The peer's registration table mapped here (same host, same uid, checked on open): direct
+     * copies check their registrations in it under the fence instead of a process_vm_readv per
+     * post. nullptr: the check of old (one process_vm_readv of the slots at post, no fence).
+     */
+    std::unique_ptr<nixlUcx::nixlUcxRegTable> peerTable;
     std::vector<std::unique_ptr<nixlUcxLane>> lanes;
 
     std::atomic<int> state{ALIVE};
@@ -193,6 +206,12 @@ public:
     enum class path_t { DIRECT, UCX };
     enum class phase_t { IDLE, DATA, NOTIF, DONE };
 
+    ~nixlUcxReq() override {
+        if (heldMark.m != nullptr) {
+            nixlUcx::nixlUcxRegTable::leave(heldMark);
+        }
+    }
+
     const nixlUcxEngine *engine = nullptr;
     nixl_xfer_op_t op = NIXL_WRITE;
     std::shared_ptr<nixlUcxConn> conn;
@@ -221,6 +240,12 @@ public:
     size_t curOff = 0;
     size_t copied = 0;
     bool cancelled = false;
+    /**
+     * Fault injection only (ucx_fault_direct_hold_bytes): a held copy stays inside its mark
+     * in the peer's table, so that the target's deregisterMem sees it in flight; left when
+     * the request goes (conn, declared above, keeps the mapping alive until then).
+     */
+    nixlUcx::nixlUcxRegTable::mark_t heldMark;
     bool listed = false; ///< in the engine's active list (guarded by the engine's activeLock_)
 
     /** UCX path (and the notification of both paths): guarded by lane->worker->lock. */
@@ -389,6 +414,9 @@ private:
     postUcx(nixlUcxReq &req) const;
     bool
     staleCheck(nixlUcxReq &req) const;
+    /** Logs that md of req was released and finishes req with NIXL_ERR_NOT_FOUND. */
+    void
+    reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const;
     /** Progresses every worker (home and private); returns the events handled. */
     unsigned
     progressAll(bool try_only) const;
@@ -425,7 +453,12 @@ private:
     uint64_t nonce_ = 0;
     std::string connInfo_;
 
-    /** Registration table, readable by peers through process_vm_readv; slot 0 = nonce. */
+    /**
+     * Registration table (ucx_regtable.h): in shared memory that same-host peers of this uid
+     * map, and readable by others through process_vm_readv; slot 0 = nonce. regTable_ is its
+     * slot array.
+     */
+    std::unique_ptr<nixlUcx::nixlUcxRegTable> regTab_;
     std::atomic<uint64_t> *regTable_ = nullptr;
     size_t regSlots_ = 0;
     std::mutex regLock_;

@@ -179,10 +179,35 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
             why_not = "cma probe read another process";
         }
     }
+    conn->sameProcess = same_process;
+    if (conn->direct) {
+        // Registration checks without a system call, under the deregistration fence; refused
+        // tables (another uid, wrong mode, another engine) leave the process_vm_readv check.
+        std::string why;
+        if (ci.regTableName.empty()) {
+            why = "it has no table in shared memory";
+        } else {
+            conn->peerTable = nixlUcx::nixlUcxRegTable::open(ci.regTableName, conn->remoteNonce,
+                                                            conn->peer, conn->remoteRegSlots,
+                                                            self_, nonce_, why);
+        }
+        if (!conn->peerTable) {
+            NIXL_SDK_WARN("agent " << localAgent << ": UCX cannot use the registration table "
+                                   << "of " << remote_agent << " (pid " << conn->peer.pid
+                                   << "): " << why << "; direct transfers to it check "
+                                   << "registrations with process_vm_readv at post, without "
+                                   << "the deregistration fence");
+        }
+    }
     NIXL_SDK_DEBUG("agent " << localAgent << ": UCX connection to " << remote_agent
                             << " (pid " << conn->peer.pid << (conn->local ? ", same host" : "")
                             << "): data path "
-                            << (conn->direct ? std::string("direct cma") :
+                            << (conn->direct ?
+                                    std::string(conn->sameProcess && conn->peerTable ?
+                                                    "direct memcpy" :
+                                                    "direct cma") +
+                                        (conn->peerTable ? ", registration table mapped" :
+                                                           ", registration checks by cma") :
                                                "ucp_put/get (" + why_not + ")")
                             << ", " << conn->lanes.size() << " lane(s)"
                             << (conn->privateWorkers ? " on private workers" : "")

@@ -16,8 +16,61 @@ using nixlUcx::opName;
 using nixlUcx::finishReq;
 using nixlUcx::goneStatus;
 
+namespace {
+
+/** Slot 0 of a table whose engine was destroyed (see ~nixlUcxEngine). */
+const nixlUcxRemoteMD table_closed{};
+
+/**
+ * The first of the n registrations a copy uses whose slot in the mapped table no longer names
+ * it, or &table_closed when the peer engine closed its table.
+ */
+const nixlUcxRemoteMD *
+firstStale(const nixlUcxReq &req,
+           const nixlUcx::nixlUcxRegTable &tab,
+           const nixlUcxRemoteMD *const *mds,
+           size_t n) {
+    std::atomic<uint64_t> *slots = tab.slots();
+    // seq_cst loads: they must not move before the mark's enter (ucx_regtable.h).
+    if (slots[0].load(std::memory_order_seq_cst) != req.conn->remoteNonce) {
+        return &table_closed;
+    }
+    const nixlUcxRemoteMD *last = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+        const nixlUcxRemoteMD *md = mds[i];
+        if (md == last || md->slot == 0) {
+            continue; // checked just now, or in no slot (over 1 Mi registrations: unchecked)
+        }
+        last = md;
+        if (slots[md->slot].load(std::memory_order_seq_cst) != md->regId) {
+            return md;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+void
+nixlUcxEngine::reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const {
+    size_t desc = 0;
+    while (desc < req.count && reinterpret_cast<nixlBackendMD *>(req.remote[desc].md) != &md) {
+        ++desc;
+    }
+    NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                            << req.remoteAgent << ", descriptor " << desc
+                            << ": the remote registration of " << md.len << " bytes at 0x"
+                            << std::hex << md.base << std::dec
+                            << " was released (stale remote key) after " << req.copied
+                            << " bytes; reload its metadata");
+    finishReq(req, NIXL_ERR_NOT_FOUND);
+}
+
 bool
 nixlUcxEngine::staleCheck(nixlUcxReq &req) const {
+    if (req.conn->peerTable) {
+        return true; // every copy checks the mapped table under the fence (stepDirectLocked)
+    }
     // Peers write 0 into a registration's slot when they release it, so one readv of the
     // slots tells whether every remote key of the request is still valid.
     uint64_t vals[iov_batch];
@@ -54,18 +107,7 @@ nixlUcxEngine::staleCheck(nixlUcxReq &req) const {
         for (size_t i = 0; i < n; ++i) {
             const nixlUcxRemoteMD *md = req.remoteMds[base + i];
             if (vals[i] != md->regId) {
-                size_t desc = 0;
-                while (desc < req.count &&
-                       reinterpret_cast<nixlBackendMD *>(req.remote[desc].md) != md) {
-                    ++desc;
-                }
-                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
-                                        << req.remoteAgent << ", descriptor " << desc
-                                        << ": the remote registration of " << md->len
-                                        << " bytes at 0x" << std::hex << md->base << std::dec
-                                        << " was released (stale remote key); reload its "
-                                        << "metadata");
-                finishReq(req, NIXL_ERR_NOT_FOUND);
+                reportStale(req, *md);
                 return false;
             }
         }
@@ -92,6 +134,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
     }
     struct iovec liov[iov_batch];
     struct iovec riov[iov_batch];
+    const nixlUcxRemoteMD *rmds[iov_batch];
     size_t done = 0;
     while (done < budget && req.curDesc < req.count) {
         size_t n = 0;
@@ -108,6 +151,9 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             const size_t take = std::min(len, budget - done - bytes);
             liov[n] = {reinterpret_cast<void *>(req.local[d].addr + off), take};
             riov[n] = {reinterpret_cast<void *>(req.remote[d].addr + off), take};
+            // prepXfer checked the type; a static cast is enough here.
+            rmds[n] = static_cast<const nixlUcxRemoteMD *>(
+                reinterpret_cast<nixlBackendMD *>(req.remote[d].md));
             ++n;
             bytes += take;
             if (take == len) {
@@ -122,9 +168,44 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             req.curOff = off;
             break;
         }
-        ssize_t r = req.op == NIXL_WRITE ?
-            ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
-            ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
+        // With the peer's table mapped, each copy runs inside a mark and after a check of its
+        // registrations (the fence of ucx_regtable.h): a deregisterMem that returned has
+        // seen every copy that passed the check end, and later checks fail.
+        const nixlUcx::nixlUcxRegTable *tab = req.conn->peerTable.get();
+        nixlUcx::nixlUcxRegTable::mark_t mark;
+        if (tab != nullptr) {
+            mark = tab->enter();
+            if (const nixlUcxRemoteMD *md = firstStale(req, *tab, rmds, n)) {
+                nixlUcx::nixlUcxRegTable::leave(mark);
+                if (md == &table_closed) {
+                    markLost(*req.conn, "its engine closed its registration table");
+                    reapLost(*req.conn);
+                    finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
+                } else {
+                    reportStale(req, *md);
+                }
+                return;
+            }
+        }
+        ssize_t r;
+        if (tab != nullptr && req.conn->sameProcess) {
+            // Agents of one process: a plain copy, no system call.
+            for (size_t i = 0; i < n; ++i) {
+                if (req.op == NIXL_WRITE) {
+                    std::memcpy(riov[i].iov_base, liov[i].iov_base, liov[i].iov_len);
+                } else {
+                    std::memcpy(liov[i].iov_base, riov[i].iov_base, liov[i].iov_len);
+                }
+            }
+            r = static_cast<ssize_t>(bytes);
+        } else {
+            r = req.op == NIXL_WRITE ?
+                ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
+                ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
+        }
+        if (tab != nullptr) {
+            nixlUcx::nixlUcxRegTable::leave(mark);
+        }
         if (r <= 0) {
             int e = r < 0 ? errno : EFAULT;
             if (e == EINTR) {
@@ -181,6 +262,9 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
     }
     if (req.curDesc >= req.count) {
         finishDirectDataLocked(req);
+    } else if (cfg_.faultDirectHoldBytes != 0 && req.copied >= cfg_.faultDirectHoldBytes &&
+               req.conn->peerTable && req.heldMark.m == nullptr) {
+        req.heldMark = req.conn->peerTable->enter();
     }
 }
 

@@ -82,10 +82,22 @@ nixlUcxEngine::deregisterMem(nixlBackendMD *meta) {
         NIXL_SDK_ERROR("agent " << localAgent << ": UCX deregisterMem: not a UCX registration");
         return NIXL_ERR_INVALID_PARAM;
     }
+    nixl_status_t fenced = NIXL_SUCCESS;
     if (md->slot != 0) {
+        // Peers check the slot before every direct copy: a released registration reads as
+        // stale. seq_cst, then the fence (ucx_regtable.h): copies that passed their check
+        // before this store end before deregisterMem returns.
+        regTable_[md->slot].store(0, std::memory_order_seq_cst);
+        std::string who;
+        if (!regTab_->fence(cfg_.releaseTimeoutMs, who)) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX deregisterMem of " << md->len
+                                    << " bytes at 0x" << std::hex << md->base << std::dec
+                                    << ": a peer, " << who
+                                    << "; the range may still be accessed until it returns");
+            fenced = NIXL_ERR_BACKEND;
+        }
+        // Only now may the slot serve another registration.
         std::lock_guard<std::mutex> g(regLock_);
-        // Peers compare this before a direct transfer: a released registration reads as stale.
-        regTable_[md->slot].store(0, std::memory_order_release);
         freeSlots_.push_back(md->slot);
     }
     ucs_status_t st = ucp_mem_unmap(ctx_, md->memh);
@@ -95,7 +107,7 @@ nixlUcxEngine::deregisterMem(nixlBackendMD *meta) {
                                 << ucs_status_string(st));
     }
     delete md;
-    return st == UCS_OK ? NIXL_SUCCESS : NIXL_ERR_BACKEND;
+    return st != UCS_OK ? NIXL_ERR_BACKEND : fenced;
 }
 
 nixl_status_t

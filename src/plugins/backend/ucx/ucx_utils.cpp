@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,6 +133,39 @@ probeProcess(int32_t pid, uint64_t start_time) {
         return proc_state_t::GONE;
     }
     return proc_state_t::ALIVE;
+}
+
+bool
+processExited(int32_t pid, uint64_t start_time, int &pidfd) {
+    if (pidfd < 0) {
+        pidfd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+        if (pidfd < 0) {
+            if (errno == ESRCH) {
+                return true;
+            }
+            // No pidfd here (old kernel, seccomp): /proc alone, where a zombie counts as gone.
+            return probeProcess(pid, start_time) == proc_state_t::GONE;
+        }
+        // The pidfd names whatever process had pid when it was opened: that is the one of
+        // start_time only if /proc still shows start_time now (a zombie keeps its stat).
+        char path[64];
+        std::snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+        std::string s;
+        int e = 0;
+        std::vector<std::string_view> f;
+        uint64_t start = 0;
+        if (!readSmallFile(path, s, e)) {
+            return e == ENOENT || e == ESRCH;
+        }
+        if (statFields(s, f) && parseUnsigned(f[start_time_field], start) &&
+            start != start_time) {
+            return true; // the pid was reused: the process of start_time is gone
+        }
+    }
+    // Readable once the whole thread group has exited: a zombie leader whose other thread is
+    // still inside a system call is not done yet.
+    struct pollfd p = {pidfd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;
 }
 
 std::string_view

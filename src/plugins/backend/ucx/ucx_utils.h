@@ -62,6 +62,14 @@ proc_state_t
 probeProcess(int32_t pid, uint64_t start_time);
 
 /**
+ * True once process pid of start_time has exited with all its threads (or the pid names another
+ * process). pidfd caches a pidfd across calls (start with -1; the caller closes it when >= 0).
+ * Without pidfd support it falls back to probeProcess, where a zombie counts as exited.
+ */
+bool
+processExited(int32_t pid, uint64_t start_time, int &pidfd);
+
+/**
  * True when a UCX_TLS value leaves the cma transport enabled ("all", "sm", "shm", "cma", or a
  * "^..." exclusion list that does not name one of them).
  */

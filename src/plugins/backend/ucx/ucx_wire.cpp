@@ -30,6 +30,8 @@ crcTable() {
 
 constexpr std::array<uint32_t, 256> crc_table = crcTable();
 
+/** Longer than any name ucx_regtable.cpp makes. */
+constexpr size_t max_table_name = 255;
 /** Magic, version, flags. */
 constexpr size_t head_size = 8;
 constexpr size_t trailer_size = sizeof(uint32_t);
@@ -132,6 +134,7 @@ encodeConnInfo(const connInfoWire &in) {
     for (const auto &a : in.addrs) {
         w.putBytes(a);
     }
+    w.putBytes(in.regTableName);
     seal(w.str());
     return std::move(w.str());
 }
@@ -184,8 +187,14 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
         }
         out.addrs.emplace_back(a);
     }
+    std::string_view table;
+    if (!rd.getBytes(table) || table.size() > max_table_name) {
+        why = "truncated or oversized registration table name";
+        return false;
+    }
+    out.regTableName = std::string(table);
     if (!rd.atEnd()) {
-        why = "trailing bytes after the worker addresses";
+        why = "trailing bytes after the registration table name";
         return false;
     }
     return true;

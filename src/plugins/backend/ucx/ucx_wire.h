@@ -32,8 +32,11 @@ namespace nixlUcx {
 /** "NXUC", "NXUR": first four bytes of connection info and of public data. */
 inline constexpr uint32_t conn_magic = 0x4355584eu;
 inline constexpr uint32_t rkey_magic = 0x5255584eu;
-/** Version 2 added the CRC32C trailer; version 1 had none. */
-inline constexpr uint16_t wire_version = 2;
+/**
+ * Version 2 added the CRC32C trailer (version 1 had none); version 3 the name of the engine's
+ * registration table in shared memory at the end of connection info.
+ */
+inline constexpr uint16_t wire_version = 3;
 /** At most this many worker addresses in connection info (num_workers is at most 64). */
 inline constexpr uint32_t max_conn_workers = 1024;
 
@@ -51,6 +54,7 @@ struct connInfoWire {
     uint64_t regTable = 0;
     uint64_t regSlots = 0;
     std::vector<std::string> addrs; ///< one UCP worker address per home worker
+    std::string regTableName; ///< shared-memory name of the registration table, "" if none
 };
 
 /** What the public data of one registration says. */

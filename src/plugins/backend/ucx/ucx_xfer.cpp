@@ -309,15 +309,15 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         if (!staleCheck(*req)) {
             return req->status.load(std::memory_order_acquire);
         }
-        // Small transfers complete inside the post; with a progress thread the rest is its
-        // job, without one a first slice goes now and checkXfer does the others.
-        if (req->totalBytes <= inline_bytes) {
-            stepDirectLocked(*req, inline_bytes);
-        } else if (!progThread_) {
-            stepDirectLocked(*req, step_budget);
-        }
+        // Small transfers complete inside the post, and larger ones copy a first slice now,
+        // with or without a progress thread (handing the slice to the thread would cost a
+        // wake-up and a core switch: docs/backends/ucx.md); checkXfer or the thread do the rest.
+        stepDirectLocked(*req, req->totalBytes <= inline_bytes ? inline_bytes : step_budget);
     }
-    if (req->status.load(std::memory_order_acquire) == NIXL_IN_PROG && progThread_) {
+    if (req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
+        return req->status.load(std::memory_order_acquire); // nothing left for the thread
+    }
+    if (progThread_) {
         std::lock_guard<std::mutex> g(activeLock_);
         if (!req->listed) {
             req->listed = true;

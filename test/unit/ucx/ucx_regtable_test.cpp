@@ -1,0 +1,272 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The registration table in shared memory without an engine (ucx_regtable.h): what a peer
+// refuses to map (another engine's table, as after a restart that reused the pid; a foreign
+// uid; a wrong mode), and the fence's waits: for a copy in flight, and not for a copier that
+// was killed inside one. Children are forked and report over a pipe; nothing sleeps.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "ucx_regtable.h"
+#include "ucx_test_utils.h"
+
+using nixlUcx::nixlUcxRegTable;
+using nixlUcx::procIdentity;
+
+namespace {
+
+constexpr size_t slots = 1024;
+constexpr uint64_t owner_nonce = 0x1234567890abcdefull;
+constexpr uint64_t reader_nonce = 0x0fedcba987654321ull;
+
+procIdentity
+self() {
+    procIdentity id;
+    std::string err;
+    EXPECT_TRUE(nixlUcx::readSelfIdentity(id, err)) << err;
+    return id;
+}
+
+std::string
+shmPath(const nixlUcxRegTable &t) {
+    return "/dev/shm" + t.name();
+}
+
+/** Reads one byte from fd, waiting at most the hang deadline; false on EOF or timeout. */
+bool
+readByte(int fd) {
+    struct pollfd p = {fd, POLLIN, 0};
+    const int ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(nixl_ucx_test::hang_deadline)
+            .count());
+    char c = 0;
+    return ::poll(&p, 1, ms) == 1 && ::read(fd, &c, 1) == 1;
+}
+
+} // namespace
+
+TEST(ucxRegTable, MapsOnlyTheTableTheConnectionInfoNames) {
+    const procIdentity me = self();
+    std::string why;
+    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    ASSERT_TRUE(owner) << why;
+    if (owner->name().empty()) {
+        GTEST_SKIP() << "no POSIX shared memory here: " << why;
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(shmPath(*owner).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    EXPECT_EQ(owner->slots()[0].load(), owner_nonce);
+
+    auto ok = nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why);
+    ASSERT_TRUE(ok) << why;
+    // The reader sees the owner's slots through its own mapping.
+    owner->slots()[5].store(42);
+    EXPECT_EQ(ok->slots()[5].load(), 42u);
+
+    // A restarted peer that reuses the pid has another nonce (and start time): its
+    // connection info never validates against the old table.
+    why.clear();
+    EXPECT_FALSE(
+        nixlUcxRegTable::open(owner->name(), owner_nonce + 1, me, slots, me, reader_nonce, why));
+    EXPECT_NE(why.find("belongs to another engine"), std::string::npos) << why;
+    procIdentity other = me;
+    other.startTime += 1;
+    why.clear();
+    EXPECT_FALSE(
+        nixlUcxRegTable::open(owner->name(), owner_nonce, other, slots, me, reader_nonce, why));
+    EXPECT_NE(why.find("belongs to another engine"), std::string::npos) << why;
+    other = me;
+    other.pid += 1;
+    why.clear();
+    EXPECT_FALSE(
+        nixlUcxRegTable::open(owner->name(), owner_nonce, other, slots, me, reader_nonce, why));
+    EXPECT_NE(why.find("belongs to another engine"), std::string::npos) << why;
+    // Another size than the connection info says.
+    why.clear();
+    EXPECT_FALSE(
+        nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots * 2, me, reader_nonce, why));
+    EXPECT_NE(why.find("bytes, expected"), std::string::npos) << why;
+    // Names the owner could not have made never reach shm_open.
+    for (const char *bad : {"", "/etc/passwd", "/nixl-ucx-../../x", "/nixl-ucx-0123"}) {
+        why.clear();
+        EXPECT_FALSE(nixlUcxRegTable::open(bad, owner_nonce, me, slots, me, reader_nonce, why));
+        EXPECT_EQ(why, "table name is malformed") << bad;
+    }
+    // Gone with its owner.
+    const std::string name = owner->name();
+    ok.reset();
+    owner.reset();
+    why.clear();
+    EXPECT_FALSE(nixlUcxRegTable::open(name, owner_nonce, me, slots, me, reader_nonce, why));
+    EXPECT_NE(why.find("No such file"), std::string::npos) << why;
+}
+
+TEST(ucxRegTable, RefusesWrongModeAndForeignUid) {
+    const procIdentity me = self();
+    std::string why;
+    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    ASSERT_TRUE(owner) << why;
+    if (owner->name().empty()) {
+        GTEST_SKIP() << "no POSIX shared memory here: " << why;
+    }
+    const std::string path = shmPath(*owner);
+    ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+    why.clear();
+    EXPECT_FALSE(nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
+    EXPECT_NE(why.find("has mode 0644, expected 0600"), std::string::npos) << why;
+    ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
+    if (::geteuid() != 0) {
+        GTEST_SKIP() << "changing a file's owner needs root";
+    }
+    ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+    why.clear();
+    EXPECT_FALSE(nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
+    EXPECT_NE(why.find("belongs to uid 65534"), std::string::npos) << why;
+}
+
+TEST(ucxRegTable, FenceWaitsForTheCopyInFlight) {
+    const procIdentity me = self();
+    std::string why;
+    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    ASSERT_TRUE(owner) << why;
+    if (owner->name().empty()) {
+        GTEST_SKIP() << "no POSIX shared memory here: " << why;
+    }
+    auto reader = nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why);
+    ASSERT_TRUE(reader) << why;
+    // No copy running: the fence returns at once.
+    std::string who;
+    EXPECT_TRUE(owner->fence(60000, who));
+
+    const nixlUcxRegTable::mark_t mark = reader->enter();
+    std::atomic<bool> returned{false};
+    bool fenced = false;
+    std::thread dereg([&] {
+        fenced = owner->fence(60000, who);
+        returned.store(true);
+    });
+    // Once the fence waits on the mark it cannot return before the copy leaves it.
+    EXPECT_TRUE(nixl_ucx_test::waitFor([&] { return owner->fenceWaits() == 1; }));
+    EXPECT_FALSE(returned.load());
+    nixlUcxRegTable::leave(mark);
+    dereg.join();
+    EXPECT_TRUE(fenced) << who;
+
+    // A live copier that stays inside is reported after the timeout instead of hanging.
+    const nixlUcxRegTable::mark_t stuck = reader->enter();
+    EXPECT_FALSE(owner->fence(1, who));
+    EXPECT_NE(who.find("is still copying"), std::string::npos) << who;
+    nixlUcxRegTable::leave(stuck);
+}
+
+TEST(ucxRegTable, FenceSkipsACopierKilledInsideItsCopy) {
+    const procIdentity me = self();
+    std::string why;
+    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    ASSERT_TRUE(owner) << why;
+    if (owner->name().empty()) {
+        GTEST_SKIP() << "no POSIX shared memory here: " << why;
+    }
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::close(p[0]);
+        procIdentity cid;
+        std::string err;
+        if (!nixlUcx::readSelfIdentity(cid, err)) {
+            ::_exit(2);
+        }
+        std::string w;
+        auto r = nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, cid, 7, w);
+        if (!r) {
+            ::_exit(3);
+        }
+        r->enter(); // and never leave: killed in the middle of its copy
+        char c = 'm';
+        if (::write(p[1], &c, 1) != 1) {
+            ::_exit(4);
+        }
+        for (;;) {
+            ::pause();
+        }
+    }
+    ::close(p[1]);
+    // The child is inside its copy when it says so.
+    ASSERT_TRUE(readByte(p[0]));
+    ::close(p[0]);
+    std::string who;
+    bool fenced = false;
+    std::thread dereg([&] { fenced = owner->fence(60000, who); });
+    ASSERT_EQ(::kill(child, SIGKILL), 0);
+    // Not reaped while the fence may still be waiting: a zombie counts as exited.
+    dereg.join();
+    EXPECT_TRUE(fenced) << who;
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFSIGNALED(status));
+    // Its record was freed: fences after it do not look at it again.
+    EXPECT_TRUE(owner->fence(60000, who));
+}
+
+TEST(ucxRegTable, TablesOfKilledOwnersAreSwept) {
+    const procIdentity me = self();
+    int p[2];
+    ASSERT_EQ(::pipe(p), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::close(p[0]);
+        procIdentity cid;
+        std::string err;
+        if (!nixlUcx::readSelfIdentity(cid, err)) {
+            ::_exit(2);
+        }
+        auto t = nixlUcxRegTable::create(cid, 99, slots, err);
+        if (!t) {
+            ::_exit(3);
+        }
+        const std::string n = t->name();
+        if (::write(p[1], n.data(), n.size()) != static_cast<ssize_t>(n.size())) {
+            ::_exit(4);
+        }
+        ::_exit(0); // no destructor runs: the table stays, as after SIGKILL
+    }
+    ::close(p[1]);
+    char buf[128] = {};
+    ssize_t n = 0;
+    ssize_t r;
+    while ((r = ::read(p[0], buf + n, sizeof(buf) - 1 - n)) > 0) {
+        n += r;
+    }
+    ::close(p[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    const std::string name(buf, static_cast<size_t>(n));
+    if (name.empty()) {
+        GTEST_SKIP() << "no POSIX shared memory here";
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0);
+    std::string why;
+    auto fresh = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    ASSERT_TRUE(fresh) << why;
+    EXPECT_NE(::stat(("/dev/shm" + name).c_str(), &st), 0);
+    EXPECT_EQ(errno, ENOENT);
+}
