@@ -163,6 +163,17 @@ TEST_F(EtcdSingle, PutGetDeleteKeepBytesUntouched) {
     EXPECT_TRUE(kvs.empty());
 }
 
+TEST_F(EtcdSingle, UserIsIgnoredWhenTheClusterHasNoAuthentication) {
+    auto cfg = configFor(server_->endpoints());
+    cfg.user = "someone";
+    cfg.password = "pw";
+    nixlEtcdClient c(cfg);
+    ASSERT_EQ(c.put("/t11/k", "v"), NIXL_SUCCESS);
+    std::optional<nixlEtcdKv> kv;
+    ASSERT_EQ(c.get("/t11/k", kv), NIXL_SUCCESS);
+    ASSERT_TRUE(kv.has_value());
+}
+
 TEST_F(EtcdSingle, ValueTooLargeForTheServerIsRefused) {
     nixlEtcdClient c(configFor(server_->endpoints()));
     // etcd's default request limit is 1.5 MiB.
@@ -345,6 +356,15 @@ TEST_F(EtcdSingle, LostLeaseIsGrantedAgainAndKeysRewritten) {
     EXPECT_EQ(got, "blob");
     ASSERT_TRUE(pollUntil([&] { return a.leaseRegrants() >= 1; }));
     EXPECT_NE(a.leaseId(), first);
+
+    // Lost again, and a publish comes before the keepalive notices: publish grants the new
+    // lease itself and succeeds.
+    ASSERT_EQ(b.client().leaseRevoke(a.leaseId()), NIXL_SUCCESS);
+    ASSERT_EQ(a.publish("part", "p"), NIXL_SUCCESS);
+    ASSERT_EQ(b.fetch("A", "metadata", event_deadline, got), NIXL_SUCCESS);
+    EXPECT_EQ(got, "blob");
+    ASSERT_EQ(b.fetch("A", "part", event_deadline, got), NIXL_SUCCESS);
+    EXPECT_EQ(got, "p");
 }
 
 TEST_F(EtcdSingle, KilledProcessDisappearsWhenItsLeaseExpires) {

@@ -255,6 +255,11 @@ nixlEtcdClient::token() const {
     return token_;
 }
 
+bool
+nixlEtcdClient::needToken() const {
+    return !cfg_.user.empty() && !authOff_.load(std::memory_order_relaxed) && token().empty();
+}
+
 void
 nixlEtcdClient::dropToken(const std::string &bad) {
     std::lock_guard lock(tokenMutex_);
@@ -311,37 +316,6 @@ nixlEtcdClient::post(size_t ep,
     return a;
 }
 
-namespace nixl_etcd_detail {
-
-bool
-gatewayError(const nixlJsonValue &reply, long http_status, int64_t &code, std::string &message) {
-    const nixlJsonValue *err = reply.find("error");
-    // Unary calls: {"error": "...", "code": N, "message": "..."} with a non-200 status. Streams
-    // (watch, keepalive) carry {"error": {"grpc_code": N, "message": "..."}} in a 200 reply.
-    if (err != nullptr && err->kind == nixlJsonValue::kind_t::OBJECT) {
-        if (!nixlJsonInt(err->find("grpc_code"), code, -1)) {
-            code = -1;
-        }
-        if (!nixlJsonString(err->find("message"), message)) {
-            message = "(no message)";
-        }
-        return true;
-    }
-    if (http_status == 200 && reply.find("code") == nullptr) {
-        return false;
-    }
-    if (!nixlJsonInt(reply.find("code"), code, -1)) {
-        code = -1;
-    }
-    if (!nixlJsonString(reply.find("message"), message) || message.empty()) {
-        if (!nixlJsonString(err, message) || message.empty()) {
-            message = "HTTP status " + std::to_string(http_status);
-        }
-    }
-    return true;
-}
-
-} // namespace nixl_etcd_detail
 
 nixl_status_t
 nixlEtcdClient::authenticate(size_t ep, std::chrono::milliseconds timeout, std::string &error) {
@@ -362,8 +336,10 @@ nixlEtcdClient::authenticate(size_t ep, std::chrono::milliseconds timeout, std::
     std::string message;
     if (nixl_etcd_detail::gatewayError(reply, a.httpStatus, code, message)) {
         if (code == grpc_failed_precondition) {
-            // "authentication is not enabled": requests go without a token.
+            // "authentication is not enabled": requests go without a token (until a member asks
+            // for one).
             NIXL_DEBUG << "etcd: " << cfg_.endpoints[ep] << ": " << message << "; no token used";
+            authOff_.store(true, std::memory_order_relaxed);
             return NIXL_SUCCESS;
         }
         if (code == grpc_unavailable || code == grpc_deadline_exceeded || code < 0) {
@@ -417,7 +393,7 @@ nixlEtcdClient::call(const char *path,
                 break;
             }
             const std::string &url = cfg_.endpoints[ep];
-            if (!cfg_.user.empty() && token().empty()) {
+            if (needToken()) {
                 std::string aerr;
                 const nixl_status_t st = authenticate(ep, left, aerr);
                 if (st == NIXL_ERR_NOT_ALLOWED) {
@@ -445,11 +421,14 @@ nixlEtcdClient::call(const char *path,
             int64_t code = -1;
             std::string message;
             if (nixl_etcd_detail::gatewayError(out, a.httpStatus, code, message)) {
-                if (code == grpc_unauthenticated && !cfg_.user.empty() && !reauthed) {
+                const bool no_user = code == grpc_invalid_argument &&
+                    message.find("user name is empty") != std::string::npos;
+                if ((code == grpc_unauthenticated || no_user) && !cfg_.user.empty() && !reauthed) {
                     // The token expired or the member restarted: a new one, same endpoint.
                     NIXL_INFO << "etcd: " << url << " refused our token (" << message
                               << "); authenticating again";
                     dropToken(a.tokenUsed);
+                    authOff_.store(false, std::memory_order_relaxed);
                     reauthed = true;
                     continue;
                 }
@@ -467,8 +446,7 @@ nixlEtcdClient::call(const char *path,
                 NIXL_ERROR << "etcd: " << what << " at " << url << ": " << message << " (code "
                            << code << ")";
                 // An auth-enabled server refuses a request without a token as "invalid argument".
-                if (code == grpc_invalid_argument &&
-                    message.find("user name is empty") != std::string::npos) {
+                if (no_user) {
                     return NIXL_ERR_NOT_ALLOWED;
                 }
                 return statusOfCode(code);
@@ -489,40 +467,6 @@ nixlEtcdClient::call(const char *path,
 }
 
 // --- operations ------------------------------------------------------------------------------
-
-namespace nixl_etcd_detail {
-
-bool
-parseKv(const nixlJsonValue &o, nixlEtcdKv &kv, std::string &err) {
-    if (o.kind != nixlJsonValue::kind_t::OBJECT) {
-        err = "a key-value is not an object";
-        return false;
-    }
-    std::string b64;
-    if (!nixlJsonString(o.find("key"), b64) || !nixlBase64Decode(b64, kv.key)) {
-        err = "key is not base64";
-        return false;
-    }
-    if (!nixlJsonString(o.find("value"), b64) || !nixlBase64Decode(b64, kv.value)) {
-        err = "value of key '" + kv.key + "' is not base64";
-        return false;
-    }
-    if (!nixlJsonInt(o.find("create_revision"), kv.createRevision) ||
-        !nixlJsonInt(o.find("mod_revision"), kv.modRevision) ||
-        !nixlJsonInt(o.find("version"), kv.version) || !nixlJsonInt(o.find("lease"), kv.lease)) {
-        err = "a revision, version or lease of key '" + kv.key + "' is not an integer";
-        return false;
-    }
-    return true;
-}
-
-bool
-headerRevision(const nixlJsonValue &reply, int64_t &rev) {
-    const nixlJsonValue *h = reply.find("header");
-    return h != nullptr && nixlJsonInt(h->find("revision"), rev);
-}
-
-} // namespace nixl_etcd_detail
 
 using nixl_etcd_detail::headerRevision;
 using nixl_etcd_detail::parseKv;

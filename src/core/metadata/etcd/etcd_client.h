@@ -213,6 +213,10 @@ private:
     std::string
     token() const;
 
+    /** A user is configured, the cluster has authentication on (as far as we know), no token. */
+    bool
+    needToken() const;
+
     void
     dropToken(const std::string &bad);
 
@@ -229,6 +233,8 @@ private:
     std::atomic<size_t> preferred_{0};
     mutable std::mutex tokenMutex_;
     std::string token_;
+    /** The cluster said authentication is not enabled: no token is asked for. */
+    std::atomic<bool> authOff_{false};
     std::unique_ptr<handlePool> pool_;
 };
 

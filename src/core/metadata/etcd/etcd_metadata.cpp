@@ -98,7 +98,17 @@ nixlEtcdMetadata::publish(std::string_view label, std::string_view blob) {
                    << "' before the etcd connection was started";
         return NIXL_ERR_NOT_ALLOWED;
     }
-    const nixl_status_t st = client_.put(prefix_ + std::string(label), blob, lease_);
+    nixl_status_t st = client_.put(prefix_ + std::string(label), blob, lease_);
+    if (st == NIXL_ERR_NOT_FOUND) {
+        // The lease ended before the keepalive thread noticed: a new one now, then this key.
+        const int64_t old = lease_;
+        regrantLocked();
+        if (lease_ != old) {
+            NIXL_WARN << "etcd: agent " << agent_ << ": lease " << old << " was gone; wrote our "
+                      << published_.size() + 1 << " keys again on lease " << lease_;
+            st = client_.put(prefix_ + std::string(label), blob, lease_);
+        }
+    }
     if (st == NIXL_SUCCESS) {
         published_.insert_or_assign(std::string(label), std::string(blob));
     }

@@ -13,62 +13,6 @@
 #include "etcd_internal.h"
 #include "common/nixl_log.h"
 
-namespace nixl_etcd_detail {
-
-bool
-parseWatchMessage(const nixlJsonValue &reply, watchMessage &msg, std::string &err) {
-    const nixlJsonValue *result = reply.find("result");
-    if (result == nullptr || result->kind != nixlJsonValue::kind_t::OBJECT) {
-        err = "message without a 'result' object";
-        return false;
-    }
-    if (!nixlJsonBool(result->find("created"), msg.created) ||
-        !nixlJsonBool(result->find("canceled"), msg.canceled) ||
-        !nixlJsonInt(result->find("compact_revision"), msg.compactRevision) ||
-        !nixlJsonString(result->find("cancel_reason"), msg.cancelReason)) {
-        err = "a created/canceled/compact_revision/cancel_reason field of the wrong type";
-        return false;
-    }
-    if (!headerRevision(*result, msg.headerRevision)) {
-        err = "message without a header revision";
-        return false;
-    }
-    const nixlJsonValue *events = result->find("events");
-    if (events == nullptr) {
-        return true;
-    }
-    if (events->kind != nixlJsonValue::kind_t::ARRAY) {
-        err = "'events' is not an array";
-        return false;
-    }
-    for (const nixlJsonValue &e : events->items) {
-        nixlEtcdEvent ev;
-        std::string type;
-        if (e.kind != nixlJsonValue::kind_t::OBJECT || !nixlJsonString(e.find("type"), type)) {
-            err = "an event is not an object with a string type";
-            return false;
-        }
-        if (type.empty() || type == "PUT") {
-            ev.type = nixl_etcd_event_type_t::PUT;
-        } else if (type == "DELETE") {
-            ev.type = nixl_etcd_event_type_t::DELETE;
-        } else {
-            err = "unknown event type '" + type + "'";
-            return false;
-        }
-        const nixlJsonValue *kv = e.find("kv");
-        if (kv == nullptr || !parseKv(*kv, ev.kv, err)) {
-            if (kv == nullptr) {
-                err = "an event without 'kv'";
-            }
-            return false;
-        }
-        msg.events.push_back(std::move(ev));
-    }
-    return true;
-}
-
-} // namespace nixl_etcd_detail
 
 using nixl_etcd_detail::gatewayError;
 using nixl_etcd_detail::parseWatchMessage;
@@ -260,7 +204,7 @@ nixlEtcdWatch::streamOnce(size_t ep, std::string &why) {
     createdThisStream_ = false;
     tokenUsed_.clear();
 
-    if (!cfg.user.empty() && client_.token().empty()) {
+    if (client_.needToken()) {
         std::string aerr;
         const nixl_status_t st = client_.authenticate(ep, cfg.requestTimeout, aerr);
         if (st != NIXL_SUCCESS) {
