@@ -42,7 +42,7 @@ checkStrings(const nixlJsonValue &v) {
         break;
     case nixlJsonValue::kind_t::OBJECT:
         for (const auto &m : v.members) {
-            checkStrings(m.second);
+            checkStrings(m.value);
         }
         break;
     default:

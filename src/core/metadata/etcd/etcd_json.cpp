@@ -12,8 +12,8 @@ nixlJsonValue::find(std::string_view key) const noexcept {
         return nullptr;
     }
     for (const auto &m : members) {
-        if (m.first == key) {
-            return &m.second;
+        if (m.name == key) {
+            return &m.value;
         }
     }
     return nullptr;
@@ -133,8 +133,8 @@ private:
             }
             ++pos_;
             skipSpace();
-            out.members.emplace_back(std::move(name), nixlJsonValue{});
-            if (!parseValue(out.members.back().second, depth)) {
+            out.members.push_back(nixlJsonMember{std::move(name), nixlJsonValue{}});
+            if (!parseValue(out.members.back().value, depth)) {
                 return false;
             }
             skipSpace();

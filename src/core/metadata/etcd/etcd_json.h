@@ -23,8 +23,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
+
+struct nixlJsonMember;
 
 /** One parsed JSON value. */
 struct nixlJsonValue {
@@ -35,11 +36,17 @@ struct nixlJsonValue {
     /** STRING: the decoded UTF-8 text; NUMBER: the number as written. */
     std::string text;
     std::vector<nixlJsonValue> items; ///< ARRAY
-    std::vector<std::pair<std::string, nixlJsonValue>> members; ///< OBJECT, in input order
+    std::vector<nixlJsonMember> members; ///< OBJECT, in input order
 
     /** The member named key of an object; nullptr if absent or this is not an object. */
     const nixlJsonValue *
     find(std::string_view key) const noexcept;
+};
+
+/** One member of an object. */
+struct nixlJsonMember {
+    std::string name;
+    nixlJsonValue value;
 };
 
 /** Deepest nesting accepted (objects and arrays); the gateway's answers use about 5. */

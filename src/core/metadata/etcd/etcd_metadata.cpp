@@ -5,6 +5,7 @@
 #include "etcd_metadata.h"
 
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "common/nixl_log.h"
