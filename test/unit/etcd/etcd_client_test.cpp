@@ -325,7 +325,8 @@ TEST_F(EtcdSingle, MetadataPublishFetchWatchRemove) {
 
 TEST_F(EtcdSingle, KeepaliveHoldsTheLease) {
     auto cfg = configFor(server_->endpoints(), "/t8");
-    cfg.leaseTtl = 3s;
+    // Keepalives every 2 s: a 4 s stall of this process (busy machine) is needed to lose it.
+    cfg.leaseTtl = 6s;
     nixlEtcdMetadata a("A", cfg);
     ASSERT_EQ(a.start(), NIXL_SUCCESS);
     ASSERT_EQ(a.publish("metadata", "blob"), NIXL_SUCCESS);
@@ -492,7 +493,11 @@ TEST(EtcdUnreachable, DeadFirstEndpointFailsOverToTheLiveOne) {
 
 TEST(EtcdCluster, KilledMemberFailsOverRequestsAndWatches) {
     etcdCluster cluster(etcdCluster::options{.members = 3});
-    nixlEtcdClient c(configFor(cluster.endpoints()));
+    auto cfg = configFor(cluster.endpoints());
+    // Killing the leader costs an election, and a request caught in it times out inside the
+    // cluster first (about 9 s here): room for several on a busy machine.
+    cfg.requestTimeout = 60s;
+    nixlEtcdClient c(cfg);
     ASSERT_EQ(c.put("/c/before", "1"), NIXL_SUCCESS);
     ASSERT_EQ(c.currentEndpoint(), cluster.clientUrl(0));
 
