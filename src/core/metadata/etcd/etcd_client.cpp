@@ -460,9 +460,9 @@ nixlEtcdClient::call(const char *path,
         }
         std::this_thread::sleep_for(std::min<steady::duration>(left, std::chrono::milliseconds(100)));
     }
-    NIXL_ERROR << "etcd: " << what << ": no endpoint answered within "
-               << cfg_.requestTimeout.count() << " ms ("
-               << (tried.empty() ? std::string("time ran out") : tried) << ")";
+    NIXL_ERROR << "etcd: " << what << ": no endpoint could serve it ("
+               << (tried.empty() ? std::string("time ran out") : tried) << "; request timeout "
+               << cfg_.requestTimeout.count() << " ms)";
     return NIXL_ERR_BACKEND;
 }
 
