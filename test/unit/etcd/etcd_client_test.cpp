@@ -478,6 +478,70 @@ TEST(EtcdUnreachable, SilentServerIsBoundedByTheRequestTimeout) {
     EXPECT_EQ(c.put("/k", "v"), NIXL_ERR_BACKEND); // returns: the test would hang otherwise
 }
 
+/** A loopback HTTP server that answers every request with 200 and a body that is not JSON. */
+class garbageServer {
+public:
+    garbageServer() {
+        fd_ = socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof(sa);
+        EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)), 0);
+        EXPECT_EQ(listen(fd_, 16), 0);
+        EXPECT_EQ(getsockname(fd_, reinterpret_cast<sockaddr *>(&sa), &len), 0);
+        port_ = ntohs(sa.sin_port);
+        thread_ = std::thread([this] {
+            for (;;) {
+                const int c = accept(fd_, nullptr, nullptr);
+                if (c < 0) {
+                    return; // shut down
+                }
+                char buf[4096];
+                (void)!read(c, buf, sizeof(buf));
+                static constexpr char reply[] = "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n"
+                                                "Connection: close\r\n\r\n<html>x</>";
+                (void)!write(c, reply, sizeof(reply) - 1);
+                close(c);
+            }
+        });
+    }
+
+    ~garbageServer() {
+        shutdown(fd_, SHUT_RDWR);
+        thread_.join();
+        close(fd_);
+    }
+
+    uint16_t
+    port() const {
+        return port_;
+    }
+
+private:
+    int fd_ = -1;
+    uint16_t port_ = 0;
+    std::thread thread_;
+};
+
+TEST(EtcdUnreachable, AServerThatIsNotEtcdIsSkipped) {
+    garbageServer garbage;
+    const std::string url = "127.0.0.1:" + std::to_string(garbage.port());
+    {
+        auto cfg = configFor(url);
+        cfg.requestTimeout = 2s;
+        nixlEtcdClient c(cfg);
+        EXPECT_EQ(c.put("/k", "v"), NIXL_ERR_BACKEND);
+        eventLog log;
+        nixlEtcdWatch w(c, "/k", "", 0, [&](const auto &e) { log.add(e); });
+        EXPECT_FALSE(w.waitCreated(200ms)); // never confirmed; stops cleanly
+    }
+    etcdCluster server(etcdCluster::options{});
+    nixlEtcdClient c(configFor(url + "," + server.endpoints()));
+    ASSERT_EQ(c.put("/g/k", "v"), NIXL_SUCCESS);
+    EXPECT_EQ(c.currentEndpoint(), server.clientUrl(0));
+}
+
 TEST(EtcdUnreachable, DeadFirstEndpointFailsOverToTheLiveOne) {
     etcdCluster server(etcdCluster::options{});
     const uint16_t dead = nixl_test::pickFreePort();
