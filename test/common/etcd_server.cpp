@@ -124,9 +124,10 @@ makeEtcdTestCertificates(const std::string &dir, etcdTlsFiles &out, std::string 
     // P-256 keys: quick to make; the certificates live for the test run only.
     const std::string newkey = " -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
     {
-        std::ofstream(dir + "/server.ext") << "subjectAltName=IP:127.0.0.1\n"
-                                              "extendedKeyUsage=serverAuth,clientAuth\n"
-                                              "keyUsage=critical,digitalSignature,keyEncipherment\n";
+        std::ofstream(dir + "/server.ext")
+            << "subjectAltName=IP:127.0.0.1\n"
+               "extendedKeyUsage=serverAuth,clientAuth\n"
+               "keyUsage=critical,digitalSignature,keyEncipherment\n";
         std::ofstream(dir + "/client.ext") << "extendedKeyUsage=clientAuth\n"
                                               "keyUsage=critical,digitalSignature\n";
     }
@@ -172,7 +173,8 @@ etcdCluster::etcdCluster(options opts) : opts_(opts) {
     dir_ = tmpl;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     static std::atomic<unsigned> serial{0};
-    const std::string token = "nixl-test-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
+    const std::string token =
+        "nixl-test-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
     const std::string scheme = opts_.tls != nullptr ? "https://" : "http://";
     // A port picked free can be taken before etcd binds it (other tests run in parallel):
     // then a member exits early and the whole start is tried again with new ports.

@@ -212,7 +212,8 @@ TEST_F(EtcdSingle, WatchFromAPastRevisionReplays) {
     eventLog log;
     nixlEtcdWatch w(c, "/t4/k", "", rev + 1, [&](const auto &e) { log.add(e); });
     const std::string early = "early";
-    ASSERT_TRUE(log.wait([&](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::PUT, "/t4/k", &early); }));
+    ASSERT_TRUE(log.wait(
+        [&](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::PUT, "/t4/k", &early); }));
 }
 
 TEST_F(EtcdSingle, LeaseExpiresWithoutKeepalive) {
@@ -228,7 +229,8 @@ TEST_F(EtcdSingle, LeaseExpiresWithoutKeepalive) {
     eventLog log;
     nixlEtcdWatch w(c, "/t5/k", "", 0, [&](const auto &e) { log.add(e); });
     ASSERT_TRUE(w.waitCreated(event_deadline));
-    ASSERT_TRUE(log.wait([](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::DELETE, "/t5/k"); }));
+    ASSERT_TRUE(
+        log.wait([](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::DELETE, "/t5/k"); }));
     std::optional<nixlEtcdKv> kv;
     ASSERT_EQ(c.get("/t5/k", kv), NIXL_SUCCESS);
     EXPECT_FALSE(kv.has_value());
@@ -293,14 +295,17 @@ TEST_F(EtcdSingle, MetadataPublishFetchWatchRemove) {
     std::mutex m;
     std::condition_variable cv;
     std::vector<std::pair<nixl_etcd_event_type_t, std::string>> seen;
-    ASSERT_EQ(b.watchAgent("A", rev,
-                           [&](const std::string &agent, nixl_etcd_event_type_t t, const std::string &label) {
-                               EXPECT_EQ(agent, "A");
-                               std::lock_guard lock(m);
-                               seen.emplace_back(t, label);
-                               cv.notify_all();
-                           }),
-              NIXL_SUCCESS);
+    ASSERT_EQ(
+        b.watchAgent(
+            "A",
+            rev,
+            [&](const std::string &agent, nixl_etcd_event_type_t t, const std::string &label) {
+                EXPECT_EQ(agent, "A");
+                std::lock_guard lock(m);
+                seen.emplace_back(t, label);
+                cv.notify_all();
+            }),
+        NIXL_SUCCESS);
     ASSERT_EQ(a.removeLocal(), NIXL_SUCCESS);
     auto deleted = [&](const std::string &label) {
         for (const auto &s : seen) {
@@ -407,15 +412,17 @@ TEST_F(EtcdSingle, KilledProcessDisappearsWhenItsLeaseExpires) {
     std::mutex m;
     std::condition_variable cv;
     bool gone = false;
-    ASSERT_EQ(w.watchAgent("C", rev,
-                           [&](const std::string &, nixl_etcd_event_type_t t, const std::string &label) {
-                               if (t == nixl_etcd_event_type_t::DELETE && label == "metadata") {
-                                   std::lock_guard lock(m);
-                                   gone = true;
-                                   cv.notify_all();
-                               }
-                           }),
-              NIXL_SUCCESS);
+    ASSERT_EQ(
+        w.watchAgent("C",
+                     rev,
+                     [&](const std::string &, nixl_etcd_event_type_t t, const std::string &label) {
+                         if (t == nixl_etcd_event_type_t::DELETE && label == "metadata") {
+                             std::lock_guard lock(m);
+                             gone = true;
+                             cv.notify_all();
+                         }
+                     }),
+        NIXL_SUCCESS);
     ASSERT_EQ(kill(child, SIGKILL), 0);
     int status = 0;
     ASSERT_EQ(waitpid(child, &status, 0), child);
@@ -566,11 +573,13 @@ TEST(EtcdCluster, KilledMemberFailsOverRequestsAndWatches) {
     ASSERT_EQ(c.currentEndpoint(), cluster.clientUrl(0));
 
     eventLog log;
-    nixlEtcdWatch w(c, "/c/", nixlEtcdClient::prefixEnd("/c/"), 0, [&](const auto &e) { log.add(e); });
+    nixlEtcdWatch w(
+        c, "/c/", nixlEtcdClient::prefixEnd("/c/"), 0, [&](const auto &e) { log.add(e); });
     ASSERT_TRUE(w.waitCreated(event_deadline)); // on member 0, the preferred one
     ASSERT_EQ(c.put("/c/k1", "a"), NIXL_SUCCESS);
     const std::string a = "a";
-    ASSERT_TRUE(log.wait([&](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::PUT, "/c/k1", &a); }));
+    ASSERT_TRUE(
+        log.wait([&](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::PUT, "/c/k1", &a); }));
 
     cluster.kill(0);
     // Requests go to another member (after a new election if member 0 led).
@@ -651,7 +660,8 @@ TEST_F(EtcdTls, ClientCertificateAuthentication) {
         nixlEtcdWatch w(c, "/tls/k", "", 0, [&](const auto &e) { log.add(e); });
         ASSERT_TRUE(w.waitCreated(event_deadline));
         ASSERT_EQ(c.deleteKey("/tls/k"), NIXL_SUCCESS);
-        ASSERT_TRUE(log.wait([](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::DELETE, "/tls/k"); }));
+        ASSERT_TRUE(log.wait(
+            [](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::DELETE, "/tls/k"); }));
     }
     {
         auto no_cert = cfg;
@@ -695,7 +705,8 @@ TEST(EtcdAuth, UserPasswordTokenAndRefresh) {
     nixlEtcdClient c(cfg);
     ASSERT_EQ(c.put("/auth/k", "v1"), NIXL_SUCCESS);
     eventLog log;
-    nixlEtcdWatch w(c, "/auth/", nixlEtcdClient::prefixEnd("/auth/"), 0, [&](const auto &e) { log.add(e); });
+    nixlEtcdWatch w(
+        c, "/auth/", nixlEtcdClient::prefixEnd("/auth/"), 0, [&](const auto &e) { log.add(e); });
     ASSERT_TRUE(w.waitCreated(event_deadline));
 
     // A restarted member forgets its tokens: the next request is refused with "invalid auth
@@ -708,7 +719,8 @@ TEST(EtcdAuth, UserPasswordTokenAndRefresh) {
     EXPECT_EQ(kv->value, "v2");
     // The watch reconnected (with a new token) and saw the put made after the restart.
     const std::string v2 = "v2";
-    ASSERT_TRUE(log.wait([&](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::PUT, "/auth/k", &v2); }));
+    ASSERT_TRUE(log.wait(
+        [&](auto &e) { return hasEvent(e, nixl_etcd_event_type_t::PUT, "/auth/k", &v2); }));
 
     nixlEtcdMetadata md("A", cfg);
     ASSERT_EQ(md.start(), NIXL_SUCCESS);

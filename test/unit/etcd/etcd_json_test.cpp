@@ -58,7 +58,8 @@ TEST(EtcdJson, ReadsTheGatewayShapes) {
 TEST(EtcdJson, DecodesEscapesAndUtf8) {
     nixlJsonValue v;
     std::string err;
-    ASSERT_TRUE(nixlJsonParse(R"(["a\"\\\/\b\f\n\r\t", "\u00e9\ud83d\ude00", "é"])", v, err)) << err;
+    ASSERT_TRUE(nixlJsonParse(R"(["a\"\\\/\b\f\n\r\t", "\u00e9\ud83d\ude00", "é"])", v, err))
+        << err;
     EXPECT_EQ(v.items[0].text, "a\"\\/\b\f\n\r\t");
     EXPECT_EQ(v.items[1].text, "\xc3\xa9\xf0\x9f\x98\x80");
     EXPECT_EQ(v.items[2].text, "\xc3\xa9");
@@ -178,13 +179,14 @@ TEST(EtcdJson, WatchMessages) {
     EXPECT_EQ(m.events[1].type, nixl_etcd_event_type_t::DELETE);
     EXPECT_EQ(m.events[1].kv.modRevision, 6);
 
-    for (const char *bad : {R"({"header":{}})",
-                            R"({"result":{"created":true}})",
-                            R"({"result":{"header":{"revision":"1"},"events":{}}})",
-                            R"({"result":{"header":{"revision":"1"},"events":[{"type":"X","kv":{"key":""}}]}})",
-                            R"({"result":{"header":{"revision":"1"},"events":[{"type":"PUT"}]}})",
-                            R"({"result":{"header":{"revision":"1"},"events":[{"kv":{"key":"!"}}]}})",
-                            R"({"result":{"header":{"revision":"1"},"created":"yes"}})"}) {
+    for (const char *bad :
+         {R"({"header":{}})",
+          R"({"result":{"created":true}})",
+          R"({"result":{"header":{"revision":"1"},"events":{}}})",
+          R"({"result":{"header":{"revision":"1"},"events":[{"type":"X","kv":{"key":""}}]}})",
+          R"({"result":{"header":{"revision":"1"},"events":[{"type":"PUT"}]}})",
+          R"({"result":{"header":{"revision":"1"},"events":[{"kv":{"key":"!"}}]}})",
+          R"({"result":{"header":{"revision":"1"},"created":"yes"}})"}) {
         m = {};
         ASSERT_TRUE(nixlJsonParse(bad, v, err)) << bad;
         EXPECT_FALSE(parseWatchMessage(v, m, err)) << bad;

@@ -131,13 +131,15 @@ nixlEtcdConfig::fromProcessConfig() {
                            "usable without NIXL_ETCD_CERT_FILE");
     }
     if (!cfg.password.empty() && cfg.user.empty()) {
-        nixlConfig::reject("etcd: ",
-                           nixl_etcd_password_var,
-                           nixlConfigValue{"(hidden)", nixlConfig::lookup(nixl_etcd_password_var)->origin},
-                           "usable without NIXL_ETCD_USER");
+        nixlConfig::reject(
+            "etcd: ",
+            nixl_etcd_password_var,
+            nixlConfigValue{"(hidden)", nixlConfig::lookup(nixl_etcd_password_var)->origin},
+            "usable without NIXL_ETCD_USER");
     }
     std::string err;
-    if (!parseEndpoints(*endpoints, !cfg.caFile.empty() || !cfg.certFile.empty(), cfg.endpoints, err)) {
+    if (!parseEndpoints(
+            *endpoints, !cfg.caFile.empty() || !cfg.certFile.empty(), cfg.endpoints, err)) {
         nixlConfig::reject("etcd: ",
                            nixl_etcd_endpoints_var,
                            *nixlConfig::lookup(nixl_etcd_endpoints_var),
@@ -146,7 +148,8 @@ nixlEtcdConfig::fromProcessConfig() {
     if (auto ttl = nixlConfig::getUnsigned(nixl_etcd_lease_ttl_var, "etcd: ", 1, 86400)) {
         cfg.leaseTtl = std::chrono::seconds(*ttl);
     }
-    if (auto t = nixlConfig::getMilliseconds(nixl_etcd_request_timeout_var, "etcd: ", 100, 3600000)) {
+    if (auto t =
+            nixlConfig::getMilliseconds(nixl_etcd_request_timeout_var, "etcd: ", 100, 3600000)) {
         cfg.requestTimeout = *t;
     }
     return cfg;
@@ -296,8 +299,10 @@ nixlEtcdClient::post(size_t ep,
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max<long>(1, static_cast<long>(timeout.count())));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     std::max<long>(1, static_cast<long>(std::min(timeout, cfg_.connectTimeout).count())));
+    curl_easy_setopt(
+        h,
+        CURLOPT_CONNECTTIMEOUT_MS,
+        std::max<long>(1, static_cast<long>(std::min(timeout, cfg_.connectTimeout).count())));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collectBody);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
@@ -388,7 +393,8 @@ nixlEtcdClient::call(const char *path,
         const size_t first = preferred() % n;
         for (size_t i = 0; i < n;) {
             const size_t ep = (first + i) % n;
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
             if (left.count() <= 0) {
                 break;
             }
@@ -413,8 +419,9 @@ nixlEtcdClient::call(const char *path,
             }
             std::string perr;
             if (!nixlJsonParse(a.body, out, perr) || out.kind != nixlJsonValue::kind_t::OBJECT) {
-                tried += (tried.empty() ? "" : "; ") + url + ": HTTP " + std::to_string(a.httpStatus) +
-                    " reply is not the gateway's JSON (" + (perr.empty() ? "not an object" : perr) + ")";
+                tried += (tried.empty() ? "" : "; ") + url + ": HTTP " +
+                         std::to_string(a.httpStatus) + " reply is not the gateway's JSON (" +
+                         (perr.empty() ? "not an object" : perr) + ")";
                 ++i;
                 continue;
             }
@@ -458,7 +465,8 @@ nixlEtcdClient::call(const char *path,
         if (!retriable || left <= steady::duration::zero()) {
             break;
         }
-        std::this_thread::sleep_for(std::min<steady::duration>(left, std::chrono::milliseconds(100)));
+        std::this_thread::sleep_for(
+            std::min<steady::duration>(left, std::chrono::milliseconds(100)));
     }
     NIXL_ERROR << "etcd: " << what << ": no endpoint could serve it ("
                << (tried.empty() ? std::string("time ran out") : tried) << "; request timeout "
@@ -541,7 +549,9 @@ nixlEtcdClient::get(std::string_view key, std::optional<nixlEtcdKv> &out, int64_
 }
 
 nixl_status_t
-nixlEtcdClient::getPrefix(std::string_view prefix, std::vector<nixlEtcdKv> &out, int64_t *revision) {
+nixlEtcdClient::getPrefix(std::string_view prefix,
+                          std::vector<nixlEtcdKv> &out,
+                          int64_t *revision) {
     const std::string body = "{\"key\":\"" + nixlBase64Encode(prefix) + "\",\"range_end\":\"" +
         nixlBase64Encode(prefixEnd(prefix)) + "\"}";
     const std::string what = "get prefix " + std::string(prefix);

@@ -529,7 +529,8 @@ nixlBase64Encode(std::string_view bytes) {
         out += b64_alphabet[(n >> 12) & 63];
         out += "==";
     } else if (rest == 2) {
-        const uint32_t n = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8);
+        const uint32_t n =
+            (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8);
         out += b64_alphabet[(n >> 18) & 63];
         out += b64_alphabet[(n >> 12) & 63];
         out += b64_alphabet[(n >> 6) & 63];

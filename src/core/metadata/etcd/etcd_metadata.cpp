@@ -127,7 +127,8 @@ nixlEtcdMetadata::fetch(const std::string &agent,
                    << "': the name is empty or contains '/'";
         return NIXL_ERR_INVALID_PARAM;
     }
-    const std::string key = nixlEtcdAgentPrefix(client_.config().nameSpace, agent) + std::string(label);
+    const std::string key =
+        nixlEtcdAgentPrefix(client_.config().nameSpace, agent) + std::string(label);
     std::optional<nixlEtcdKv> kv;
     int64_t rev = 0;
     nixl_status_t st = client_.get(key, kv, &rev);
@@ -301,8 +302,8 @@ nixlEtcdMetadata::keepaliveLoop() {
         } else if (st == NIXL_ERR_NOT_FOUND) {
             if (id == lease_) {
                 NIXL_WARN << "etcd: agent " << agent_ << ": lease " << id
-                          << " expired; granting a new one and writing our " << published_.size() + 1
-                          << " keys again";
+                          << " expired; granting a new one and writing our "
+                          << published_.size() + 1 << " keys again";
                 regrantLocked();
             }
             failing = lease_ == id; // regrant failed: retry soon

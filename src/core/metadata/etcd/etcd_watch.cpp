@@ -130,7 +130,8 @@ nixlEtcdWatch::onMessage(std::string_view line) {
     nixlJsonValue reply;
     std::string err;
     if (!nixlJsonParse(line, reply, err) || reply.kind != nixlJsonValue::kind_t::OBJECT) {
-        endReason_ = "reply is not the gateway's JSON (" + (err.empty() ? "not an object" : err) + ")";
+        endReason_ =
+            "reply is not the gateway's JSON (" + (err.empty() ? "not an object" : err) + ")";
         return false;
     }
     int64_t code = -1;
