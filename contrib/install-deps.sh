@@ -41,6 +41,7 @@ packages=(
     prometheus
     python3-prometheus-client
     etcd-server
+    openssl # the etcd TLS tests make their certificates with the openssl command
 )
 
 missing=()

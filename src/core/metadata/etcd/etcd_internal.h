@@ -1,0 +1,55 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file etcd_internal.h
+ * @brief Reply readers shared by the etcd client's unary calls and its watch stream.
+ *        Pure functions of their arguments; thread-safe. They do not log.
+ */
+#ifndef NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H
+#define NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H
+
+#include <cstdint>
+#include <string>
+
+#include "etcd_client.h"
+#include "etcd_json.h"
+
+namespace nixl_etcd_detail {
+
+/**
+ * true when reply is an error of the gateway (unary: "error"/"code"/"message" with a non-200
+ * status; stream: "error" object with "grpc_code"/"message"); code = the gRPC code (-1 when
+ * none), message = the server's text.
+ */
+bool
+gatewayError(const nixlJsonValue &reply, long http_status, int64_t &code, std::string &message);
+
+/** One mvccpb.KeyValue: key and value base64-decoded (absent value = empty). */
+bool
+parseKv(const nixlJsonValue &o, nixlEtcdKv &kv, std::string &err);
+
+/** header.revision of a reply. */
+bool
+headerRevision(const nixlJsonValue &reply, int64_t &rev);
+
+/**
+ * One watch stream message ({"result": {...}}) into its parts. false with err when it is not
+ * one. events are in the order sent; a PUT is an event without "type".
+ */
+struct watchMessage {
+    bool created = false;
+    bool canceled = false;
+    int64_t compactRevision = 0;
+    int64_t headerRevision = 0;
+    std::string cancelReason;
+    std::vector<nixlEtcdEvent> events;
+};
+
+bool
+parseWatchMessage(const nixlJsonValue &reply, watchMessage &msg, std::string &err);
+
+} // namespace nixl_etcd_detail
+
+#endif // NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H
