@@ -152,6 +152,35 @@ TEST_F(p2pAgentTest, InvalidateLocalMDMakesThePeerForgetUs) {
     EXPECT_EQ(nixlAgentInternals::p2pStats(*b).opsFailed, 0u);
 }
 
+TEST_F(p2pAgentTest, OperationsToOnePeerKeepTheirOrder) {
+    auto a = agentWithTest("A");
+    auto b = agentWithTest("B", nixlAgentConfig());
+    // Many registrations make the push far larger than the invalidation that follows it.
+    std::vector<testBuf> bufs;
+    for (int i = 0; i < 2000; ++i) {
+        bufs.emplace_back(64, static_cast<uint8_t>(i));
+    }
+    nixl_reg_dlist_t regs(DRAM_SEG);
+    for (const auto &buf : bufs) {
+        regs.addDesc(nixlBlobDesc(buf.desc(), ""));
+    }
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regs));
+    nixl_opt_args_t to_a = at(portOf(*a));
+    for (int round = 0; round < 5; ++round) {
+        ASSERT_EQ(NIXL_SUCCESS, b->sendLocalMD(&to_a));
+        ASSERT_EQ(NIXL_SUCCESS, b->invalidateLocalMD(&to_a));
+        ASSERT_TRUE(idle(*b));
+        EXPECT_EQ(NIXL_ERR_NOT_FOUND, a->checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
+        // A does not know B now: that invalidation is a success too (nothing to forget).
+        ASSERT_EQ(NIXL_SUCCESS, b->invalidateLocalMD(&to_a));
+        ASSERT_EQ(NIXL_SUCCESS, b->sendLocalMD(&to_a));
+        ASSERT_TRUE(idle(*b));
+        EXPECT_EQ(nixlAgentInternals::p2pStats(*b).opsFailed, 0u);
+        EXPECT_EQ(NIXL_SUCCESS, a->checkRemoteMD("B", bufs[1999].xfer()));
+        ASSERT_EQ(NIXL_SUCCESS, a->invalidateRemoteMD("B"));
+    }
+}
+
 TEST_F(p2pAgentTest, QueuedInvalidateStillGoesOutWhenTheAgentIsDestroyed) {
     auto a = agentWithTest("A");
     {

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <set>
 #include <stdexcept>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -226,6 +227,10 @@ private:
 
     nixlP2PExchange &x_;
     std::vector<std::unique_ptr<conn_t>> conns_;
+    /** Peers ("ip:port") with an operation in flight. */
+    std::set<std::string> busy_;
+    /** An operation finished since the queue was last looked at. */
+    bool kick_ = false;
     nixlP2PLogLimiter limiter_;
     size_t incoming_ = 0;
     size_t outgoing_ = 0;
@@ -238,18 +243,26 @@ nixlP2PExchange::loop_t::run() {
     for (;;) {
         const auto now = steady_clock::now();
         bool stopping = false;
+        std::vector<std::unique_ptr<op_t>> ready;
         {
+            // Operations to one peer run one at a time, in the order they were queued (a push
+            // then an invalidate must arrive in that order); different peers in parallel.
             std::lock_guard<std::mutex> lock(x_.mutex_);
             stopping = x_.stopping_;
-            while (!x_.queue_.empty() && outgoing_ < x_.cfg_.maxConnections) {
-                std::unique_ptr<op_t> op = std::move(x_.queue_.front());
-                x_.queue_.pop_front();
-                ++outgoing_;
-                x_.mutex_.unlock();
-                startOp(std::move(op), now);
-                x_.mutex_.lock();
+            for (auto it = x_.queue_.begin();
+                 it != x_.queue_.end() && outgoing_ + ready.size() < x_.cfg_.maxConnections;) {
+                if (busy_.insert((*it)->peer).second) {
+                    ready.push_back(std::move(*it));
+                    it = x_.queue_.erase(it);
+                } else {
+                    ++it;
+                }
             }
-            stopping = x_.stopping_;
+        }
+        kick_ = false;
+        for (auto &op : ready) {
+            ++outgoing_;
+            startOp(std::move(op), now);
         }
         if (stopping) {
             // Queued pushes still go out (an invalidateLocalMD right before the agent is
@@ -284,7 +297,9 @@ nixlP2PExchange::loop_t::run() {
             next = std::min(next, c->deadline);
         }
         int wait_ms = -1;
-        if (next != steady_clock::time_point::max()) {
+        if (kick_) {
+            wait_ms = 0; // an operation finished: the next one to its peer may start
+        } else if (next != steady_clock::time_point::max()) {
             const auto left = duration_cast<milliseconds>(next - now) + milliseconds(1);
             wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
         }
@@ -708,6 +723,13 @@ nixlP2PExchange::loop_t::clientFrame(conn_t &c) {
             finish(c, true);
             return;
         }
+        if (st == NIXL_ERR_NOT_FOUND && op.kind == nixl_p2p_type_t::INVALIDATE) {
+            // What invalidating is for already holds: the peer does not know us.
+            NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": " << op.what << " via " << op.peer
+                       << ": the peer had no metadata of this agent";
+            finish(c, true);
+            return;
+        }
         finish(c, false,
                std::string("the peer answered ") + statusName(st) + ": " + printable(msg));
         return;
@@ -742,6 +764,8 @@ nixlP2PExchange::loop_t::finish(conn_t &c, bool ok, const std::string &error) {
                    << c.op->peer << ": done";
     }
     close(c);
+    busy_.erase(c.op->peer);
+    kick_ = true;
     {
         std::lock_guard<std::mutex> lock(x_.mutex_);
         ++x_.stats_.opsDone;
