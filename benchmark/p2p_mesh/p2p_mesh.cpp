@@ -210,6 +210,10 @@ main(int argc, char **argv) {
         sizes = {2, 8, 32};
     }
     ::setenv("NIXL_P2P_BIND_ADDR", "127.0.0.1", 0);
+    // 32 processes on 2 cores: an answer can wait longer than the default 5 s behind the
+    // peer's own loads (each one thread). The figure is the time to the full mesh, so a
+    // generous deadline; set NIXL_P2P_TIMEOUT_MS to measure with another.
+    ::setenv("NIXL_P2P_TIMEOUT_MS", "60000", 0);
     std::printf("| N | time to full mesh (ms) | P2P requests per process | metadata bytes received per process |\n");
     std::printf("|---:|---:|---|---:|\n");
     bool ok = true;

@@ -327,7 +327,17 @@ nixlP2PExchange::loop_t::run() {
         }
         for (auto &c : conns_) {
             if (!c->closed && after >= c->deadline) {
-                onTimeout(*c);
+                // This thread may have been busy (loading metadata takes the agent lock and
+                // the backends' time): what the peer sent in time counts, so read it first.
+                const phase_t before = c->phase;
+                if (before == phase_t::RECEIVING) {
+                    receiveSome(*c);
+                } else if (before == phase_t::SENDING) {
+                    sendSome(*c);
+                }
+                if (!c->closed && c->phase == before) {
+                    onTimeout(*c);
+                }
             }
         }
     }
