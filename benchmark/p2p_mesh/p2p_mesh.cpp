@@ -216,6 +216,7 @@ main(int argc, char **argv) {
     ::setenv("NIXL_P2P_TIMEOUT_MS", "60000", 0);
     std::printf("| N | time to full mesh (ms) | P2P requests per process | metadata bytes received per process |\n");
     std::printf("|---:|---:|---|---:|\n");
+    std::fflush(stdout); // before fork: children must not inherit unwritten output
     bool ok = true;
     for (int n : sizes) {
         ok = runMesh(n) && ok;
