@@ -141,10 +141,11 @@ TEST_F(p2pFaultTest, SlowFrameTimesOut) {
     scopedEnv timeout("NIXL_P2P_TIMEOUT_MS", "300");
     auto a = agent("A");
     stderrCapture cap;
-    // Five bytes of a header, then nothing: the listener closes at its deadline.
+    // Five bytes of a header, then nothing: the listener closes at its deadline. (How many
+    // bytes it saw by then is not checked: a busy machine may run the deadline first.)
     exchange(portOf(*a), hello().substr(0, 5), false);
     EXPECT_TRUE(oneErrorLine(cap.stop(), {"no complete request within 300 ms (NIXL_P2P_TIMEOUT_MS)",
-                                          "5 of 16 (header) bytes", "slow or stalled peer"}));
+                                          "of 16 (header) bytes", "slow or stalled peer"}));
 }
 
 TEST_F(p2pFaultTest, StalledPeersDoNotHoldUpOthers) {
@@ -194,6 +195,7 @@ TEST_F(p2pFaultTest, WrongFrameOrderAndBadHelloAreRefused) {
 
 TEST_F(p2pFaultTest, ConnectionsOverTheLimitAreRefused) {
     scopedEnv limit("NIXL_P2P_MAX_CONNECTIONS", "2");
+    scopedEnv patient("NIXL_P2P_TIMEOUT_MS", "60000"); // the two must not time out first
     auto a = agent("A");
     const int s1 = connectTo(portOf(*a));
     const int s2 = connectTo(portOf(*a));
@@ -242,8 +244,12 @@ fakeListener(deadPort &port, const std::string &reply, bool stall) {
 }
 
 TEST_F(p2pFaultTest, FetchAnswersThatAreNotValidLoadNothing) {
-    scopedEnv timeout("NIXL_P2P_TIMEOUT_MS", "300");
     auto a = agent("A");
+    std::unique_ptr<nixlAgent> impatient; // only the stalling case may time out
+    {
+        scopedEnv timeout("NIXL_P2P_TIMEOUT_MS", "300");
+        impatient = agent("A");
+    }
     struct replyCase {
         std::string reply;
         bool stall;
@@ -262,13 +268,14 @@ TEST_F(p2pFaultTest, FetchAnswersThatAreNotValidLoadNothing) {
         deadPort fake;
         ASSERT_TRUE(fake.listen());
         nixl_opt_args_t there = at(fake.port());
+        nixlAgent &x = c.stall ? *impatient : *a;
         stderrCapture cap;
-        ASSERT_EQ(NIXL_SUCCESS, a->fetchRemoteMD("B", &there));
+        ASSERT_EQ(NIXL_SUCCESS, x.fetchRemoteMD("B", &there));
         std::thread t([&] { fakeListener(fake, c.reply, c.stall); });
-        ASSERT_TRUE(idle(*a));
+        ASSERT_TRUE(idle(x));
         t.join();
         EXPECT_TRUE(oneErrorLine(cap.stop(), {"fetchRemoteMD(B) via 127.0.0.1:", c.needle}));
-        EXPECT_EQ(NIXL_ERR_NOT_FOUND, a->checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
+        EXPECT_EQ(NIXL_ERR_NOT_FOUND, x.checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
     }
 }
 
