@@ -33,7 +33,8 @@ peekAgentName(const std::string &blob, std::string &name) {
     for (int i = 3; i >= 0; --i) {
         len = (len << 8) | static_cast<uint8_t>(blob[nixl_md_header_size + i]);
     }
-    if (len == 0 || len > nixl_md_max_agent_name_len || blob.size() < nixl_md_header_size + 4 + len) {
+    if (len == 0 || len > nixl_md_max_agent_name_len ||
+        blob.size() < nixl_md_header_size + 4 + len) {
         return false;
     }
     name.assign(blob, nixl_md_header_size + 4, len);
@@ -53,8 +54,8 @@ public:
     loadRemote(const std::string &blob, const std::string &expected, std::string &name) override {
         std::string peeked;
         if (!expected.empty() && peekAgentName(blob, peeked) && peeked != expected) {
-            NIXL_ERROR << "agent " << data_.name << ": fetchRemoteMD(" << nixlP2P::printable(expected)
-                       << "): the peer sent the metadata of agent " << nixlP2P::printable(peeked)
+            NIXL_ERROR << "agent " << data_.name << ": fetchRemoteMD("
+                       << nixlP2P::printable(expected) << "): the peer sent the metadata of agent " << nixlP2P::printable(peeked)
                        << "; not loaded";
             return NIXL_ERR_MISMATCH;
         }

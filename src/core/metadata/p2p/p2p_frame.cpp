@@ -266,8 +266,8 @@ nixlP2PParser::feed(const char *data, size_t len, size_t &used) {
         if (haveHeader_ < nixlP2P::header_size) {
             // A wrong magic is reported as soon as its bytes are in, not after 16 bytes: a
             // line of text sent to the port is refused without waiting for more.
-            if (std::memcmp(header_, nixlP2P::magic, std::min(haveHeader_, sizeof(nixlP2P::magic))) !=
-                0) {
+            const size_t n_magic = std::min(haveHeader_, sizeof(nixlP2P::magic));
+            if (std::memcmp(header_, nixlP2P::magic, n_magic) != 0) {
                 error_ = "bad magic: not a libnixl P2P metadata frame (first bytes \"" +
                     nixlP2P::printable(std::string_view(header_, haveHeader_)) + "\")";
                 failed_ = true;
