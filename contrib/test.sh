@@ -260,7 +260,7 @@ else
     # chrome plugin, and the NVTX plugin under its recording tools when the NVTX headers are
     # there), ring and exporters, and the UCX backend when it is built (its tests carry their
     # own suppressions file for races inside UCX 1.13 itself: test/unit/ucx/tsan.supp).
-    tsan_tests=(agent test_backend telemetry_core tracing trace_chrome trace_chrome_agent
+    tsan_tests=(agent p2p test_backend telemetry_core tracing trace_chrome trace_chrome_agent
         trace_nvtx_plugin_ext trace_nvtx_plugin_core ring prometheus_exporter prometheus_agent
         prometheus_mp prometheus_mp_e2e etcd_json etcd_client)
     if [ -f build/src/plugins/libplugin_UCX.so ]; then

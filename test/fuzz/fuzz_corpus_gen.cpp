@@ -6,7 +6,7 @@
  * @file fuzz_corpus_gen.cpp
  * @brief Writes the seed corpus of one fuzz target at build time.
  *
- * Usage: fuzz_corpus_gen <md_blob|serdes|load_remote_md> <directory>
+ * Usage: fuzz_corpus_gen <md_blob|serdes|p2p_frame|load_remote_md> <directory>
  *
  * Seeds come from the library's own writers (nixlMdEncode, nixlSerDes, a real agent's
  * getLocalMD), so they follow the current formats with no checked-in binaries to keep in step.
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/metadata/md_blob.h"
+#include "core/metadata/p2p/p2p_frame.h"
 #include "nixl.h"
 #include "utils/serdes/serdes.h"
 
@@ -160,6 +161,30 @@ agentSeeds(seed_list_t &seeds) {
     return true;
 }
 
+// Conversations as a client or listener reads them: the request side (HELLO then one request)
+// and the answers, each prefixed by the fuzz target's control byte.
+void
+p2pSeeds(seed_list_t &seeds) {
+    using nixlP2P::encodeFrame;
+    nixlMdBlob b;
+    b.agentName = "peer";
+    b.conns = {{"TEST", "conn-info"}};
+    const std::string hello =
+        encodeFrame(nixl_p2p_type_t::HELLO, nixlP2P::encodeHello("peer", "token"));
+    const std::string frames[] = {
+        hello + encodeFrame(nixl_p2p_type_t::LOAD, nixlMdEncode(b)),
+        hello + encodeFrame(nixl_p2p_type_t::FETCH, "target"),
+        encodeFrame(nixl_p2p_type_t::HELLO, nixlP2P::encodeHello("peer", "")) +
+            encodeFrame(nixl_p2p_type_t::INVALIDATE, "peer"),
+        encodeFrame(nixl_p2p_type_t::STATUS, nixlP2P::encodeStatus(NIXL_ERR_NOT_ALLOWED, "no")),
+        encodeFrame(nixl_p2p_type_t::LOAD, nixlMdEncode(b)),
+    };
+    for (const auto &f : frames) {
+        seeds.push_back(std::string(1, '\x00') + f); // byte by byte
+        seeds.push_back(std::string(1, '\x7f') + f); // 255-byte pieces
+    }
+}
+
 bool
 writeSeeds(const std::string &dir, const seed_list_t &seeds) {
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -188,7 +213,7 @@ writeSeeds(const std::string &dir, const seed_list_t &seeds) {
 int
 main(int argc, char **argv) {
     if (argc != 3) {
-        std::fprintf(stderr, "usage: %s <md_blob|serdes|load_remote_md> <directory>\n", argv[0]);
+        std::fprintf(stderr, "usage: %s <md_blob|serdes|p2p_frame|load_remote_md> <directory>\n", argv[0]);
         return 2;
     }
     const std::string target = argv[1];
@@ -197,6 +222,8 @@ main(int argc, char **argv) {
         mdSeeds(seeds);
     } else if (target == "serdes") {
         serdesSeeds(seeds);
+    } else if (target == "p2p_frame") {
+        p2pSeeds(seeds);
     } else if (target == "load_remote_md") {
         mdSeeds(seeds);
         if (!agentSeeds(seeds)) {

@@ -40,6 +40,8 @@
 class nixlAgent {
 private:
     const std::unique_ptr<nixlAgentData> data;
+    /** libnixl's own tests and benchmarks look inside (not part of the API). */
+    friend class nixlAgentInternals;
 
 public:
     /** Throws std::invalid_argument for an empty name, std::runtime_error for a bad setup. */

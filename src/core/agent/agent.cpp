@@ -13,6 +13,7 @@
 
 #include "agent/agent_data.h"
 #include "agent/agent_internal.h"
+#include "agent/exchange.h"
 #include "common/nixl_log.h"
 #include "config/config.h"
 #include "metadata/md_blob.h"
@@ -55,7 +56,7 @@ nixlParseBool(std::string_view text, bool &out) noexcept {
 nixlAgentData::nixlAgentData(const std::string &agent_name, const nixlAgentConfig &cfg)
     : name(agent_name),
       config(cfg),
-      lock(cfg.syncMode) {}
+      lock(nixlEffectiveSyncMode(cfg)) {}
 
 nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
     : data(std::make_unique<nixlAgentData>(name, cfg)) {
@@ -75,6 +76,9 @@ nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
     }
     // Missing or unusable trace plugins are logged and left out; the agent works without them.
     data->tracer = nixl::trace::makeTracer(name, nixl::trace::tracerConfigFromEnvironment());
+    // Last: the listener may call into the agent as soon as it runs. Throws when the listen
+    // port cannot be bound or a NIXL_P2P_* value is bad.
+    nixlSetupMdExchange(*this, *data);
     NIXL_DEBUG << "agent " << name << ": created, sync mode "
                << static_cast<int>(cfg.syncMode) << ", telemetry "
                << (data->telemetryEnabled ? "on" : "off") << ", tracing "
@@ -82,6 +86,8 @@ nixlAgent::nixlAgent(const std::string &name, const nixlAgentConfig &cfg)
 }
 
 nixlAgent::~nixlAgent() {
+    // Metadata threads first, without the lock: they take it to load what peers send.
+    nixlStopMdExchange(*data);
     nixlWriteGuard guard(data->lock);
     // Requests first: they reference metadata of both sides.
     for (nixlXferReqH *req : data->requests) {

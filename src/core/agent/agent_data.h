@@ -31,6 +31,8 @@
 #include "nixl.h"
 #include "nixl_plugin_names.h"
 #include "common/fast_clock.h"
+#include "metadata/md_exchange.h"
+#include "metadata/p2p/p2p_exchange.h"
 #include "telemetry/telemetry.h"
 #include "tracing/tracing.h"
 
@@ -38,6 +40,11 @@
 class nixlAgentLock {
 public:
     explicit nixlAgentLock(nixl_thread_sync_t mode) noexcept : mode_(mode) {}
+
+    nixl_thread_sync_t
+    mode() const noexcept {
+        return mode_;
+    }
 
     void
     lockWrite() {
@@ -437,7 +444,21 @@ public:
     std::mutex registryMutex;
     std::unordered_set<nixlXferReqH *> requests;
     std::unordered_set<nixlDlistH *> dlists;
+
+    // Metadata exchange (exchange.cpp). Declared last, so destroyed first: their threads call
+    // into the state above. ~nixlAgent stops them before anything else.
+    /** What the exchanges call back into; set at construction. */
+    std::unique_ptr<nixlMdSink> mdSink;
+    /** Peer-to-peer sockets: the listener with useListenThread; always present. */
+    std::unique_ptr<nixlP2PExchange> p2p;
+    /** The central store (etcd) when one is configured; null otherwise. */
+    std::unique_ptr<nixlMdExchange> central;
 };
+
+/** The sync mode the agent lock runs in: cfg.syncMode, except that NONE becomes RW when a
+ *  metadata thread (the P2P listener) calls into the agent beside the application. */
+nixl_thread_sync_t
+nixlEffectiveSyncMode(const nixlAgentConfig &cfg) noexcept;
 
 // Helpers on agent state shared by agent.cpp, metadata.cpp, prepare.cpp and transfer.cpp;
 // defined in agent_data.cpp. Callers hold the agent lock as noted.

@@ -271,21 +271,18 @@ TEST_F(agentBackendTest, PrepMemViewIsNotSupported) {
     EXPECT_TRUE(errorLines(cap.stop()).empty());
 }
 
-TEST_F(agentBackendTest, MetadataExchangeCallsAreNotSupported) {
+TEST_F(agentBackendTest, MetadataExchangeCallsNeedADestination) {
+    // Without ipAddr and without a central store there is nowhere to send to; the P2P paths
+    // are tested in test/unit/p2p.
+    scopedEnv etcd("NIXL_ETCD_ENDPOINTS", nullptr);
     auto agent = makeAgent("A");
     ASSERT_EQ(NIXL_SUCCESS, addTest(*agent));
     testBuffer buf(64);
     ASSERT_EQ(NIXL_SUCCESS, agent->registerMem(regList({buf.desc()})));
-    nixl_opt_args_t p2p;
-    p2p.ipAddr = "127.0.0.1";
-    p2p.port = 1;
-    EXPECT_EQ(NIXL_ERR_NOT_SUPPORTED, agent->sendLocalMD());
-    EXPECT_EQ(NIXL_ERR_NOT_SUPPORTED, agent->sendLocalMD(&p2p));
-    EXPECT_EQ(NIXL_ERR_NOT_SUPPORTED, agent->sendLocalPartialMD(regList({buf.desc()})));
-    EXPECT_EQ(NIXL_ERR_NOT_SUPPORTED, agent->fetchRemoteMD("B"));
-    EXPECT_EQ(NIXL_ERR_NOT_SUPPORTED, agent->fetchRemoteMD("B", &p2p));
-    EXPECT_EQ(NIXL_ERR_NOT_SUPPORTED, agent->invalidateLocalMD());
-    EXPECT_EQ(NIXL_ERR_NOT_SUPPORTED, agent->invalidateLocalMD(&p2p));
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, agent->sendLocalMD());
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, agent->sendLocalPartialMD(regList({buf.desc()})));
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, agent->fetchRemoteMD("B"));
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, agent->invalidateLocalMD());
 }
 
 TEST_F(agentBackendTest, DestructionReleasesEverythingOutstanding) {

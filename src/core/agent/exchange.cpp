@@ -1,0 +1,244 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// nixlAgent: sendLocalMD, sendLocalPartialMD, fetchRemoteMD, invalidateLocalMD. Each call
+// builds what it sends on the caller's thread, under the agent lock as getLocalMD does, and
+// hands it to one exchange: P2P when extra_params->ipAddr is set, else the central store
+// (etcd) when NIXL_ETCD_ENDPOINTS configures one. The exchange's thread loads what arrives
+// through nixlAgentMdSink.
+
+#include "agent/exchange.h"
+
+#include <cstring>
+
+#include "common/nixl_log.h"
+#include "config/config.h"
+#include "metadata/md_blob.h"
+
+using nixlEnumStrings::statusStr;
+
+namespace {
+
+constexpr char etcd_endpoints_var[] = "NIXL_ETCD_ENDPOINTS";
+
+/** The agent name in a blob's header, without decoding the rest; false when the header is
+ *  not readable (loading then reports why). Layout: docs/metadata.md. */
+bool
+peekAgentName(const std::string &blob, std::string &name) {
+    if (blob.size() < nixl_md_header_size + 4) {
+        return false;
+    }
+    uint32_t len = 0;
+    for (int i = 3; i >= 0; --i) {
+        len = (len << 8) | static_cast<uint8_t>(blob[nixl_md_header_size + i]);
+    }
+    if (len == 0 || len > nixl_md_max_agent_name_len ||
+        blob.size() < nixl_md_header_size + 4 + len) {
+        return false;
+    }
+    name.assign(blob, nixl_md_header_size + 4, len);
+    return true;
+}
+
+class nixlAgentMdSink final : public nixlMdSink {
+public:
+    nixlAgentMdSink(nixlAgent &agent, nixlAgentData &data) : agent_(agent), data_(data) {}
+
+    const std::string &
+    agentName() const noexcept override {
+        return data_.name;
+    }
+
+    nixl_status_t
+    loadRemote(const std::string &blob, const std::string &expected, std::string &name) override {
+        std::string peeked;
+        if (!expected.empty() && peekAgentName(blob, peeked) && peeked != expected) {
+            NIXL_ERROR << "agent " << data_.name << ": fetchRemoteMD("
+                       << nixlP2P::printable(expected) << "): the peer sent the metadata of agent " << nixlP2P::printable(peeked)
+                       << "; not loaded";
+            return NIXL_ERR_MISMATCH;
+        }
+        return agent_.loadRemoteMD(blob, name);
+    }
+
+    nixl_status_t
+    invalidateRemote(const std::string &agent) override {
+        nixlWriteGuard guard(data_.lock);
+        if (agent == data_.name || data_.remotes.count(agent) == 0) {
+            NIXL_DEBUG << "agent " << data_.name << ": a peer invalidated agent "
+                       << nixlP2P::printable(agent) << ", whose metadata is not loaded";
+            return NIXL_ERR_NOT_FOUND;
+        }
+        nixlDropRemote(data_, agent);
+        NIXL_DEBUG << "agent " << data_.name << ": dropped the metadata of " << agent
+                   << " at its request";
+        return NIXL_SUCCESS;
+    }
+
+    nixl_status_t
+    localMD(std::string &blob) override {
+        return agent_.getLocalMD(blob);
+    }
+
+private:
+    nixlAgent &agent_;
+    nixlAgentData &data_;
+};
+
+bool
+wantsP2P(const nixl_opt_args_t *extra) noexcept {
+    return extra != nullptr && !extra->ipAddr.empty();
+}
+
+/** The exchange for a call without ipAddr: the central store, or null after logging why. */
+nixlMdExchange *
+centralOrLog(const nixlAgentData &d, const char *what, nixl_status_t &st) {
+    if (d.central != nullptr) {
+        return d.central.get();
+    }
+    if (nixlConfig::lookup(etcd_endpoints_var)) {
+        NIXL_WARN << "agent " << d.name << ": " << what
+                  << ": NIXL_ETCD_ENDPOINTS is set, but etcd exchange is not supported in "
+                     "this build";
+        st = NIXL_ERR_NOT_SUPPORTED;
+        return nullptr;
+    }
+    NIXL_ERROR << "agent " << d.name << ": " << what
+               << ": no peer given (extra_params->ipAddr) and no central store configured "
+                  "(NIXL_ETCD_ENDPOINTS)";
+    st = NIXL_ERR_INVALID_PARAM;
+    return nullptr;
+}
+
+} // namespace
+
+nixl_thread_sync_t
+nixlEffectiveSyncMode(const nixlAgentConfig &cfg) noexcept {
+    // The listener loads metadata (writer) and answers fetches (reader) beside an application
+    // that promised only not to call the agent concurrently itself. RW keeps its calls from
+    // waiting on each other (it makes none at once) and only orders them against the
+    // listener's. A thread of the central store, once there is one, counts the same way.
+    if (cfg.syncMode == nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE && cfg.useListenThread) {
+        return nixl_thread_sync_t::NIXL_THREAD_SYNC_RW;
+    }
+    return cfg.syncMode;
+}
+
+void
+nixlSetupMdExchange(nixlAgent &agent, nixlAgentData &data) {
+    data.mdSink = std::make_unique<nixlAgentMdSink>(agent, data);
+    data.p2p = std::make_unique<nixlP2PExchange>(
+        *data.mdSink,
+        nixlP2PConfig::fromOptions(data.name, data.config.useListenThread, data.config.listenPort));
+    if (data.config.useListenThread &&
+        data.config.syncMode == nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE) {
+        NIXL_DEBUG << "agent " << data.name
+                   << ": sync mode NONE runs as RW while the P2P listener thread runs";
+    }
+}
+
+void
+nixlStopMdExchange(nixlAgentData &data) noexcept {
+    if (data.central != nullptr) {
+        data.central->stop();
+    }
+    if (data.p2p != nullptr) {
+        data.p2p->stop();
+    }
+}
+
+nixl_status_t
+nixlAgent::sendLocalMD(const nixl_opt_args_t *extra_params) const {
+    nixl_status_t st = NIXL_SUCCESS;
+    nixlMdExchange *x = wantsP2P(extra_params) ? data->p2p.get() :
+                                                 centralOrLog(*data, "sendLocalMD", st);
+    if (x == nullptr) {
+        return st;
+    }
+    nixl_blob_t blob;
+    st = getLocalMD(blob);
+    if (st != NIXL_SUCCESS) {
+        return st; // getLocalMD logged why
+    }
+    return x->sendLocal(blob, false, extra_params);
+}
+
+nixl_status_t
+nixlAgent::sendLocalPartialMD(const nixl_reg_dlist_t &descs,
+                              const nixl_opt_args_t *extra_params) const {
+    nixl_status_t st = NIXL_SUCCESS;
+    nixlMdExchange *x = wantsP2P(extra_params) ? data->p2p.get() :
+                                                 centralOrLog(*data, "sendLocalPartialMD", st);
+    if (x == nullptr) {
+        return st;
+    }
+    nixl_blob_t blob;
+    st = getLocalPartialMD(descs, blob, extra_params);
+    if (st != NIXL_SUCCESS) {
+        return st;
+    }
+    return x->sendLocal(blob, true, extra_params);
+}
+
+static nixl_status_t
+fetchRemoteMDImpl(nixlAgentData *data,
+                  const std::string &remote_name,
+                  const nixl_opt_args_t *extra_params) {
+    if (remote_name == data->name) {
+        NIXL_ERROR << "agent " << data->name
+                   << ": fetchRemoteMD: cannot fetch the agent's own metadata";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    if (!wantsP2P(extra_params)) {
+        nixl_status_t st = NIXL_SUCCESS;
+        nixlMdExchange *x = centralOrLog(*data, "fetchRemoteMD", st);
+        return x == nullptr ? st : x->fetchRemote(remote_name, extra_params);
+    }
+    if (data->lock.mode() == nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE) {
+        // The answer is loaded on the metadata thread: only an agent that locks may take it.
+        NIXL_ERROR << "agent " << data->name << ": fetchRemoteMD(" << remote_name
+                   << ") over P2P needs nixlAgentConfig::useListenThread or a sync mode other "
+                      "than NONE (the answer is loaded on the metadata thread)";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    return data->p2p->fetchRemote(remote_name, extra_params);
+}
+
+nixl_status_t
+nixlAgent::fetchRemoteMD(const std::string remote_name, const nixl_opt_args_t *extra_params) {
+    if (data->tracer) [[unlikely]] {
+        nixl::trace::Span span(
+            *data->tracer, nixl::trace::NameId::FETCH_REMOTE_MD, {{"remote_agent", remote_name}});
+        return nixlTraceStatus(span, fetchRemoteMDImpl(data.get(), remote_name, extra_params));
+    }
+    return fetchRemoteMDImpl(data.get(), remote_name, extra_params);
+}
+
+nixl_status_t
+nixlAgent::invalidateLocalMD(const nixl_opt_args_t *extra_params) const {
+    nixl_status_t st = NIXL_SUCCESS;
+    nixlMdExchange *x = wantsP2P(extra_params) ? data->p2p.get() :
+                                                 centralOrLog(*data, "invalidateLocalMD", st);
+    return x == nullptr ? st : x->invalidateLocal(extra_params);
+}
+
+uint16_t
+nixlAgentInternals::p2pPort(const nixlAgent &agent) noexcept {
+    return agent.data->p2p != nullptr ? agent.data->p2p->boundPort() : 0;
+}
+
+bool
+nixlAgentInternals::waitMdIdle(const nixlAgent &agent, std::chrono::milliseconds timeout) {
+    return agent.data->p2p == nullptr || agent.data->p2p->waitIdle(timeout);
+}
+
+nixlP2PExchange::stats_t
+nixlAgentInternals::p2pStats(const nixlAgent &agent) {
+    return agent.data->p2p != nullptr ? agent.data->p2p->stats() : nixlP2PExchange::stats_t{};
+}
+
+nixl_thread_sync_t
+nixlAgentInternals::syncMode(const nixlAgent &agent) noexcept {
+    return agent.data->lock.mode();
+}

@@ -1,0 +1,47 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file exchange.h
+ * @brief The agent's side of metadata exchange (exchange.cpp): setting up and stopping the
+ *        exchanges, and nixlAgentInternals, the window libnixl's tests and benchmarks use to
+ *        see what the public API does not show. Not installed.
+ */
+#ifndef NIXL_SRC_CORE_AGENT_EXCHANGE_H
+#define NIXL_SRC_CORE_AGENT_EXCHANGE_H
+
+#include <chrono>
+#include <cstdint>
+
+#include "agent/agent_data.h"
+
+/** Creates the sink and the P2P exchange (listening with useListenThread). Throws as
+ *  nixlAgent's constructor documents. */
+void
+nixlSetupMdExchange(nixlAgent &agent, nixlAgentData &data);
+
+/** Stops every exchange's thread (finishing queued pushes); the agent lock must not be held. */
+void
+nixlStopMdExchange(nixlAgentData &data) noexcept;
+
+/** Test and benchmark access to an agent's internals. Thread-safe. */
+class nixlAgentInternals {
+public:
+    /** The port the P2P listener is bound to; 0 without listener. */
+    static uint16_t
+    p2pPort(const nixlAgent &agent) noexcept;
+
+    /** Waits until the agent's queued P2P operations have finished; false on timeout. */
+    static bool
+    waitMdIdle(const nixlAgent &agent, std::chrono::milliseconds timeout);
+
+    static nixlP2PExchange::stats_t
+    p2pStats(const nixlAgent &agent);
+
+    /** The sync mode the agent lock really runs in. */
+    static nixl_thread_sync_t
+    syncMode(const nixlAgent &agent) noexcept;
+};
+
+#endif // NIXL_SRC_CORE_AGENT_EXCHANGE_H

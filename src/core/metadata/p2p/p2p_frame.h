@@ -1,0 +1,160 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file p2p_frame.h
+ * @brief The framing of libnixl's peer-to-peer metadata protocol: frame header, payload codecs
+ *        and an incremental parser. Pure functions and a parser object; no sockets, no logging,
+ *        so the fuzzer drives exactly what the listener runs. The layout is specified in
+ *        docs/metadata.md ("P2P framing").
+ *
+ * Thread safety: the functions are reentrant; a nixlP2PParser belongs to one thread.
+ */
+#ifndef NIXL_SRC_CORE_METADATA_P2P_P2P_FRAME_H
+#define NIXL_SRC_CORE_METADATA_P2P_P2P_FRAME_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "nixl_types.h"
+
+/** Frame types. Values are wire values. */
+enum class nixl_p2p_type_t : uint8_t {
+    HELLO = 1, ///< first frame of a connection: the client's agent name and token
+    LOAD = 2, ///< a metadata blob: a push (request) or the answer to FETCH
+    FETCH = 3, ///< request: send me your full metadata (payload: the name expected, may be empty)
+    INVALIDATE = 4, ///< request: forget the agent named in the payload (the sender)
+    STATUS = 5, ///< answer: a nixl_status_t and a short message
+};
+
+namespace nixlP2P {
+
+/** "NXLP2P" CR LF: the CR LF catches channels that rewrite line endings. */
+inline constexpr char magic[8] = {'N', 'X', 'L', 'P', '2', 'P', '\r', '\n'};
+/** Version of everything after the magic. */
+inline constexpr uint16_t protocol_version = 1;
+/** magic, u16 version, u8 type, u8 flags, u32 payload length (little-endian). */
+inline constexpr size_t header_size = 16;
+inline constexpr size_t max_name = 1024; ///< agent names (as in the metadata blob)
+inline constexpr size_t max_token = 256;
+inline constexpr size_t max_message = 1024; ///< STATUS message text
+/** NIXL_P2P_MAX_FRAME bounds: LOAD payloads; the default equals the blob's own limit. */
+inline constexpr uint32_t min_load_limit = 4096;
+inline constexpr uint32_t default_load_limit = 1u << 30;
+
+/** Name of a frame type for messages ("LOAD"), "type N" for unknown values. */
+std::string
+typeName(uint8_t type);
+
+/** The largest payload a frame of type may carry; load_limit applies to LOAD. */
+uint32_t
+payloadLimit(nixl_p2p_type_t type, uint32_t load_limit) noexcept;
+
+/** Header plus payload. The caller keeps payloads within payloadLimit. */
+std::string
+encodeFrame(nixl_p2p_type_t type, std::string_view payload);
+
+/** HELLO payload: u16 name length, name, u16 token length, token. */
+std::string
+encodeHello(std::string_view name, std::string_view token);
+
+/** false with error set when the payload is not a valid HELLO (name 1..1024, token 0..256,
+ *  nothing after). */
+bool
+decodeHello(std::string_view payload, std::string &name, std::string &token, std::string &error);
+
+/** STATUS payload: i32 status, message (cut to max_message bytes). */
+std::string
+encodeStatus(nixl_status_t status, std::string_view message);
+
+/** false with error set when the payload is not a valid STATUS (status in nixl_status_t's
+ *  range, message within max_message). */
+bool
+decodeStatus(std::string_view payload,
+             nixl_status_t &status,
+             std::string &message,
+             std::string &error);
+
+/** Compares a presented token with the expected one in time that depends only on the
+ *  expected token's length. */
+bool
+tokenEqual(std::string_view expected, std::string_view presented) noexcept;
+
+/** text with bytes outside printable ASCII as \xNN, cut after 64 bytes: for names from peers
+ *  in messages. */
+std::string
+printable(std::string_view text);
+
+} // namespace nixlP2P
+
+/**
+ * Reads frames from a byte stream fed in pieces of any size. The header is checked as soon as
+ * its 16 bytes are in (magic, version, type, flags, length against the type's limit), before
+ * any payload byte is stored; the payload buffer grows with the bytes received, never by what a
+ * header claims.
+ */
+class nixlP2PParser {
+public:
+    enum class result_t { NEED_MORE, FRAME, ERROR };
+
+    explicit nixlP2PParser(uint32_t load_limit) noexcept : loadLimit_(load_limit) {}
+
+    /**
+     * Consumes bytes of data (used tells how many) up to the end of one frame. FRAME: type()
+     * and payload() hold it until the next feed, which starts the next frame. ERROR: error()
+     * says why, and the parser stays in error.
+     */
+    result_t
+    feed(const char *data, size_t len, size_t &used);
+
+    nixl_p2p_type_t
+    type() const noexcept {
+        return type_;
+    }
+
+    const std::string &
+    payload() const noexcept {
+        return payload_;
+    }
+
+    std::string &
+    payload() noexcept {
+        return payload_;
+    }
+
+    const std::string &
+    error() const noexcept {
+        return error_;
+    }
+
+    /** Bytes of the current, unfinished frame received so far (0 between frames). */
+    size_t
+    partial() const noexcept {
+        return done_ ? 0 : haveHeader_ + payload_.size();
+    }
+
+    /** Size the current frame will have, or 0 while its header is incomplete. */
+    size_t
+    expected() const noexcept {
+        return haveHeader_ == nixlP2P::header_size ? nixlP2P::header_size + length_ : 0;
+    }
+
+private:
+    bool
+    checkHeader();
+
+    uint32_t loadLimit_;
+    char header_[nixlP2P::header_size]{};
+    size_t haveHeader_ = 0;
+    uint32_t length_ = 0;
+    nixl_p2p_type_t type_ = nixl_p2p_type_t::HELLO;
+    std::string payload_;
+    bool done_ = false;
+    bool failed_ = false;
+    std::string error_;
+};
+
+#endif // NIXL_SRC_CORE_METADATA_P2P_P2P_FRAME_H

@@ -1,0 +1,593 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The P2P exchange's thread (p2p_loop.h): one poll loop over the listener and every
+// connection. A connection carries exactly one request and its answer: client -> HELLO +
+// request, server -> answer, close. Every connection has one deadline (NIXL_P2P_TIMEOUT_MS from
+// connect or accept) covering all its reads and writes.
+
+#include "metadata/p2p/p2p_loop.h"
+
+#include <cerrno>
+#include <cstring>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/nixl_log.h"
+
+using namespace std::chrono;
+using nixlP2P::printable;
+using phase_t = nixl_p2p_phase_t;
+using conn_t = nixlP2PConn;
+
+void
+nixlP2PExchange::loop_t::run() {
+    const std::string &me = x_.sink_.agentName();
+    std::vector<pollfd> fds;
+    for (;;) {
+        const auto now = steady_clock::now();
+        bool stopping = false;
+        std::vector<std::unique_ptr<op_t>> ready;
+        {
+            // Operations to one peer run one at a time, in the order they were queued (a push
+            // then an invalidate must arrive in that order); different peers in parallel.
+            std::lock_guard<std::mutex> lock(x_.mutex_);
+            stopping = x_.stopping_;
+            for (auto it = x_.queue_.begin();
+                 it != x_.queue_.end() && outgoing_ + ready.size() < x_.cfg_.maxConnections;) {
+                if (busy_.insert((*it)->peer).second) {
+                    ready.push_back(std::move(*it));
+                    it = x_.queue_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+        }
+        kick_ = false;
+        for (auto &op : ready) {
+            ++outgoing_;
+            startOp(std::move(op), now);
+        }
+        if (stopping) {
+            // Queued pushes still go out (an invalidateLocalMD right before the agent is
+            // destroyed is the usual case); peers are no longer served.
+            if (x_.listenFd_ >= 0) {
+                ::close(x_.listenFd_);
+                x_.listenFd_ = -1;
+            }
+            for (auto &c : conns_) {
+                if (c->incoming && !c->closed) {
+                    close(*c);
+                }
+            }
+            std::lock_guard<std::mutex> lock(x_.mutex_);
+            if (x_.queue_.empty() && outgoing_ == 0) {
+                break;
+            }
+        }
+        std::erase_if(conns_, [](const auto &c) { return c->closed; });
+
+        fds.clear();
+        fds.push_back(pollfd{x_.wakeFd_, POLLIN, 0});
+        const bool listening = x_.listenFd_ >= 0;
+        if (listening) {
+            fds.push_back(pollfd{x_.listenFd_, POLLIN, 0});
+        }
+        const size_t first = fds.size();
+        auto next = steady_clock::time_point::max();
+        for (const auto &c : conns_) {
+            const short ev = c->phase == phase_t::RECEIVING ? POLLIN : POLLOUT;
+            fds.push_back(pollfd{c->fd, ev, 0});
+            next = std::min(next, c->deadline);
+        }
+        int wait_ms = -1;
+        if (kick_) {
+            wait_ms = 0; // an operation finished: the next one to its peer may start
+        } else if (next != steady_clock::time_point::max()) {
+            const auto left = duration_cast<milliseconds>(next - now) + milliseconds(1);
+            wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
+        }
+        const int n = ::poll(fds.data(), fds.size(), wait_ms);
+        if (n < 0 && errno != EINTR) {
+            NIXL_ERROR << "agent " << me << ": P2P metadata thread: poll failed: "
+                       << std::strerror(errno) << "; retrying";
+        }
+        const auto after = steady_clock::now();
+        if (n > 0 && (fds[0].revents & POLLIN) != 0) {
+            uint64_t v = 0;
+            (void)!::read(x_.wakeFd_, &v, sizeof(v));
+        }
+        if (n > 0 && listening && (fds[1].revents & POLLIN) != 0) {
+            acceptAll(after);
+        }
+        // New connections were appended after the poll set was built; only the first ones
+        // have revents.
+        const size_t polled = fds.size() - first;
+        for (size_t i = 0; i < polled; ++i) {
+            conn_t &c = *conns_[i];
+            if (n > 0 && fds[first + i].revents != 0 && !c.closed) {
+                progress(c, fds[first + i].revents);
+            }
+        }
+        for (auto &c : conns_) {
+            if (!c->closed && after >= c->deadline) {
+                // This thread may have been busy (loading metadata takes the agent lock and
+                // the backends' time): what the peer sent in time counts, so read it first.
+                const phase_t before = c->phase;
+                if (before == phase_t::RECEIVING) {
+                    receiveSome(*c);
+                } else if (before == phase_t::SENDING) {
+                    sendSome(*c);
+                }
+                if (!c->closed && c->phase == before) {
+                    onTimeout(*c);
+                }
+            }
+        }
+    }
+    for (auto &c : conns_) {
+        if (!c->closed) {
+            close(*c);
+        }
+    }
+}
+
+void
+nixlP2PExchange::loop_t::acceptAll(steady_clock::time_point now) {
+    for (;;) {
+        sockaddr_in a{};
+        socklen_t alen = sizeof(a);
+        const int fd = ::accept4(x_.listenFd_, reinterpret_cast<sockaddr *>(&a), &alen,
+                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+                errno != ECONNABORTED) {
+                uint64_t suppressed = 0;
+                if (limiter_.allow(now, suppressed)) {
+                    NIXL_ERROR << "agent " << x_.sink_.agentName()
+                               << ": P2P listener: accept failed: " << std::strerror(errno)
+                               << (suppressed ? " (" + std::to_string(suppressed) +
+                                           " similar lines suppressed)" :
+                                                std::string());
+                }
+            }
+            return;
+        }
+        if (incoming_ >= x_.cfg_.maxConnections) {
+            uint64_t suppressed = 0;
+            if (limiter_.allow(now, suppressed)) {
+                NIXL_ERROR << "agent " << x_.sink_.agentName() << ": P2P listener: refused peer "
+                           << nixlP2PEndpoint(a) << ": " << incoming_
+                           << " connections are open, the limit (NIXL_P2P_MAX_CONNECTIONS)"
+                           << (suppressed ? " (" + std::to_string(suppressed) +
+                                       " similar lines suppressed)" :
+                                            std::string());
+            }
+            ::close(fd);
+            std::lock_guard<std::mutex> lock(x_.mutex_);
+            ++x_.stats_.badPeers;
+            continue;
+        }
+        auto c = std::make_unique<conn_t>(x_.cfg_.maxFrame);
+        c->fd = fd;
+        c->incoming = true;
+        c->phase = phase_t::RECEIVING;
+        c->deadline = now + x_.cfg_.timeout;
+        c->peer = nixlP2PEndpoint(a);
+        ++incoming_;
+        conns_.push_back(std::move(c));
+    }
+}
+
+void
+nixlP2PExchange::loop_t::startOp(std::unique_ptr<op_t> op, steady_clock::time_point now) {
+    auto c = std::make_unique<conn_t>(x_.cfg_.maxFrame);
+    c->incoming = false;
+    c->peer = op->peer;
+    c->deadline = now + x_.cfg_.timeout;
+    c->out = std::move(op->out);
+    c->op = std::move(op);
+    c->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    conns_.push_back(std::move(c));
+    conn_t &r = *conns_.back();
+    if (r.fd < 0) {
+        finish(r, false, std::string("cannot create a socket: ") + std::strerror(errno));
+        return;
+    }
+    const int one = 1;
+    (void)::setsockopt(r.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (::connect(r.fd, reinterpret_cast<const sockaddr *>(&r.op->addr), sizeof(r.op->addr)) ==
+        0) {
+        r.phase = phase_t::SENDING;
+        sendSome(r);
+    } else if (errno == EINPROGRESS) {
+        r.phase = phase_t::CONNECTING;
+    } else {
+        finish(r, false, std::string("cannot connect: ") + std::strerror(errno));
+    }
+}
+
+void
+nixlP2PExchange::loop_t::progress(conn_t &c, short revents) {
+    if (c.phase == phase_t::CONNECTING) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+            err = errno;
+        }
+        if (err != 0) {
+            finish(c, false, std::string("cannot connect: ") + std::strerror(err));
+            return;
+        }
+        if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) {
+            return;
+        }
+        c.phase = phase_t::SENDING;
+    }
+    if (c.phase == phase_t::SENDING) {
+        sendSome(c);
+        return;
+    }
+    receiveSome(c);
+}
+
+void
+nixlP2PExchange::loop_t::sendSome(conn_t &c) {
+    while (c.outOff < c.out.size()) {
+        const ssize_t n =
+            ::send(c.fd, c.out.data() + c.outOff, c.out.size() - c.outOff, MSG_NOSIGNAL);
+        if (n > 0) {
+            c.outOff += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            return;
+        }
+        const std::string why = std::strerror(n < 0 ? errno : EPIPE);
+        if (c.incoming) {
+            // The peer left before taking its answer.
+            NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": P2P listener: " << who(c)
+                       << " went away before its answer was sent: " << why;
+            close(c);
+            return;
+        }
+        // A listener that refused us (token, version) answers and closes while we are still
+        // sending a large request: its answer may be waiting, so read before reporting.
+        c.sendError = why;
+        c.phase = phase_t::RECEIVING;
+        receiveSome(c);
+        return;
+    }
+    if (c.closeAfterSend) {
+        close(c);
+        return;
+    }
+    c.phase = phase_t::RECEIVING;
+}
+
+void
+nixlP2PExchange::loop_t::receiveSome(conn_t &c) {
+    char buf[65536];
+    for (int rounds = 0; rounds < 64 && !c.closed; ++rounds) {
+        const ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+        if (n == 0) {
+            onEof(c, "closed the connection");
+            return;
+        }
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+                if (!c.sendError.empty()) {
+                    // Nothing to read after a failed send: the send error is the story.
+                    finish(c, false, "connection lost while sending: " + c.sendError);
+                }
+                return;
+            }
+            onEof(c, std::string("connection error (") + std::strerror(errno) + ")");
+            return;
+        }
+        size_t off = 0;
+        while (off < static_cast<size_t>(n) && !c.closed && c.phase == phase_t::RECEIVING) {
+            size_t used = 0;
+            const auto r = c.parser.feed(buf + off, static_cast<size_t>(n) - off, used);
+            off += used;
+            if (r == nixlP2PParser::result_t::ERROR) {
+                if (c.incoming) {
+                    badPeer(c, c.parser.error());
+                } else {
+                    finish(c, false, "the answer is not valid: " + c.parser.error());
+                }
+                return;
+            }
+            if (r == nixlP2PParser::result_t::FRAME) {
+                if (c.incoming) {
+                    serverFrame(c);
+                } else {
+                    clientFrame(c);
+                }
+            }
+        }
+        if (c.closed || c.phase != phase_t::RECEIVING) {
+            return; // bytes after the one request are ignored
+        }
+    }
+}
+
+void
+nixlP2PExchange::loop_t::onEof(conn_t &c, const std::string &why) {
+    if (!c.incoming) {
+        finish(c, false,
+               "the peer " + why + " without answering" +
+                   (c.sendError.empty() ? std::string() : " (send failed: " + c.sendError + ")"));
+        return;
+    }
+    const size_t partial = c.parser.partial();
+    if (partial > 0) {
+        const size_t expected = c.parser.expected();
+        badPeer(c,
+                why + " in the middle of a frame: " + std::to_string(partial) + " of " +
+                    (expected ? std::to_string(expected) : std::string("16 (header)")) +
+                    " bytes received (truncated frame)",
+                false);
+        return;
+    }
+    NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": P2P listener: " << who(c) << " " << why
+               << (c.helloSeen ? " after its HELLO" : " before sending a frame");
+    close(c);
+}
+
+void
+nixlP2PExchange::loop_t::onTimeout(conn_t &c) {
+    const std::string limit = std::to_string(x_.cfg_.timeout.count()) + " ms (NIXL_P2P_TIMEOUT_MS)";
+    if (!c.incoming) {
+        finish(c, false,
+               c.phase == phase_t::CONNECTING ? "could not connect within " + limit :
+                   c.phase == phase_t::SENDING ? "could not send the request within " + limit :
+                                                 "no answer within " + limit);
+        return;
+    }
+    if (c.phase == phase_t::SENDING) {
+        badPeer(c, "did not take its answer within " + limit, false);
+        return;
+    }
+    const size_t expected = c.parser.expected();
+    badPeer(c,
+            "no complete request within " + limit + ": " + std::to_string(c.parser.partial()) +
+                " of " + (expected ? std::to_string(expected) : std::string("16 (header)")) +
+                " bytes of a frame received (slow or stalled peer)",
+            false);
+}
+
+void
+nixlP2PExchange::loop_t::badPeer(conn_t &c, const std::string &why, bool answer_it) {
+    {
+        std::lock_guard<std::mutex> lock(x_.mutex_);
+        ++x_.stats_.badPeers;
+    }
+    uint64_t suppressed = 0;
+    if (limiter_.allow(steady_clock::now(), suppressed)) {
+        NIXL_ERROR << "agent " << x_.sink_.agentName() << ": P2P listener: " << who(c) << ": "
+                   << why << "; connection closed"
+                   << (suppressed ? " (" + std::to_string(suppressed) +
+                               " similar lines suppressed)" :
+                                    std::string());
+    }
+    if (answer_it) {
+        // Best effort, one send: tells a misdirected client what it reached.
+        const std::string f =
+            nixlP2P::encodeFrame(nixl_p2p_type_t::STATUS,
+                                 nixlP2P::encodeStatus(NIXL_ERR_MISMATCH, "refused: " + why));
+        (void)!::send(c.fd, f.data(), f.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    close(c);
+}
+
+void
+nixlP2PExchange::loop_t::answer(conn_t &c, std::string frame) {
+    {
+        std::lock_guard<std::mutex> lock(x_.mutex_);
+        ++x_.stats_.requestsServed;
+    }
+    c.out = std::move(frame);
+    c.outOff = 0;
+    c.closeAfterSend = true;
+    c.phase = phase_t::SENDING;
+    sendSome(c);
+}
+
+void
+nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
+    const std::string &me = x_.sink_.agentName();
+    const nixl_p2p_type_t type = c.parser.type();
+    const std::string &payload = c.parser.payload();
+    using nixlP2P::encodeFrame;
+    using nixlP2P::encodeStatus;
+    if (!c.helloSeen) {
+        if (type != nixl_p2p_type_t::HELLO) {
+            badPeer(c, "the first frame is " + nixlP2P::typeName(static_cast<uint8_t>(type)) +
+                           ", expected HELLO");
+            return;
+        }
+        std::string name;
+        std::string token;
+        std::string error;
+        if (!nixlP2P::decodeHello(payload, name, token, error)) {
+            badPeer(c, error);
+            return;
+        }
+        c.peerName = name;
+        if (!x_.cfg_.token.empty() && !nixlP2P::tokenEqual(x_.cfg_.token, token)) {
+            {
+                std::lock_guard<std::mutex> lock(x_.mutex_);
+                ++x_.stats_.badPeers;
+            }
+            uint64_t suppressed = 0;
+            if (limiter_.allow(steady_clock::now(), suppressed)) {
+                NIXL_ERROR << "agent " << me << ": P2P listener: refused " << who(c) << ": "
+                           << (token.empty() ? "it presented no token" :
+                                               "it presented a wrong token")
+                           << " (NIXL_P2P_TOKEN is set)"
+                           << (suppressed ? " (" + std::to_string(suppressed) +
+                                       " similar lines suppressed)" :
+                                            std::string());
+            }
+            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
+                                  encodeStatus(NIXL_ERR_NOT_ALLOWED,
+                                               "refused by agent " + me +
+                                                   ": missing or wrong token (NIXL_P2P_TOKEN)")));
+            return;
+        }
+        c.helloSeen = true;
+        return;
+    }
+    switch (type) {
+    case nixl_p2p_type_t::LOAD: {
+        std::string name;
+        const nixl_status_t st = x_.sink_.loadRemote(payload, std::string(), name);
+        NIXL_DEBUG << "agent " << me << ": P2P listener: metadata from " << who(c) << ": "
+                   << nixlP2PStatusName(st);
+        answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
+                              encodeStatus(st, st == NIXL_SUCCESS ? "loaded by agent " + me :
+                                                                    "agent " + me +
+                                                                        " could not load it")));
+        return;
+    }
+    case nixl_p2p_type_t::FETCH: {
+        if (!payload.empty() && payload != me) {
+            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
+                                  encodeStatus(NIXL_ERR_NOT_FOUND,
+                                               "this listener serves agent " + me + ", not " +
+                                                   printable(payload))));
+            return;
+        }
+        std::string blob;
+        const nixl_status_t st = x_.sink_.localMD(blob);
+        if (st != NIXL_SUCCESS) {
+            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
+                                  encodeStatus(st, "agent " + me + " has no metadata to send")));
+            return;
+        }
+        if (blob.size() > x_.cfg_.maxFrame) {
+            NIXL_ERROR << "agent " << me << ": P2P listener: the metadata asked for by "
+                       << who(c) << " is " << blob.size()
+                       << " bytes, over NIXL_P2P_MAX_FRAME (" << x_.cfg_.maxFrame << ")";
+            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
+                                  encodeStatus(NIXL_ERR_NOT_ALLOWED,
+                                               "metadata over NIXL_P2P_MAX_FRAME")));
+            return;
+        }
+        NIXL_DEBUG << "agent " << me << ": P2P listener: sending metadata to " << who(c);
+        answer(c, encodeFrame(nixl_p2p_type_t::LOAD, blob));
+        return;
+    }
+    case nixl_p2p_type_t::INVALIDATE: {
+        if (payload != c.peerName) {
+            badPeer(c, "INVALIDATE names agent " + printable(payload) +
+                           ", not the agent of its HELLO");
+            return;
+        }
+        const nixl_status_t st = x_.sink_.invalidateRemote(payload);
+        NIXL_DEBUG << "agent " << me << ": P2P listener: invalidate from " << who(c) << ": "
+                   << nixlP2PStatusName(st);
+        answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
+                              encodeStatus(st, st == NIXL_SUCCESS ? "forgotten by agent " + me :
+                                                                    "agent " + me +
+                                                                        " has no metadata of it")));
+        return;
+    }
+    default:
+        badPeer(c, "unexpected " + nixlP2P::typeName(static_cast<uint8_t>(type)) +
+                       " frame after HELLO; expected LOAD, FETCH or INVALIDATE");
+        return;
+    }
+}
+
+void
+nixlP2PExchange::loop_t::clientFrame(conn_t &c) {
+    const op_t &op = *c.op;
+    const nixl_p2p_type_t type = c.parser.type();
+    if (type == nixl_p2p_type_t::STATUS) {
+        nixl_status_t st = NIXL_SUCCESS;
+        std::string msg;
+        std::string error;
+        if (!nixlP2P::decodeStatus(c.parser.payload(), st, msg, error)) {
+            finish(c, false, "the answer is not valid: " + error);
+            return;
+        }
+        if (st == NIXL_SUCCESS && op.kind != nixl_p2p_type_t::FETCH) {
+            finish(c, true);
+            return;
+        }
+        if (st == NIXL_ERR_NOT_FOUND && op.kind == nixl_p2p_type_t::INVALIDATE) {
+            // What invalidating is for already holds: the peer does not know us.
+            NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": " << op.what << " via " << op.peer
+                       << ": the peer had no metadata of this agent";
+            finish(c, true);
+            return;
+        }
+        finish(c, false,
+               std::string("the peer answered ") + nixlP2PStatusName(st) + ": " + printable(msg));
+        return;
+    }
+    if (type == nixl_p2p_type_t::LOAD && op.kind == nixl_p2p_type_t::FETCH) {
+        std::string name;
+        const nixl_status_t st = x_.sink_.loadRemote(c.parser.payload(), op.expected, name);
+        // loadRemote logged why it failed: the line of the first place to see it.
+        if (st == NIXL_SUCCESS) {
+            finish(c, true);
+        } else {
+            NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": " << op.what << " from "
+                       << op.peer << ": loading the answer failed: " << nixlP2PStatusName(st);
+            c.op->what.clear(); // logged already
+            finish(c, false);
+        }
+        return;
+    }
+    finish(c, false,
+           "the peer answered with an unexpected " +
+               nixlP2P::typeName(static_cast<uint8_t>(type)) + " frame");
+}
+
+void
+nixlP2PExchange::loop_t::finish(conn_t &c, bool ok, const std::string &error) {
+    if (!ok && !c.op->what.empty()) {
+        NIXL_ERROR << "agent " << x_.sink_.agentName() << ": " << c.op->what << " via "
+                   << c.op->peer << ": " << error << "; nothing was "
+                   << (c.op->kind == nixl_p2p_type_t::FETCH ? "loaded" : "delivered");
+    } else if (ok) {
+        NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": " << c.op->what << " via "
+                   << c.op->peer << ": done";
+    }
+    close(c);
+    busy_.erase(c.op->peer);
+    kick_ = true;
+    {
+        std::lock_guard<std::mutex> lock(x_.mutex_);
+        ++x_.stats_.opsDone;
+        if (!ok) {
+            ++x_.stats_.opsFailed;
+        }
+        --x_.pending_;
+    }
+    x_.idle_.notify_all();
+}
+
+void
+nixlP2PExchange::loop_t::close(conn_t &c) {
+    if (c.closed) {
+        return;
+    }
+    c.closed = true;
+    if (c.fd >= 0) {
+        ::close(c.fd);
+        c.fd = -1;
+    }
+    if (c.incoming) {
+        --incoming_;
+    } else {
+        --outgoing_;
+    }
+}
+

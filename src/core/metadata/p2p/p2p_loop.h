@@ -1,0 +1,160 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file p2p_loop.h
+ * @brief Internals of the P2P exchange shared by p2p_exchange.cpp (configuration, the public
+ *        object, queueing) and p2p_loop.cpp (the thread's poll loop): a queued operation, a
+ *        connection, the loop's state. Not for use outside this folder.
+ *
+ * Thread safety: op_t is built on the caller's thread and handed over through the exchange's
+ * queue (under its mutex); everything else belongs to the exchange's thread.
+ */
+#ifndef NIXL_SRC_CORE_METADATA_P2P_P2P_LOOP_H
+#define NIXL_SRC_CORE_METADATA_P2P_P2P_LOOP_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <chrono>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "metadata/p2p/p2p_exchange.h"
+#include "metadata/p2p/p2p_frame.h"
+
+inline std::string
+nixlP2PEndpoint(const sockaddr_in &a) {
+    char ip[INET_ADDRSTRLEN] = "?";
+    ::inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+    return std::string(ip) + ":" + std::to_string(ntohs(a.sin_port));
+}
+
+inline const char *
+nixlP2PStatusName(nixl_status_t st) noexcept {
+    switch (st) {
+    case NIXL_IN_PROG:
+        return "NIXL_IN_PROG";
+    case NIXL_SUCCESS:
+        return "NIXL_SUCCESS";
+    case NIXL_ERR_NOT_POSTED:
+        return "NIXL_ERR_NOT_POSTED";
+    case NIXL_ERR_INVALID_PARAM:
+        return "NIXL_ERR_INVALID_PARAM";
+    case NIXL_ERR_BACKEND:
+        return "NIXL_ERR_BACKEND";
+    case NIXL_ERR_NOT_FOUND:
+        return "NIXL_ERR_NOT_FOUND";
+    case NIXL_ERR_MISMATCH:
+        return "NIXL_ERR_MISMATCH";
+    case NIXL_ERR_NOT_ALLOWED:
+        return "NIXL_ERR_NOT_ALLOWED";
+    case NIXL_ERR_REPOST_ACTIVE:
+        return "NIXL_ERR_REPOST_ACTIVE";
+    case NIXL_ERR_UNKNOWN:
+        return "NIXL_ERR_UNKNOWN";
+    case NIXL_ERR_NOT_SUPPORTED:
+        return "NIXL_ERR_NOT_SUPPORTED";
+    case NIXL_ERR_REMOTE_DISCONNECT:
+        return "NIXL_ERR_REMOTE_DISCONNECT";
+    case NIXL_ERR_CANCELED:
+        return "NIXL_ERR_CANCELED";
+    case NIXL_ERR_NO_TELEMETRY:
+        return "NIXL_ERR_NO_TELEMETRY";
+    }
+    return "unknown status";
+}
+
+struct nixlP2PExchange::op_t {
+    nixl_p2p_type_t kind = nixl_p2p_type_t::LOAD; ///< LOAD (push), FETCH or INVALIDATE
+    std::string what; ///< the API call, for messages
+    sockaddr_in addr{};
+    std::string peer; ///< "ip:port"
+    std::string out; ///< HELLO + request, ready to send
+    std::string expected; ///< fetch: the agent asked for
+};
+
+enum class nixl_p2p_phase_t { CONNECTING, SENDING, RECEIVING };
+
+/** One connection, incoming (a peer's request) or outgoing (one of our operations). */
+struct nixlP2PConn {
+    explicit nixlP2PConn(uint32_t load_limit) : parser(load_limit) {}
+
+    int fd = -1;
+    bool incoming = false;
+    nixl_p2p_phase_t phase = nixl_p2p_phase_t::RECEIVING;
+    std::string out;
+    size_t outOff = 0;
+    nixlP2PParser parser;
+    std::chrono::steady_clock::time_point deadline;
+    std::string peer;
+    std::string peerName; ///< from HELLO (incoming)
+    bool helloSeen = false;
+    bool closeAfterSend = false;
+    bool closed = false;
+    std::string sendError; ///< outgoing: why sending stopped early
+    std::unique_ptr<nixlP2PExchange::op_t> op; ///< outgoing only
+};
+
+class nixlP2PExchange::loop_t {
+public:
+    explicit loop_t(nixlP2PExchange &x) : x_(x) {}
+
+    void
+    run();
+
+private:
+    // Listener side
+    void
+    acceptAll(std::chrono::steady_clock::time_point now);
+    void
+    serverFrame(nixlP2PConn &c);
+    void
+    badPeer(nixlP2PConn &c, const std::string &why, bool answer = true);
+
+    // Client side
+    void
+    startOp(std::unique_ptr<op_t> op, std::chrono::steady_clock::time_point now);
+    void
+    clientFrame(nixlP2PConn &c);
+    void
+    finish(nixlP2PConn &c, bool ok, const std::string &error = {});
+
+    // Both
+    void
+    progress(nixlP2PConn &c, short revents);
+    void
+    sendSome(nixlP2PConn &c);
+    void
+    receiveSome(nixlP2PConn &c);
+    void
+    onEof(nixlP2PConn &c, const std::string &why);
+    void
+    onTimeout(nixlP2PConn &c);
+    void
+    answer(nixlP2PConn &c, std::string frame);
+    void
+    close(nixlP2PConn &c);
+
+    std::string
+    who(const nixlP2PConn &c) const {
+        return "peer " + c.peer +
+            (c.peerName.empty() ? "" : " (agent " + nixlP2P::printable(c.peerName) + ")");
+    }
+
+    nixlP2PExchange &x_;
+    std::vector<std::unique_ptr<nixlP2PConn>> conns_;
+    /** Peers ("ip:port") with an operation in flight. */
+    std::set<std::string> busy_;
+    /** An operation finished since the queue was last looked at. */
+    bool kick_ = false;
+    nixlP2PLogLimiter limiter_;
+    size_t incoming_ = 0;
+    size_t outgoing_ = 0;
+};
+
+
+#endif // NIXL_SRC_CORE_METADATA_P2P_P2P_LOOP_H
