@@ -122,6 +122,11 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             req.curOff = off;
             break;
         }
+        if (!req.wireTraced && tracing()) {
+            // The copy syscall is this path's wire: the first one of the post hands data over.
+            req.wireTraced = true;
+            tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED, "ucx.cma");
+        }
         ssize_t r = req.op == NIXL_WRITE ?
             ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
             ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
@@ -186,6 +191,9 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
 
 void
 nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
+    if (tracing()) {
+        tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED, "ucx.cma");
+    }
     if (!req.hasNotif) {
         finishReq(req, NIXL_SUCCESS);
         return;
