@@ -101,10 +101,10 @@ protected:
         dir_ = root_ + "/traces";
         backends_ = std::make_unique<scopedEnv>("NIXL_TRACE_BACKENDS", "chrome");
         traceDir_ = std::make_unique<scopedEnv>("NIXL_TRACE_DIR", dir_.c_str());
-        // Every getNotifs is a span. Both sides poll at most once per poll_pace, so within the
-        // hang deadline a thread records at most 60 s / 1 ms = 60,000 spans of under 128
-        // bytes each: they fit a 16 MiB ring even if the writer never ran, and no phase
-        // can be dropped for lack of room.
+        // Every getNotifs is a span. Both sides poll at most once per poll_pace, so a thread
+        // records at most 60,000 spans per minute (a hang deadline) of under 128 bytes each:
+        // a 16 MiB ring holds two minutes of them even if the writer never ran, more than
+        // the test can last, so no phase can be dropped for lack of room.
         buffer_ = std::make_unique<scopedEnv>("NIXL_TRACE_CHROME_BUFFER_BYTES", "16777216");
     }
 
@@ -146,7 +146,9 @@ TEST_P(ucxTraceTwoProcTest, TargetRecordsTheInitiatorsTraceId) {
     cfg.setup = setup();
     cfg.env["NIXL_TRACE_BACKENDS"] = "chrome";
     cfg.env["NIXL_TRACE_DIR"] = dir_;
-    cfg.pollWhileIdle = false; // no getNotifs between commands
+    // The child polls between commands too (a UCX-path target without a progress thread,
+    // e.g. under UCX_TLS=tcp, must progress for the WRITE to complete), paced like the rest.
+    cfg.pollWhileIdle = true;
     cfg.pollPaceUs = std::chrono::duration_cast<std::chrono::microseconds>(poll_pace).count();
     peerProcess b;
     std::string err;
@@ -210,7 +212,8 @@ TEST_P(ucxTraceTwoProcTest, TargetRecordsTheInitiatorsTraceId) {
     ASSERT_EQ(id.size(), 32u);
     EXPECT_NE(id, std::string(32, '0'));
     EXPECT_NE(init.phases("nixl::backend.submit")[0].find(
-                  GetParam().direct ? "\"ucx.path\":\"direct\"" : "\"ucx.path\":\"ucx\""),
+                  GetParam().direct && cmaInTls() ? "\"ucx.path\":\"direct\""
+                                                   : "\"ucx.path\":\"ucx\""),
               std::string::npos);
 
     // The target: the handshake's "hello" came without a request, so without a trace id; the
