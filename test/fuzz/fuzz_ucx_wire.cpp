@@ -9,7 +9,7 @@
  *        packed remote key inside them (src/plugins/backend/ucx/ucx_wire.h).
  *
  * The first input byte picks what the rest is: 0 connection info, 1 public data, 2 a worker
- * address, 3 a packed remote key. With bit 0x80 set, the target rewrites the trailing CRC32C
+ * address, 3 a packed remote key, 4 a notification header (with its trace context). With bit 0x80 set, the target rewrites the trailing CRC32C
  * of a connection info or public data before decoding, so the structural checks behind the
  * checksum are fuzzed too, not only the checksum.
  *
@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "fuzz_common.h"
+#include "nixl_trace_context.h"
 #include "ucx_wire.h"
 
 namespace {
@@ -93,6 +94,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (nixlUcx::parsePackedRkey(in, l, why)) {
             NIXL_FUZZ_CHECK(l.packedLen >= sizeof(uint64_t) + 1 && l.packedLen <= in.size());
             NIXL_FUZZ_CHECK(nixlUcx::checkPackedRkey(in, &l, why));
+        } else {
+            NIXL_FUZZ_CHECK(!why.empty());
+        }
+        break;
+    }
+    case 4: {
+        nixlUcx::notifHeaderWire h;
+        if (nixlUcx::decodeNotifHeader(in, h, why)) {
+            // The sender lies inside the header; a context is used only when it decoded.
+            NIXL_FUZZ_CHECK(h.sender.data() >= in.data() &&
+                            h.sender.data() + h.sender.size() <= in.data() + in.size());
+            NIXL_FUZZ_CHECK(h.traceOk == (h.traceSent && h.traceWhy.empty()));
+            NIXL_FUZZ_CHECK(h.traceOk == (nixl_trace_ctx_is_valid(&h.trace) != 0));
+            if (h.version == 1) {
+                std::string again;
+                nixlUcx::encodeNotifHeader(again, h.sender, nullptr);
+                NIXL_FUZZ_CHECK(again == in);
+            }
         } else {
             NIXL_FUZZ_CHECK(!why.empty());
         }

@@ -142,5 +142,16 @@ main(int argc, char **argv) {
     ok = writeSeed(dir, n++, static_cast<char>(0x81), nixlUcx::encodePublicData(pd)) && ok;
     ci.addrs = {address, address};
     ok = writeSeed(dir, n++, static_cast<char>(0x80), nixlUcx::encodeConnInfo(ci)) && ok;
+    // Notification headers: version 1, and version 2 with a trace context.
+    std::string v1;
+    nixlUcx::encodeNotifHeader(v1, "agent0", nullptr);
+    ok = writeSeed(dir, n++, 4, v1) && ok;
+    uint8_t trace[NIXL_BE_TRACE_CTX_WIRE_SIZE] = {0};
+    for (size_t i = 1; i < sizeof(trace); ++i) {
+        trace[i] = static_cast<uint8_t>(i);
+    }
+    std::string v2;
+    nixlUcx::encodeNotifHeader(v2, "agent0", trace);
+    ok = writeSeed(dir, n++, 4, v2) && ok;
     return ok ? 0 : 1;
 }

@@ -16,6 +16,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -146,6 +148,78 @@ TEST_F(PrometheusAgentTest, TracePhaseDropsAreExportedAsACounterOfDeltas) {
     const auto [status, output] = nixl_prom_test::promtoolCheck(promtool, *body);
     EXPECT_EQ(status, 0) << output;
     EXPECT_EQ(output, "") << "scrape:\n" << *body;
+}
+
+// The same counter end to end: agents whose trace plugin throws from mark (it breaks its
+// contract), so core's phase sink drops every phase the TEST backend records and counts it in
+// telemetry; the prometheus plugin exports the count per agent. The loader reads one
+// directory, so the test makes one with links to the TEST backend, the exporter and the
+// throwing trace plugin.
+TEST_F(PrometheusAgentTest, PhasesDroppedByAThrowingTracePluginAreCounted) {
+    ASSERT_NE(port_, 0);
+    const char *plugins = std::getenv("NIXL_PLUGIN_DIR");
+    const char *traces = std::getenv("NIXL_TEST_TRACE_PLUGIN_DIR");
+    ASSERT_NE(plugins, nullptr) << "run through meson test";
+    ASSERT_NE(traces, nullptr) << "run through meson test";
+    char tmpl[] = "/tmp/nixl-prom-phases-XXXXXX";
+    ASSERT_NE(nullptr, ::mkdtemp(tmpl));
+    const std::string dir = tmpl;
+    for (const auto &[from, name] :
+         {std::pair<std::string, std::string>{plugins, "libplugin_TEST.so"},
+          {plugins, "libtelemetry_exporter_prometheus.so"},
+          {traces, "libtrace_backend_markthrows.so"}}) {
+        ASSERT_EQ(0, ::symlink((from + "/" + name).c_str(), (dir + "/" + name).c_str())) << name;
+    }
+    {
+        nixl_agent_test::scopedEnv plugin_dir("NIXL_PLUGIN_DIR", dir.c_str());
+        nixl_agent_test::scopedEnv backends("NIXL_TRACE_BACKENDS", "markthrows");
+        testBuffer bufA(4096, 1);
+        testBuffer bufB(4096, 2);
+        const auto cfg = agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true);
+        nixl_agent_test::stderrCapture err;
+        auto a = makeAgent("A", cfg);
+        auto b = makeAgent("B", cfg);
+        ASSERT_EQ(NIXL_SUCCESS, addTest(*a));
+        ASSERT_EQ(NIXL_SUCCESS, addTest(*b));
+        ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({bufA.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bufB.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+        for (int i = 0; i < 2; ++i) {
+            nixl_opt_args_t extra;
+            extra.notif = "n" + std::to_string(i);
+            nixlXferReqH *w = nullptr;
+            ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_WRITE, xferList({bufA.desc(0, 100)}),
+                                                     xferList({bufB.desc(0, 100)}), "B", w,
+                                                     &extra));
+            ASSERT_EQ(NIXL_SUCCESS, runXfer(*a, w));
+            ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(w));
+        }
+        nixl_notifs_t notifs;
+        ASSERT_TRUE(waitFor([&] {
+            b->getNotifs(notifs);
+            return notifs["A"].size() == 2;
+        }));
+        // A: SUBMIT, WIRE_SUBMITTED, WIRE_COMPLETED, NOTIF_SENT per transfer; B: one
+        // NOTIF_RECEIVED per delivered notification. All dropped, all counted.
+        EXPECT_TRUE(waitFor([&] { return value("agent_trace_phases_dropped_total", "A") == 8.0; }))
+            << value("agent_trace_phases_dropped_total", "A").value_or(-1);
+        EXPECT_TRUE(waitFor([&] { return value("agent_trace_phases_dropped_total", "B") == 2.0; }))
+            << value("agent_trace_phases_dropped_total", "B").value_or(-1);
+        // The transfers themselves were counted as usual.
+        EXPECT_EQ(value("agent_tx_requests_total", "A"), 2.0);
+        a.reset();
+        b.reset();
+        // One line per sink (one sink per agent's TEST engine), naming the cause.
+        const std::string log = err.stop();
+        size_t lines = 0;
+        for (size_t at = 0; (at = log.find("a trace plugin threw while recording it", at)) !=
+             std::string::npos;
+             ++at) {
+            ++lines;
+        }
+        EXPECT_EQ(lines, 2u) << log;
+    }
+    std::filesystem::remove_all(dir);
 }
 
 TEST_F(PrometheusAgentTest, PortTakenLeavesAWorkingAgentWithoutExport) {

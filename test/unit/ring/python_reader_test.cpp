@@ -19,7 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "common/shared_ring.h"
+#include "nixl.h"
 #include "ring_test_util.h"
 
 namespace {
@@ -317,3 +320,113 @@ TEST_P(pythonReaderTest, LayoutCheckCatchesDrift) {
 }
 
 } // namespace
+
+// agent_trace_phases_dropped end to end into the ring: two agents whose trace plugin throws
+// from the marks of backend phases (test/unit/tracing/trace_markthrows_plugin.cpp), telemetry
+// on with the BUFFER exporter. Every phase the TEST backend records is dropped by core's phase
+// sink and counted; the count reaches each agent's ring as type 20, which the reader names.
+namespace {
+
+/** Sets (or unsets, with nullptr) a variable for the scope. */
+class envVar {
+public:
+    envVar(const char *name, const char *value) : name_(name) {
+        if (const char *old = std::getenv(name)) {
+            old_ = old;
+            had_ = true;
+        }
+        value != nullptr ? ::setenv(name, value, 1) : ::unsetenv(name);
+    }
+
+    ~envVar() {
+        had_ ? ::setenv(name_.c_str(), old_.c_str(), 1) : ::unsetenv(name_.c_str());
+    }
+
+    envVar(const envVar &) = delete;
+    envVar &
+    operator=(const envVar &) = delete;
+
+private:
+    std::string name_;
+    std::string old_;
+    bool had_ = false;
+};
+
+nixl_xfer_dlist_t
+oneDesc(const std::vector<uint8_t> &buf) {
+    nixl_xfer_dlist_t l(DRAM_SEG);
+    l.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(buf.data()), buf.size(), 0));
+    return l;
+}
+
+nixl_reg_dlist_t
+oneReg(const std::vector<uint8_t> &buf) {
+    nixl_reg_dlist_t l(DRAM_SEG);
+    l.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf.data()), buf.size(), 0, ""));
+    return l;
+}
+
+} // namespace
+
+TEST_P(readerTest, TracePhasesDroppedByAnAgentReachItsRing) {
+    const char *plugins = std::getenv("NIXL_TEST_BACKEND_PLUGIN_DIR");
+    const char *traces = std::getenv("NIXL_TEST_TRACE_PLUGIN_DIR");
+    ASSERT_TRUE(plugins != nullptr && traces != nullptr) << "run through meson test";
+    const std::string pdir = dir_.path("plugins");
+    const std::string tdir = dir_.path("telemetry");
+    ASSERT_TRUE(std::filesystem::create_directory(pdir));
+    ASSERT_TRUE(std::filesystem::create_directory(tdir));
+    std::filesystem::create_symlink(std::string(plugins) + "/libplugin_TEST.so",
+                                    pdir + "/libplugin_TEST.so");
+    std::filesystem::create_symlink(std::string(traces) + "/libtrace_backend_markthrows.so",
+                                    pdir + "/libtrace_backend_markthrows.so");
+    {
+        envVar plugin_dir("NIXL_PLUGIN_DIR", pdir.c_str());
+        envVar backends("NIXL_TRACE_BACKENDS", "markthrows");
+        envVar enable("NIXL_TELEMETRY_ENABLE", "y");
+        envVar tel_dir("NIXL_TELEMETRY_DIR", tdir.c_str());
+        envVar exporter("NIXL_TELEMETRY_EXPORTER", nullptr);
+        std::vector<uint8_t> src(256, 1);
+        std::vector<uint8_t> dst(256, 2);
+        nixlAgent a("A", nixlAgentConfig());
+        nixlAgent b("B", nixlAgentConfig());
+        nixlBackendH *ha = nullptr;
+        nixlBackendH *hb = nullptr;
+        ASSERT_EQ(a.createBackend("TEST", {}, ha), NIXL_SUCCESS);
+        ASSERT_EQ(b.createBackend("TEST", {}, hb), NIXL_SUCCESS);
+        ASSERT_EQ(a.registerMem(oneReg(src)), NIXL_SUCCESS);
+        ASSERT_EQ(b.registerMem(oneReg(dst)), NIXL_SUCCESS);
+        nixl_blob_t md;
+        ASSERT_EQ(b.getLocalMD(md), NIXL_SUCCESS);
+        std::string name;
+        ASSERT_EQ(a.loadRemoteMD(md, name), NIXL_SUCCESS);
+        nixl_opt_args_t extra;
+        extra.notif = "n";
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(a.createXferReq(NIXL_WRITE, oneDesc(src), oneDesc(dst), "B", req, &extra),
+                  NIXL_SUCCESS);
+        nixl_status_t st = a.postXferReq(req);
+        for (int i = 0; i < 1000 && st == NIXL_IN_PROG; ++i) {
+            st = a.getXferStatus(req);
+        }
+        ASSERT_EQ(st, NIXL_SUCCESS);
+        ASSERT_EQ(a.releaseXferReq(req), NIXL_SUCCESS);
+        nixl_notifs_t notifs;
+        ASSERT_EQ(b.getNotifs(notifs), NIXL_SUCCESS);
+        ASSERT_EQ(notifs["A"].size(), 1u);
+        // Both agents are destroyed here: their final flush puts the count into the rings.
+    }
+    // Everything is in the rings already: the reader reads what there is and stops at its
+    // timeout (count 0 = no target, exit 0).
+    for (const auto &[agent, want] : {std::pair<std::string, uint64_t>{"A", 4}, {"B", 1}}) {
+        auto r = read(tdir + "/" + agent, 0, 1);
+        EXPECT_EQ(r.status, 0) << r.out;
+        uint64_t dropped = 0;
+        for (const auto &[type, value] : events(r.out)) {
+            dropped += type == 20 ? value : 0;
+        }
+        // A: SUBMIT, WIRE_SUBMITTED, WIRE_COMPLETED, NOTIF_SENT; B: NOTIF_RECEIVED.
+        EXPECT_EQ(dropped, want) << agent << ":\n" << r.out;
+        EXPECT_NE(r.out.find(" agent_trace_phases_dropped "), std::string::npos) << r.out;
+    }
+}

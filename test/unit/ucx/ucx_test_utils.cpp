@@ -354,7 +354,7 @@ peerProcess::start(const peerConfig &cfg, std::string &err) {
     std::ostringstream c;
     c << "name=" << cfg.name << "|size=" << cfg.bufSize << "|pt=" << (cfg.setup.progThread ? 1 : 0)
       << "|delay=" << cfg.setup.pthrDelayUs << "|idle=" << (cfg.pollWhileIdle ? "poll" : "block")
-      << "|params=" << encodeParams(cfg.setup.params);
+      << "|pace=" << cfg.pollPaceUs << "|params=" << encodeParams(cfg.setup.params);
     const std::string cfg_str = c.str();
     const std::string fd_str = std::to_string(sv[1]);
     pid_t pid = ::fork();
@@ -474,12 +474,16 @@ namespace {
         std::vector<expectation> expects;
         std::string remoteName;
         nixlXferReqH *pending = nullptr; ///< a request "post" left running
+        uint32_t paceUs = 0;
 
         /** getNotifs once; resolves expectations the moment their notification shows up. */
         void
         pollNotifs() {
             nixl_notifs_t fresh;
             a->agent->getNotifs(fresh);
+            if (paceUs != 0) {
+                std::this_thread::sleep_for(std::chrono::microseconds(paceUs));
+            }
             for (auto &[sender, msgs] : fresh) {
                 for (auto &m : msgs) {
                     for (auto &e : expects) {
@@ -688,6 +692,7 @@ peerMain(int fd, const std::string &cfg_str) {
     setup.pthrDelayUs = std::strtoull(cfg["delay"].c_str(), nullptr, 10);
     setup.params = decodeParams(cfg["params"]);
     const bool poll_idle = cfg["idle"] != "block";
+    s.paceUs = static_cast<uint32_t>(std::strtoul(cfg["pace"].c_str(), nullptr, 10));
     nixl_status_t st = NIXL_SUCCESS;
     try {
         s.a = ucxAgent::make(cfg["name"], setup, &st);

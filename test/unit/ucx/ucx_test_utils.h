@@ -185,6 +185,11 @@ struct peerConfig {
     std::map<std::string, std::string> env;
     /** While idle between commands: true = call getNotifs in a loop, false = block. */
     bool pollWhileIdle = true;
+    /**
+     * Microseconds the child pauses after each getNotifs of a polling loop (0 = none): pacing,
+     * not synchronisation, for tests whose per-call trace events must fit a bounded buffer.
+     */
+    uint32_t pollPaceUs = 0;
 };
 
 /** A peer process: an agent with one registered buffer, driven by text commands. */

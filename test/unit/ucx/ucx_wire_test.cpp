@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "nixl_trace_context.h"
 #include "ucx_wire.h"
 
 using namespace nixlUcx;
@@ -167,3 +168,144 @@ TEST(ucxWire, PackedRkeyWalk) {
 }
 
 } // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Notification header: version 1 (no context) and version 2 (with the 26-byte trace context).
+
+namespace {
+
+const uint8_t *
+sampleTrace() {
+    static uint8_t t[NIXL_BE_TRACE_CTX_WIRE_SIZE];
+    t[0] = 0;
+    for (size_t i = 1; i < NIXL_BE_TRACE_CTX_WIRE_SIZE; ++i) {
+        t[i] = static_cast<uint8_t>(i * 7 + 1);
+    }
+    t[25] = 0x01;
+    return t;
+}
+
+} // namespace
+
+TEST(ucxWire, NotifHeaderVersion1RoundTrip) {
+    std::string h;
+    encodeNotifHeader(h, "agentA", nullptr);
+    // Without a context the header is version 1, byte for byte: magic then the name.
+    ASSERT_EQ(h.size(), 4u + 6u);
+    EXPECT_EQ(h.substr(0, 4), "NXUN");
+    notifHeaderWire out;
+    std::string why;
+    ASSERT_TRUE(decodeNotifHeader(h, out, why)) << why;
+    EXPECT_EQ(out.version, 1u);
+    EXPECT_EQ(out.sender, "agentA");
+    EXPECT_FALSE(out.traceSent);
+    EXPECT_FALSE(out.traceOk);
+    EXPECT_TRUE(out.traceWhy.empty());
+}
+
+TEST(ucxWire, NotifHeaderVersion2CarriesTheContext) {
+    std::string h;
+    encodeNotifHeader(h, "agentA", sampleTrace());
+    EXPECT_EQ(h.size(), notif_v2_fixed + 6u + 1u + NIXL_BE_TRACE_CTX_WIRE_SIZE);
+    EXPECT_EQ(h.substr(0, 4), "NXUT");
+    notifHeaderWire out;
+    std::string why;
+    ASSERT_TRUE(decodeNotifHeader(h, out, why)) << why;
+    EXPECT_EQ(out.version, 2u);
+    EXPECT_EQ(out.sender, "agentA");
+    EXPECT_TRUE(out.traceSent);
+    ASSERT_TRUE(out.traceOk) << out.traceWhy;
+    EXPECT_EQ(0, std::memcmp(out.trace.trace_id, sampleTrace() + 1, 16));
+    EXPECT_EQ(0, std::memcmp(out.trace.span_id, sampleTrace() + 17, 8));
+    EXPECT_EQ(out.trace.flags, 0x01);
+    EXPECT_EQ(out.trace.correlation_id, 0u);
+}
+
+TEST(ucxWire, NotifHeaderLaterVersionIsReadAsVersion2) {
+    std::string h;
+    encodeNotifHeader(h, "A", sampleTrace());
+    h[4] = 3; // a later version keeps the prefix and may append
+    h += "future";
+    notifHeaderWire out;
+    std::string why;
+    ASSERT_TRUE(decodeNotifHeader(h, out, why)) << why;
+    EXPECT_EQ(out.version, 3u);
+    EXPECT_EQ(out.sender, "A");
+    EXPECT_TRUE(out.traceOk) << out.traceWhy;
+}
+
+TEST(ucxWire, NotifHeaderEveryTruncationOfTheContextKeepsTheSender) {
+    std::string full;
+    encodeNotifHeader(full, "agentA", sampleTrace());
+    const size_t ctx_at = notif_v2_fixed + 6; // the context's length byte
+    for (size_t n = ctx_at; n < full.size(); ++n) {
+        notifHeaderWire out;
+        std::string why;
+        ASSERT_TRUE(decodeNotifHeader(std::string_view(full).substr(0, n), out, why))
+            << n << ": " << why;
+        EXPECT_EQ(out.sender, "agentA") << n;
+        EXPECT_TRUE(out.traceSent) << n;
+        EXPECT_FALSE(out.traceOk) << n;
+        EXPECT_FALSE(out.traceWhy.empty()) << n;
+        EXPECT_FALSE(nixl_trace_ctx_is_valid(&out.trace)) << n;
+    }
+}
+
+TEST(ucxWire, NotifHeaderMalformedContexts) {
+    struct damage {
+        const char *what;
+        size_t at;
+        uint8_t value;
+        const char *reason;
+    };
+    const size_t rec = notif_v2_fixed + 1 + 1; // sender "A", then the length byte
+    for (const damage &d : {damage{"version 0xff", rec, 0xff, "bad version"},
+                            damage{"zero trace id", 0, 0, "all-zero id"},
+                            damage{"length 25", rec - 1, 25, "bad length"},
+                            damage{"length 0", rec - 1, 0, "bad length"}}) {
+        std::string h;
+        encodeNotifHeader(h, "A", sampleTrace());
+        if (d.at == 0) {
+            std::memset(h.data() + rec + 1, 0, 16);
+        } else {
+            h[d.at] = static_cast<char>(d.value);
+        }
+        if (std::string(d.what) == "length 25") {
+            h.pop_back(); // a record of 25 bytes, announced as 25: the SDK refuses it
+        }
+        notifHeaderWire out;
+        std::string why;
+        ASSERT_TRUE(decodeNotifHeader(h, out, why)) << d.what << ": " << why;
+        EXPECT_EQ(out.sender, "A") << d.what;
+        EXPECT_FALSE(out.traceOk) << d.what;
+        EXPECT_NE(out.traceWhy.find(d.reason), std::string::npos)
+            << d.what << ": " << out.traceWhy;
+    }
+    // Announced (flag set) but nothing follows the name.
+    std::string h;
+    encodeNotifHeader(h, "A", sampleTrace());
+    h.resize(notif_v2_fixed + 1);
+    notifHeaderWire out;
+    std::string why;
+    ASSERT_TRUE(decodeNotifHeader(h, out, why)) << why;
+    EXPECT_EQ(out.traceWhy, "trace context announced but missing");
+}
+
+TEST(ucxWire, NotifHeaderRefusedWhenTheSenderCannotBeTold) {
+    std::string h;
+    encodeNotifHeader(h, "agentA", sampleTrace());
+    notifHeaderWire out;
+    std::string why;
+    EXPECT_FALSE(decodeNotifHeader("NXU", out, why));
+    EXPECT_NE(why.find("too short"), std::string::npos) << why;
+    EXPECT_FALSE(decodeNotifHeader(std::string_view(h).substr(0, 7), out, why));
+    EXPECT_NE(why.find("fixed part"), std::string::npos) << why;
+    EXPECT_FALSE(decodeNotifHeader(std::string_view(h).substr(0, notif_v2_fixed + 3), out, why));
+    EXPECT_NE(why.find("runs past"), std::string::npos) << why;
+    std::string old = h;
+    old[4] = 1;
+    EXPECT_FALSE(decodeNotifHeader(old, out, why));
+    EXPECT_NE(why.find("version 1"), std::string::npos) << why;
+    EXPECT_FALSE(decodeNotifHeader(std::string("ABCDxyz"), out, why));
+    EXPECT_NE(why.find("foreign"), std::string::npos) << why;
+}

@@ -191,6 +191,20 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
             return false;
         }
     }
+    if (get("ucx_fault_notif_trace", v)) {
+        static const char *const kinds[] = {"", "truncate", "version", "zero"};
+        cfg_.faultNotifTrace = -1;
+        for (int i = 1; i < 4; ++i) {
+            if (v == kinds[i]) {
+                cfg_.faultNotifTrace = i;
+            }
+        }
+        if (cfg_.faultNotifTrace < 0) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_fault_notif_trace must be "
+                                    << "truncate, version or zero, not '" << v << "'");
+            return false;
+        }
+    }
     if (get("engine_config", v)) {
         cfg_.engineConfig = v;
     }

@@ -229,6 +229,10 @@ public:
     /** Notification of the current post. */
     bool hasNotif = false;
     std::string notif;
+    /** Core's trace context of the request (opt args at prep and post); may be null. */
+    const nixl_be_trace_ctx_t *traceCtx = nullptr;
+    /** This post recorded WIRE_SUBMITTED (direct path: once, before the first copy). */
+    bool wireTraced = false;
 
     std::atomic<nixl_status_t> status{NIXL_ERR_NOT_POSTED};
     /** Written under stepLock or the lane worker lock, read under either: atomic. */
@@ -353,9 +357,33 @@ public:
 
     // Called from UCX callbacks and the worker wrapper; not part of the engine API.
 
-    /** Queues a received notification. */
+    /**
+     * Queues a received notification; trace is the context it carried (null: none), kept
+     * for REMOTE_OBSERVED when getNotifs delivers it.
+     */
     void
-    pushNotif(std::string sender, std::string msg) const;
+    pushNotif(std::string sender,
+              std::string msg,
+              const nixl_be_trace_ctx_t *trace = nullptr) const;
+
+    /** Whether the agent traces (the engine has a trace sink). */
+    bool
+    tracing() const noexcept {
+        return traceSink_ != nullptr;
+    }
+
+    /** Records a phase under ctx now; a no-op when the agent does not trace. Any thread. */
+    void
+    tracePhase(const nixl_be_trace_ctx_t *ctx,
+               nixl_be_trace_phase_t phase,
+               std::string_view label) const noexcept;
+
+    /**
+     * A peer's notification carried a trace context this engine cannot use: the first one
+     * logs one line (naming the sender and why), later ones are only counted.
+     */
+    void
+    badTraceContext(std::string_view sender, const std::string &why) const;
     /** Sends req's notification on its lane, or completes it; lane worker lock held. */
     void
     sendXferNotifLocked(nixlUcxReq &req) const;
@@ -377,6 +405,9 @@ private:
         uint64_t releaseTimeoutMs = 2000;
         /** ucx_fault_direct_hold_bytes (fault injection for tests, 0 = off). */
         uint64_t faultDirectHoldBytes = 0;
+        /** ucx_fault_notif_trace (tests only): damage the trace context a notification
+         *  carries: 0 off, 1 truncate, 2 version 0xff, 3 zero trace id. */
+        int faultNotifTrace = 0;
         std::string devices;
         std::string engineConfig;
     };
@@ -435,6 +466,9 @@ private:
            const std::string &remote,
            const std::string &msg,
            nixlUcxReq *req) const;
+    /** Fault injection of ucx_fault_notif_trace on an encoded context. */
+    void
+    damageTrace(uint8_t *trace) const;
 
     config_t cfg_;
     bool progThread_ = false;
@@ -475,6 +509,10 @@ private:
 
     mutable std::mutex notifLock_;
     mutable notif_list_t notifs_;
+    /** With tracing on: the context of each entry of notifs_ (zeroed when it had none). */
+    mutable std::vector<nixl_be_trace_ctx_t> notifTrace_;
+    /** Notifications whose trace context was malformed or truncated. */
+    mutable std::atomic<uint64_t> badTraceCtx_{0};
 
     /** Direct requests the progress thread advances. */
     mutable std::mutex activeLock_;

@@ -168,6 +168,14 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             req.curOff = off;
             break;
         }
+        if (!req.wireTraced && tracing()) {
+            // The first copy of the post (a syscall, or memcpy within one process) hands the
+            // data over: this path's wire.
+            req.wireTraced = true;
+            const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
+            tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
+                       inProcess ? "ucx.memcpy" : "ucx.cma");
+        }
         // With the peer's table mapped, each copy runs inside a mark and after a check of its
         // registrations (the fence of ucx_regtable.h): a deregisterMem that returned has
         // seen every copy that passed the check end, and later checks fail.
@@ -270,6 +278,11 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
 
 void
 nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
+    if (tracing()) {
+        const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
+        tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED,
+                   inProcess ? "ucx.memcpy" : "ucx.cma");
+    }
     if (!req.hasNotif) {
         finishReq(req, NIXL_SUCCESS);
         return;

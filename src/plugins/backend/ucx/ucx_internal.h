@@ -26,8 +26,7 @@
 
 namespace nixlUcx {
 
-// Connection info and public data: see ucx_wire.h.
-inline constexpr uint32_t notif_magic = 0x4e55584eu; // "NXUN"
+// Connection info, public data and the notification header: see ucx_wire.h.
 inline constexpr unsigned notif_am_id = 1;
 
 /** Registration table slots (8 bytes each, touched lazily): more than any agent registers. */
@@ -46,6 +45,14 @@ nowNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+}
+
+/** nixlTime::getUs()'s counter (steady clock microseconds): trace phase timestamps. */
+inline uint64_t
+nowUs() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
 }
 
 /** A small per-thread number, so that threads spread over the workers without asking. */

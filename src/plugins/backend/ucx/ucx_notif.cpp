@@ -6,9 +6,11 @@
 #include "ucx_internal.h"
 
 #include <cstring>
+#include <limits>
 #include <memory>
 
-using nixlUcx::notif_magic;
+#include "nixl_trace_context.h"
+
 using nixlUcx::notif_am_id;
 using nixlUcx::threadSlot;
 using nixlUcx::opName;
@@ -50,14 +52,29 @@ struct rndvRecv {
     const nixlUcxEngine *engine;
     std::string sender;
     std::string msg;
+    nixl_be_trace_ctx_t trace{}; ///< valid only when the header carried a usable one
+    bool traced = false;
 };
+
+/** NOTIF_RECEIVED of a message whose data arrived: under the sender's context if usable. */
+void
+notifArrived(const nixlUcxEngine &engine,
+             std::string sender,
+             std::string msg,
+             const nixl_be_trace_ctx_t *trace) {
+    if (engine.tracing()) {
+        engine.tracePhase(trace, NIXL_BE_PHASE_NOTIF_RECEIVED, "ucx.am");
+    }
+    engine.pushNotif(std::move(sender), std::move(msg), trace);
+}
 
 void
 rndvRecvCb(void *request, ucs_status_t status, size_t length, void *user_data) {
     auto *r = static_cast<rndvRecv *>(user_data);
     if (status == UCS_OK) {
         r->msg.resize(length);
-        r->engine->pushNotif(std::move(r->sender), std::move(r->msg));
+        notifArrived(*r->engine, std::move(r->sender), std::move(r->msg),
+                     r->traced ? &r->trace : nullptr);
     } else {
         NIXL_SDK_ERROR("agent " << r->engine->agentName() << ": receiving a "
                                 << r->msg.size() << "-byte notification from " << r->sender
@@ -80,24 +97,31 @@ amRecvCb(void *arg,
          const ucp_am_recv_param_t *param) {
     auto *w = static_cast<nixlUcxWorker *>(arg);
     const nixlUcxEngine *engine = w->engine;
-    uint32_t magic = 0;
-    if (header_length < sizeof(magic) ||
-        (std::memcpy(&magic, header, sizeof(magic)), magic != notif_magic)) {
+    nixlUcx::notifHeaderWire hdr;
+    std::string why;
+    if (!nixlUcx::decodeNotifHeader(
+            std::string_view(static_cast<const char *>(header), header_length), hdr, why)) {
         NIXL_SDK_ERROR("agent " << engine->agentName() << ": dropped a " << length
-                                << "-byte active message with a foreign header");
+                                << "-byte active message: " << why);
         return UCS_OK;
     }
-    std::string sender(static_cast<const char *>(header) + sizeof(magic),
-                       header_length - sizeof(magic));
+    // A context is used, and a damaged one reported, only when this agent traces.
+    const bool traced = engine->tracing() && hdr.traceOk;
+    if (engine->tracing() && hdr.traceSent && !hdr.traceOk) {
+        engine->badTraceContext(hdr.sender, hdr.traceWhy);
+    }
+    std::string sender(hdr.sender);
     if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
-        auto *r = new rndvRecv{engine, std::move(sender), std::string(length, '\0')};
+        auto *r = new rndvRecv{engine, std::move(sender), std::string(length, '\0'), hdr.trace,
+                               traced};
         ucp_request_param_t p{};
         p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
         p.cb.recv_am = rndvRecvCb;
         p.user_data = r;
         ucs_status_ptr_t sp = ucp_am_recv_data_nbx(w->worker, data, r->msg.data(), length, &p);
         if (sp == nullptr) {
-            engine->pushNotif(std::move(r->sender), std::move(r->msg));
+            notifArrived(*engine, std::move(r->sender), std::move(r->msg),
+                         traced ? &r->trace : nullptr);
             delete r;
         } else if (UCS_PTR_IS_ERR(sp)) {
             NIXL_SDK_ERROR("agent " << engine->agentName() << ": cannot receive a " << length
@@ -107,7 +131,9 @@ amRecvCb(void *arg,
         }
         return UCS_OK;
     }
-    engine->pushNotif(std::move(sender), std::string(static_cast<const char *>(data), length));
+    notifArrived(*engine, std::move(sender),
+                 std::string(static_cast<const char *>(data), length),
+                 traced ? &hdr.trace : nullptr);
     return UCS_OK;
 }
 
@@ -125,6 +151,10 @@ nixlUcxEngine::sendXferNotifLocked(nixlUcxReq &req) const {
     }
     req.phase = nixlUcxReq::phase_t::NOTIF;
     nixl_status_t st = sendAm(*req.lane, req.remoteAgent, req.notif, &req);
+    // Before finishReq: once the status is out, the request may be released at any time.
+    if (tracing() && (st == NIXL_SUCCESS || st == NIXL_IN_PROG)) {
+        tracePhase(req.traceCtx, NIXL_BE_PHASE_NOTIF_SENT, "ucx.am");
+    }
     if (st != NIXL_IN_PROG) {
         finishReq(req, st);
     }
@@ -139,9 +169,19 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
     auto s = std::make_unique<nixlUcxAmSend>();
-    s->header.reserve(sizeof(uint32_t) + localAgent.size());
-    s->header.append(reinterpret_cast<const char *>(&notif_magic), sizeof(notif_magic));
-    s->header.append(localAgent);
+    // The request's trace context goes along only when the agent traces and it is valid, so
+    // that without tracing the message is the version-1 one, byte for byte.
+    uint8_t trace[NIXL_BE_TRACE_CTX_WIRE_SIZE];
+    const bool carry = req != nullptr && tracing() &&
+        localAgent.size() <= std::numeric_limits<uint16_t>::max() &&
+        nixl_trace_ctx_encode(req->traceCtx, trace) == NIXL_TRACE_CTX_OK;
+    if (carry && cfg_.faultNotifTrace != 0) {
+        damageTrace(trace);
+    }
+    nixlUcx::encodeNotifHeader(s->header, localAgent, carry ? trace : nullptr);
+    if (carry && cfg_.faultNotifTrace == 1) {
+        s->header.resize(s->header.size() - NIXL_BE_TRACE_CTX_WIRE_SIZE / 2);
+    }
     s->body = msg;
     s->req = req;
     s->remote = remote;
@@ -180,23 +220,68 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
 }
 
 void
-nixlUcxEngine::pushNotif(std::string sender, std::string msg) const {
+nixlUcxEngine::pushNotif(std::string sender,
+                         std::string msg,
+                         const nixl_be_trace_ctx_t *trace) const {
     std::lock_guard<std::mutex> g(notifLock_);
     notifs_.emplace_back(std::move(sender), std::move(msg));
+    if (tracing()) {
+        notifTrace_.push_back(trace != nullptr ? *trace : nixl_be_trace_ctx_t{});
+    }
+}
+
+void
+nixlUcxEngine::tracePhase(const nixl_be_trace_ctx_t *ctx,
+                          nixl_be_trace_phase_t phase,
+                          std::string_view label) const noexcept {
+    if (traceSink_ != nullptr) {
+        recordPhase(ctx, phase, label, nixlUcx::nowUs());
+    }
+}
+
+void
+nixlUcxEngine::badTraceContext(std::string_view sender, const std::string &why) const {
+    if (badTraceCtx_.fetch_add(1, std::memory_order_relaxed) == 0) {
+        NIXL_SDK_WARN("agent " << localAgent << ": notification from " << sender << ": " << why
+                               << "; delivered, its trace phases recorded without the "
+                               << "sender's trace (later damaged contexts are only counted)");
+    }
+}
+
+void
+nixlUcxEngine::damageTrace(uint8_t *trace) const {
+    // Fault injection (tests only): 1 truncates the record (in sendAm), 2 gives it version
+    // 0xff, 3 zeroes its trace id.
+    if (cfg_.faultNotifTrace == 2) {
+        trace[0] = 0xff;
+    } else if (cfg_.faultNotifTrace == 3) {
+        std::memset(trace + 1, 0, 16);
+    }
 }
 
 nixl_status_t
 nixlUcxEngine::getNotifs(notif_list_t &notif_list) {
     progressAll(progThread_);
     checkPeers();
-    std::lock_guard<std::mutex> g(notifLock_);
-    if (notif_list.empty()) {
-        notif_list.swap(notifs_);
-    } else {
-        for (auto &n : notifs_) {
-            notif_list.push_back(std::move(n));
+    std::vector<nixl_be_trace_ctx_t> traces;
+    {
+        std::lock_guard<std::mutex> g(notifLock_);
+        if (notif_list.empty()) {
+            notif_list.swap(notifs_);
+        } else {
+            for (auto &n : notifs_) {
+                notif_list.push_back(std::move(n));
+            }
+            notifs_.clear();
         }
-        notifs_.clear();
+        traces.swap(notifTrace_);
+    }
+    // The target's application sees the request's effect now: REMOTE_OBSERVED, under the
+    // context each message carried (only messages that carried one).
+    for (const nixl_be_trace_ctx_t &t : traces) {
+        if (nixl_trace_ctx_is_valid(&t)) {
+            tracePhase(&t, NIXL_BE_PHASE_REMOTE_OBSERVED, "ucx.delivered");
+        }
     }
     return NIXL_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "nixl_trace_context.h"
 #include "ucx_utils.h"
 
 namespace nixlUcx {
@@ -299,6 +300,91 @@ checkPackedRkey(std::string_view rkey, const rkeyLayout *local, std::string &why
             return false;
         }
     }
+    return true;
+}
+
+void
+encodeNotifHeader(std::string &out, std::string_view sender, const uint8_t *trace) {
+    if (trace == nullptr) {
+        out.reserve(out.size() + sizeof(notif_magic) + sender.size());
+        out.append(reinterpret_cast<const char *>(&notif_magic), sizeof(notif_magic));
+        out.append(sender);
+        return;
+    }
+    // Agent names longer than 64 KiB do not reach here: sendAm refuses them (see ucx_notif).
+    const auto len = static_cast<uint16_t>(sender.size());
+    out.reserve(out.size() + notif_v2_fixed + sender.size() + 1 + NIXL_BE_TRACE_CTX_WIRE_SIZE);
+    out.append(reinterpret_cast<const char *>(&notif_magic_v2), sizeof(notif_magic_v2));
+    out.push_back(static_cast<char>(notif_version));
+    out.push_back(static_cast<char>(notif_flag_trace));
+    out.append(reinterpret_cast<const char *>(&len), sizeof(len));
+    out.append(sender);
+    out.push_back(static_cast<char>(NIXL_BE_TRACE_CTX_WIRE_SIZE));
+    out.append(reinterpret_cast<const char *>(trace), NIXL_BE_TRACE_CTX_WIRE_SIZE);
+}
+
+bool
+decodeNotifHeader(std::string_view in, notifHeaderWire &out, std::string &why) {
+    out = notifHeaderWire{};
+    uint32_t magic = 0;
+    if (in.size() < sizeof(magic)) {
+        why = std::to_string(in.size()) + "-byte header, too short";
+        return false;
+    }
+    std::memcpy(&magic, in.data(), sizeof(magic));
+    if (magic == notif_magic) {
+        out.version = 1;
+        out.sender = in.substr(sizeof(magic));
+        return true;
+    }
+    if (magic != notif_magic_v2) {
+        why = "foreign header (magic " + hex32(magic) + ")";
+        return false;
+    }
+    if (in.size() < notif_v2_fixed) {
+        why = std::to_string(in.size()) + "-byte version-2 header, shorter than its " +
+            std::to_string(notif_v2_fixed) + "-byte fixed part";
+        return false;
+    }
+    const auto version = static_cast<uint8_t>(in[4]);
+    const auto flags = static_cast<uint8_t>(in[5]);
+    uint16_t len = 0;
+    std::memcpy(&len, in.data() + 6, sizeof(len));
+    if (version < notif_version) {
+        why = "header version " + std::to_string(version) + " under the version-2 magic";
+        return false;
+    }
+    if (in.size() - notif_v2_fixed < len) {
+        why = "sender name of " + std::to_string(len) + " bytes runs past the " +
+            std::to_string(in.size()) + "-byte header";
+        return false;
+    }
+    out.version = version;
+    out.sender = in.substr(notif_v2_fixed, len);
+    if ((flags & notif_flag_trace) == 0) {
+        return true;
+    }
+    out.traceSent = true;
+    std::string_view rest = in.substr(notif_v2_fixed + len);
+    if (rest.empty()) {
+        out.traceWhy = "trace context announced but missing";
+        return true;
+    }
+    const auto ctx_len = static_cast<uint8_t>(rest[0]);
+    if (rest.size() - 1 < ctx_len) {
+        out.traceWhy = "trace context of " + std::to_string(ctx_len) + " bytes truncated to " +
+            std::to_string(rest.size() - 1);
+        return true;
+    }
+    const nixl_trace_ctx_result_t r = nixl_trace_ctx_decode(
+        reinterpret_cast<const uint8_t *>(rest.data() + 1), ctx_len, &out.trace);
+    if (r != NIXL_TRACE_CTX_OK) {
+        out.trace = nixl_be_trace_ctx_t{};
+        out.traceWhy = std::string("trace context (") + std::to_string(ctx_len) +
+            " bytes) refused: " + nixl_trace_ctx_result_str(r);
+        return true;
+    }
+    out.traceOk = true;
     return true;
 }
 

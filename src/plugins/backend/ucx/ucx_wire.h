@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nixl_backend_plugin.h"
+
 namespace nixlUcx {
 
 /** "NXUC", "NXUR": first four bytes of connection info and of public data. */
@@ -112,6 +114,51 @@ bool
 parsePackedRkey(std::string_view rkey, rkeyLayout &out, std::string &why);
 bool
 checkPackedRkey(std::string_view rkey, const rkeyLayout *local, std::string &why);
+
+/**
+ * Notification header (the active message's header; the body is the message).
+ * Version 1: u32 magic "NXUN", then the sender's name (the rest of the header).
+ * Version 2: u32 magic "NXUT", u8 version (2), u8 flags, u16 sender length, the sender's name,
+ * then when flags has notif_flag_trace: u8 length and the request's trace context as the W3C
+ * binary record (NIXL_BE_TRACE_CTX_WIRE_SIZE bytes for its version 0). A later version keeps
+ * this prefix and may append; a receiver reads the fields it knows and ignores the rest.
+ * A sender writes version 2 only when it has a valid trace context to carry, so that with
+ * tracing off the message is the version-1 one, byte for byte.
+ */
+inline constexpr uint32_t notif_magic = 0x4e55584eu; // "NXUN", version 1
+inline constexpr uint32_t notif_magic_v2 = 0x5455584eu; // "NXUT", version 2 and later
+inline constexpr uint8_t notif_version = 2;
+inline constexpr uint8_t notif_flag_trace = 0x01;
+/** Fixed part of a version-2 header: magic, version, flags, sender length. */
+inline constexpr size_t notif_v2_fixed = 8;
+
+/** What a notification header says. */
+struct notifHeaderWire {
+    std::string_view sender; ///< points into the decoded header
+    unsigned version = 0; ///< 1 or the sender's version (2 or later)
+    bool traceSent = false; ///< the sender said it carries a trace context
+    /** The decoded context when traceOk; zeroed (invalid) otherwise. correlation_id 0. */
+    nixl_be_trace_ctx_t trace{};
+    bool traceOk = false;
+    /** Why a context that was sent could not be used (empty when none was sent, or it was). */
+    std::string traceWhy;
+};
+
+/**
+ * Appends a notification header to out: version 2 with trace (NIXL_BE_TRACE_CTX_WIRE_SIZE
+ * bytes, from nixl_trace_ctx_encode) when trace is non-null, else version 1.
+ */
+void
+encodeNotifHeader(std::string &out, std::string_view sender, const uint8_t *trace);
+
+/**
+ * Decodes a notification header. False (why says what is wrong) when the sender cannot be
+ * told: a foreign magic, a version-2 header shorter than its fixed part or than its sender,
+ * version 0 or 1 under the version-2 magic. A damaged trace context does not fail the header:
+ * traceOk stays false and traceWhy says why, so the message is still delivered.
+ */
+bool
+decodeNotifHeader(std::string_view in, notifHeaderWire &out, std::string &why);
 
 } // namespace nixlUcx
 

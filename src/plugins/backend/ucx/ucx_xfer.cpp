@@ -60,6 +60,10 @@ ucxDataDoneLocked(nixlUcxReq &req) {
         finishReq(req, st);
         return;
     }
+    if (req.engine->tracing()) {
+        req.engine->tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED,
+                               req.op == NIXL_WRITE ? "ucx.flush" : "ucx.get");
+    }
     if (req.hasNotif && !req.dropNotif) {
         req.lane->worker->ready.push_back(&req);
         return;
@@ -176,6 +180,7 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
     if (opt_args != nullptr) {
         req->hasNotif = opt_args->hasNotif;
         req->notif = opt_args->notifMsg;
+        req->traceCtx = opt_args->traceCtx;
     }
     handle = req.release();
     return NIXL_SUCCESS;
@@ -209,6 +214,10 @@ nixlUcxEngine::postUcx(nixlUcxReq &req) const {
             p.memory_type = UCS_MEMORY_TYPE_CUDA;
         }
         req.outstanding = 1; // held by this loop, so no callback finishes the request early
+        if (tracing()) {
+            tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
+                       req.op == NIXL_WRITE ? "ucx.put" : "ucx.get");
+        }
         for (size_t i = 0; i < req.count; ++i) {
             const nixl_be_xfer_desc_t &l = req.local[i];
             const nixl_be_xfer_desc_t &r = req.remote[i];
@@ -277,6 +286,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     if (opt_args != nullptr) {
         req->hasNotif = opt_args->hasNotif;
         req->notif = opt_args->notifMsg;
+        req->traceCtx = opt_args->traceCtx;
     }
     if (!req->conn->usable()) {
         const bool lost = req->conn->state.load() == nixlUcxConn::LOST;
@@ -298,7 +308,22 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         req->failedDesc = SIZE_MAX;
         req->dropNotif = false;
         req->notifSend = nullptr;
+        req->wireTraced = false;
         req->status.store(NIXL_IN_PROG, std::memory_order_release);
+    }
+    if (tracing()) {
+        const bool direct = req->path == nixlUcxReq::path_t::DIRECT;
+        nixl_trace_attr_t attrs[3] = {};
+        attrs[0].key = "ucx.path";
+        attrs[0].type = NIXL_TRACE_ATTR_STRING;
+        attrs[0].value.str = direct ? nixl_plugin_str_t{"direct", 6} : nixl_plugin_str_t{"ucx", 3};
+        attrs[1].key = "ucx.descs";
+        attrs[1].type = NIXL_TRACE_ATTR_INT64;
+        attrs[1].value.i64 = static_cast<int64_t>(req->count);
+        attrs[2].key = "ucx.bytes";
+        attrs[2].type = NIXL_TRACE_ATTR_INT64;
+        attrs[2].value.i64 = static_cast<int64_t>(req->totalBytes);
+        recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "ucx.post", nixlUcx::nowUs(), attrs);
     }
 
     if (req->path == nixlUcxReq::path_t::UCX) {
