@@ -42,6 +42,7 @@ TEST_F(testBackend, DescriptorNamesTestPluginWithDramOnly) {
         {"disconnect_after", "0"},
         {"fail_release", "false"},
         {"fail_create", "false"},
+        {"trace_phases", "true"},
     };
     EXPECT_EQ(defaults, expected);
 }
@@ -58,7 +59,8 @@ TEST_F(testBackend, CreateReportsCapabilitiesAndEffectiveParams) {
     EXPECT_EQ(params["async"], "false"); // defaults are filled in
     EXPECT_EQ(params["disconnect_after"], "0");
     EXPECT_EQ(params["trace_sink"], "none"); // reported: core gave no trace sink
-    EXPECT_EQ(params.size(), 9u);
+    EXPECT_EQ(params["trace_phases"], "true");
+    EXPECT_EQ(params.size(), 10u);
 }
 
 namespace {
