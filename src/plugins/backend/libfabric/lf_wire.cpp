@@ -308,7 +308,8 @@ decodeNotifFrag(std::string_view in, notifFragWire &out, std::string &why) {
         why = "truncated notification (" + std::to_string(in.size()) + " bytes)";
         return false;
     }
-    if (m != notif_magic || v != wire_version || (flags & ~3u) != 0) {
+    if (m != notif_magic || v != wire_version || (flags & ~3u) != 0 || flags == 1u) {
+        // flags 1: traced but not first (only a first fragment carries the context)
         why = "not a version " + std::to_string(wire_version) + " notification";
         return false;
     }
