@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <poll.h>
 #include <sstream>
 #include <sys/socket.h>
@@ -269,6 +270,17 @@ peerProcess::wait() {
     do {
         r = ::waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
+    // A killed shm peer cannot remove its region (/dev/shm/<pid>:<n>:<m>, libfabric's naming):
+    // the reaped child's regions are removed here so that test runs leave nothing behind.
+    if (DIR *d = ::opendir("/dev/shm")) {
+        const std::string prefix = std::to_string(pid_) + ":";
+        while (dirent *e = ::readdir(d)) {
+            if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) {
+                ::unlinkat(::dirfd(d), e->d_name, 0);
+            }
+        }
+        ::closedir(d);
+    }
     pid_ = -1;
     return r < 0 ? -1 : status;
 }

@@ -76,7 +76,59 @@ TEST_P(lfTwoProcTest, WriteNotifRead) {
     EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
 }
 
+/** Agent B in this process, connected both ways with A: a peer that must stay unaffected. */
+std::unique_ptr<lfAgent>
+makeBystander(lfAgent &a, std::vector<uint8_t> &buf, const char *provider) {
+    lfSetup s;
+    s.provider = provider;
+    auto b = lfAgent::make("B", s);
+    if (!b || b->registerDram(reinterpret_cast<uintptr_t>(buf.data()), buf.size()) !=
+            NIXL_SUCCESS) {
+        return nullptr;
+    }
+    std::string name;
+    if (a.agent->loadRemoteMD(b->md(), name) != NIXL_SUCCESS ||
+        b->agent->loadRemoteMD(a.md(), name) != NIXL_SUCCESS) {
+        return nullptr;
+    }
+    return b;
+}
+
+/** A WRITE of 64 KiB from A's buffer to B's, with B progressing; its status. */
+nixl_status_t
+writeTo(lfAgent &a, std::vector<uint8_t> &src, lfAgent &b, std::vector<uint8_t> &dst) {
+    nixlXferReqH *req = nullptr;
+    nixl_status_t st = a.agent->createXferReq(
+        NIXL_WRITE, xferList({{reinterpret_cast<uintptr_t>(src.data()), 65536}}),
+        xferList({{reinterpret_cast<uintptr_t>(dst.data()), 65536}}), "B", req);
+    if (st != NIXL_SUCCESS) {
+        return st;
+    }
+    notifBox box;
+    st = runXfer(*a.agent, req, [&] { box.poll(*b.agent); });
+    a.agent->releaseXferReq(req);
+    return st;
+}
+
+TEST_P(lfTwoProcTest, PeerKilledWhileIdle) {
+    std::vector<uint8_t> bbuf(1 << 20);
+    auto b = makeBystander(*a_, bbuf, GetParam());
+    ASSERT_TRUE(b);
+    peer_.kill();
+    peer_.wait();
+    nixlXferReqH *req = makeReq(NIXL_WRITE, 4096, std::nullopt);
+    ASSERT_NE(req, nullptr);
+    EXPECT_EQ(runXfer(*a_->agent, req), NIXL_ERR_REMOTE_DISCONNECT);
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+    fillPattern(local_.data(), 65536, 31);
+    EXPECT_EQ(writeTo(*a_, local_, *b, bbuf), NIXL_SUCCESS); // the other peer is unaffected
+    EXPECT_EQ(firstMismatch(bbuf.data(), 65536, 31), -1);
+}
+
 TEST_P(lfTwoProcTest, PeerKilledMidTransfer) {
+    std::vector<uint8_t> bbuf(1 << 20);
+    auto b = makeBystander(*a_, bbuf, GetParam());
+    ASSERT_TRUE(b);
     // The peer stops calling its agent (answering "ready" first), so a transfer to it cannot
     // finish where the target must progress; then it is killed and reaped.
     ASSERT_EQ(peer_.cmd("hang"), "ready");
@@ -98,6 +150,9 @@ TEST_P(lfTwoProcTest, PeerKilledMidTransfer) {
                   NIXL_WRITE, xferList({{reinterpret_cast<uintptr_t>(local_.data()), 64}}),
                   xferList({{peer_.bufAddr, 64}}), "peer", req2, &extra),
               NIXL_SUCCESS);
+    fillPattern(local_.data(), 65536, 32);
+    EXPECT_EQ(writeTo(*a_, local_, *b, bbuf), NIXL_SUCCESS); // the other peer is unaffected
+    EXPECT_EQ(firstMismatch(bbuf.data(), 65536, 32), -1);
 }
 
 INSTANTIATE_TEST_SUITE_P(providers,
