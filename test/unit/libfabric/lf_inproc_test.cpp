@@ -204,6 +204,7 @@ TEST_P(lfPairTest, SeveralPostingThreads) {
             std::this_thread::yield();
         }
     });
+    fillPattern(srcA_.data(), buf_len, 4); // before any thread posts
     std::vector<std::thread> ts;
     for (int t = 0; t < threads; ++t) {
         ts.emplace_back([&, t] {
@@ -222,7 +223,6 @@ TEST_P(lfPairTest, SeveralPostingThreads) {
             a_->agent->releaseXferReq(req);
         });
     }
-    fillPattern(srcA_.data(), buf_len, 4);
     for (auto &t : ts) {
         t.join();
     }
@@ -297,5 +297,53 @@ TEST(lfMetadata, CorruptConnInfoRefused) {
     }
     EXPECT_EQ(a->agent->loadRemoteMD(md, name), NIXL_SUCCESS);
 }
+
+} // namespace
+
+namespace {
+
+class lfStaleKeyTest : public ::testing::TestWithParam<const char *> {};
+
+// B deregisters its buffer while A still holds its metadata: A's WRITE with the stale key must
+// fail at the target (keys are never reused) and leave B's memory as it was. tcp;ofi_rxm
+// reports the failure; shm 1.17 drops the operation without an answer, so the request ends by
+// stall_timeout_ms.
+TEST_P(lfStaleKeyTest, WriteWithReleasedKeyFailsAndWritesNothing) {
+    lfSetup s;
+    s.provider = GetParam();
+    s.extra["stall_timeout_ms"] = "1000";
+    auto a = lfAgent::make("A", s);
+    auto b = lfAgent::make("B", s);
+    ASSERT_TRUE(a && b);
+    std::vector<uint8_t> src(65536), dst(65536, 0xee);
+    fillPattern(src.data(), src.size(), 41);
+    ASSERT_EQ(a->registerDram(reinterpret_cast<uintptr_t>(src.data()), src.size()), NIXL_SUCCESS);
+    ASSERT_EQ(b->registerDram(reinterpret_cast<uintptr_t>(dst.data()), dst.size()), NIXL_SUCCESS);
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(b->md(), name), NIXL_SUCCESS);
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a->agent->createXferReq(
+                  NIXL_WRITE, xferList({{reinterpret_cast<uintptr_t>(src.data()), src.size()}}),
+                  xferList({{reinterpret_cast<uintptr_t>(dst.data()), dst.size()}}), "B", req),
+              NIXL_SUCCESS);
+    nixl_reg_dlist_t l(DRAM_SEG);
+    l.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(dst.data()), dst.size(), 0, ""));
+    ASSERT_EQ(b->agent->deregisterMem(l), NIXL_SUCCESS);
+    notifBox box;
+    nixl_status_t st = runXfer(*a->agent, req, [&] { box.poll(*b->agent); });
+    EXPECT_NE(st, NIXL_SUCCESS);
+    EXPECT_NE(st, NIXL_IN_PROG) << "hang";
+    for (size_t i = 0; i < dst.size(); ++i) {
+        ASSERT_EQ(dst[i], 0xee) << "byte " << i;
+    }
+    a->agent->releaseXferReq(req);
+}
+
+INSTANTIATE_TEST_SUITE_P(providers,
+                         lfStaleKeyTest,
+                         ::testing::Values("shm", "tcp;ofi_rxm"),
+                         [](const auto &info) {
+                             return std::string(info.param[0] == 's' ? "shm" : "tcp");
+                         });
 
 } // namespace

@@ -58,7 +58,8 @@ lfEngine::pluginOptions() {
             {"split_batch_size", "1024"},
             {"max_bw_per_dram_seg", ""},
             {"notif_fragment_size", "8192"},
-            {"peer_check_ms", "100"}};
+            {"peer_check_ms", "100"},
+            {"stall_timeout_ms", "0"}};
 }
 
 lfEngine::lfEngine(const nixlBackendInitParams *init)
@@ -122,6 +123,12 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
                 return;
             }
             cfg_.peerCheck = std::chrono::milliseconds(n);
+        } else if (key == "stall_timeout_ms") {
+            if (!parseSize(v, 0, 86400000, n)) {
+                bad(key, v, "an integer 0..86400000 (0: off)");
+                return;
+            }
+            cfg_.stallTimeout = std::chrono::milliseconds(n);
         } else {
             bad(key, v, "unknown parameter (see docs/backends/libfabric.md)");
             return;

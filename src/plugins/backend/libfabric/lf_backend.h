@@ -151,6 +151,7 @@ public:
     nixl_status_t firstErr = NIXL_SUCCESS;
     bool released = false;
     bool dataDone = false;
+    std::atomic<int64_t> lastProgressMs{0}; ///< post or latest completion (stall_timeout_ms)
 };
 
 /** Engine parameters after validation. */
@@ -160,6 +161,7 @@ struct lfConfig {
     size_t notifFrag = 8192; ///< under tcp;ofi_rxm's eager size, so fragments stay eager
     size_t recvBufs = 64;
     std::chrono::milliseconds peerCheck{100};
+    std::chrono::milliseconds stallTimeout{0}; ///< 0: off
 };
 
 class lfEngine : public nixlBackendEngine {
@@ -287,6 +289,9 @@ private:
                  const nixl_opt_b_args_t *opt) const;
     bool
     peerGone(lfReq &req) const;
+    /** Fails a running request now with st (its outstanding operations are left to drain). */
+    void
+    abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const;
     void
     deliverNotif(std::string sender, std::string msg) const;
     std::shared_ptr<lfPeer>
@@ -332,6 +337,13 @@ private:
     std::atomic<bool> stop_{false};
     std::thread progress_;
 };
+
+inline int64_t
+nowMs() noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
 
 /** nixlTime::getUs(): steady-clock microseconds, what trace phases are timed on. */
 inline uint64_t

@@ -279,6 +279,7 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
                                     << req->remote << " failed: " << fiErr(err));
         }
     }
+    req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
     if (--req->pending == 0) {
         finishReqLocked(r, req);
     }

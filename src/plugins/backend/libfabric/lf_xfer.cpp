@@ -23,13 +23,6 @@ namespace {
         return addr >= base && addr - base <= blen && len <= blen - (addr - base);
     }
 
-    int64_t
-    nowMs() {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::steady_clock::now().time_since_epoch())
-            .count();
-    }
-
 } // namespace
 
 nixl_status_t
@@ -154,9 +147,10 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
     (void)op;
     (void)remote_agent;
     auto *req = static_cast<lfReq *>(handle);
-    req->trace = opt_args != nullptr ? opt_args->traceCtx : nullptr;
-    recordPhase(req->trace, NIXL_BE_PHASE_SUBMIT, "libfabric.post", nowUs());
+    const nixl_be_trace_ctx_t *trace = opt_args != nullptr ? opt_args->traceCtx : nullptr;
+    recordPhase(trace, NIXL_BE_PHASE_SUBMIT, "libfabric.post", nowUs());
     if (req->peer == nullptr) {
+        req->trace = trace;
         return postLoopback(*req, local, remote, opt_args);
     }
     if (opt_args != nullptr && opt_args->hasNotif && opt_args->notifMsg.size() > max_notif_len) {
@@ -172,6 +166,9 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
     }
     lfRail &r = *req->rail;
     std::lock_guard<std::mutex> g(r.mu);
+    // Under the rail's lock: completions of an earlier post that failed early (a dead peer)
+    // may still be read by another thread.
+    req->trace = trace;
     req->hasNotif = opt_args != nullptr && opt_args->hasNotif;
     if (req->hasNotif) {
         req->notif = opt_args->notifMsg;
@@ -182,6 +179,7 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
     // One count for the posting itself, so completions read while we post (FI_EAGAIN) cannot
     // finish the request before its last operation is posted.
     req->pending = 1;
+    req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
     req->posting = true;
     req->nextPost = 0;
     postMoreLocked(r, req);
@@ -229,13 +227,38 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
     st = static_cast<nixl_status_t>(req->status.load(std::memory_order_acquire));
     if (st == NIXL_IN_PROG && peerGone(*req)) {
         std::lock_guard<std::mutex> g(r.mu);
-        // Operations to a dead process may never complete: the request reports the failure
-        // now and is freed at release once they do, or when the engine closes its endpoint.
-        req->firstErr = NIXL_ERR_REMOTE_DISCONNECT;
-        req->status.store(NIXL_ERR_REMOTE_DISCONNECT);
+        abandonLocked(r, req, NIXL_ERR_REMOTE_DISCONNECT);
         st = NIXL_ERR_REMOTE_DISCONNECT;
+    } else if (st == NIXL_IN_PROG && cfg_.stallTimeout.count() > 0 &&
+               nowMs() - req->lastProgressMs.load(std::memory_order_relaxed) >
+                   cfg_.stallTimeout.count()) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
+                                << ": no completion for " << cfg_.stallTimeout.count()
+                                << " ms (stall_timeout_ms); failed");
+        std::lock_guard<std::mutex> g(r.mu);
+        abandonLocked(r, req, NIXL_ERR_BACKEND);
+        st = NIXL_ERR_BACKEND;
     }
     return st;
+}
+
+void
+lfEngine::abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const {
+    // Operations to a dead process, or ones a provider never completes, may stay outstanding:
+    // the request reports the failure now and is freed at release once they complete, or when
+    // the engine closes its endpoint.
+    req->firstErr = st;
+    if (req->posting) { // post nothing more
+        auto &pq = r.postQueue;
+        pq.erase(std::remove(pq.begin(), pq.end(), req), pq.end());
+        req->posting = false;
+        if (--req->pending == 0) {
+            finishReqLocked(r, req);
+        }
+    }
+    auto &q = r.notifQueue;
+    q.erase(std::remove(q.begin(), q.end(), req), q.end());
+    req->status.store(st);
 }
 
 nixl_status_t
