@@ -294,6 +294,9 @@ protected:
      * then fails with NIXL_ERR_BACKEND (throwing from the constructor works too).
      */
     bool initErr = false;
+    /** What creation fails with when initErr is set, e.g. NIXL_ERR_INVALID_PARAM for a refused
+     *  parameter. */
+    nixl_status_t initErrStatus = NIXL_ERR_BACKEND;
     /** Name of the agent that owns this engine. */
     const std::string localAgent;
     /** Whether the agent records telemetry (nixlBackendInitParams::enableTelemetry_). */
@@ -352,6 +355,12 @@ public:
     bool
     getInitErr() const noexcept {
         return initErr;
+    }
+
+    /** The status creation fails with when getInitErr() (initErrStatus). */
+    nixl_status_t
+    getInitErrStatus() const noexcept {
+        return initErrStatus;
     }
 
     /** The backend type this engine was created as. */

@@ -453,7 +453,7 @@ namespace detail {
                 // The engine logged the cause when it set initErr; one ERROR line per event.
                 NIXL_SDK_DEBUG("backend " << ip.type << " of agent " << ip.localAgent
                                           << " failed to initialise");
-                return NIXL_ERR_BACKEND;
+                return engine->getInitErrStatus();
             }
             info->caps = (engine->supportsRemote() ? NIXL_BE_CAP_REMOTE : 0u) |
                 (engine->supportsLocal() ? NIXL_BE_CAP_LOCAL : 0u) |

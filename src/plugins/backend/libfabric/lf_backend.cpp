@@ -1,0 +1,436 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The LIBFABRIC engine: parameters, rails, registrations, connections and metadata.
+
+#include "lf_backend.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+
+#include "nixl_plugin_names.h"
+
+namespace nixlLf {
+
+namespace {
+
+    /** Same host and same IPC namespace: what shm needs to reach a peer. */
+    std::string
+    readHostId() {
+        std::string boot;
+        std::ifstream f("/proc/sys/kernel/random/boot_id");
+        std::getline(f, boot);
+        char ns[128] = {};
+        ssize_t n = readlink("/proc/self/ns/ipc", ns, sizeof(ns) - 1);
+        std::string id = boot + "/" + (n > 0 ? std::string(ns, static_cast<size_t>(n)) : "");
+        // The pid namespace too: peer liveness is checked by pid for same-host peers.
+        n = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
+        return id + "/" + (n > 0 ? std::string(ns, static_cast<size_t>(n)) : "");
+    }
+
+    bool
+    parseSize(const std::string &s, size_t lo, size_t hi, size_t &out) {
+        if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) {
+            return false;
+        }
+        const unsigned long long v = std::stoull(s);
+        if (v < lo || v > hi) {
+            return false;
+        }
+        out = static_cast<size_t>(v);
+        return true;
+    }
+
+    const char *const default_providers = "auto";
+
+} // namespace
+
+nixl_b_params_t
+lfEngine::pluginOptions() {
+    return {{"provider", default_providers},
+            {"num_threads", "0"},
+            {"split_batch_size", "1024"},
+            {"max_bw_per_dram_seg", ""},
+            {"notif_fragment_size", "8192"},
+            {"peer_check_ms", "100"},
+            {"stall_timeout_ms", "0"}};
+}
+
+lfEngine::lfEngine(const nixlBackendInitParams *init)
+    : nixlBackendEngine(init),
+      progThread_(init->enableProgTh),
+      pthrDelayUs_(init->pthrDelay) {
+    const auto &p = getCustomParams();
+    auto bad = [&](const std::string &key, const std::string &v, const char *accepted) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC parameter " << key << "='" << v
+                                << "' refused: " << accepted);
+        initErr = true;
+        initErrStatus = NIXL_ERR_INVALID_PARAM;
+    };
+    for (const auto &[key, v] : p) {
+        size_t n = 0;
+        if (key == "provider") {
+            if (v.empty() || v == "auto") {
+                continue;
+            }
+            size_t start = 0;
+            while (start <= v.size()) {
+                size_t end = v.find(',', start);
+                std::string prov = v.substr(start, end == std::string::npos ? end : end - start);
+                if (prov.empty() || prov.size() > max_prov_name) {
+                    bad(key, v, "a comma-separated list of provider names, or auto");
+                    return;
+                }
+                cfg_.providers.push_back(prov);
+                if (end == std::string::npos) {
+                    break;
+                }
+                start = end + 1;
+            }
+        } else if (key == "num_threads") {
+            if (v != "0" && !v.empty()) {
+                bad(key, v, "only 0: this backend posts from the calling thread (no pool)");
+                return;
+            }
+        } else if (key == "split_batch_size") {
+            if (!parseSize(v, 1, 1u << 20, n)) {
+                bad(key, v, "an integer 1..1048576");
+                return;
+            }
+            cfg_.splitBatch = n;
+        } else if (key == "max_bw_per_dram_seg") {
+            // NIXL stripes a DRAM transfer over rails up to this bandwidth; we use one rail
+            // per peer, so a valid value is accepted and has no effect.
+            if (!v.empty() && !parseSize(v, 0, SIZE_MAX / 2, n)) {
+                bad(key, v, "empty or an unsigned integer (accepted, has no effect)");
+                return;
+            }
+        } else if (key == "notif_fragment_size") {
+            if (!parseSize(v, 4096, 1u << 20, n)) {
+                bad(key, v, "an integer 4096..1048576");
+                return;
+            }
+            cfg_.notifFrag = n;
+        } else if (key == "peer_check_ms") {
+            if (!parseSize(v, 1, 60000, n)) {
+                bad(key, v, "an integer 1..60000");
+                return;
+            }
+            cfg_.peerCheck = std::chrono::milliseconds(n);
+        } else if (key == "stall_timeout_ms") {
+            if (!parseSize(v, 0, 86400000, n)) {
+                bad(key, v, "an integer 0..86400000 (0: off)");
+                return;
+            }
+            cfg_.stallTimeout = std::chrono::milliseconds(n);
+        } else {
+            bad(key, v, "unknown parameter (see docs/backends/libfabric.md)");
+            return;
+        }
+    }
+    // The first fragment of a notification carries the name: leave room for payload.
+    if (localAgent.size() > max_agent_name || localAgent.size() + 128 > cfg_.notifFrag / 2) {
+        NIXL_SDK_ERROR("agent name of " << localAgent.size() << " bytes: LIBFABRIC allows "
+                                        << std::min(max_agent_name, cfg_.notifFrag / 2 - 128)
+                                        << " with notif_fragment_size " << cfg_.notifFrag);
+        initErr = true;
+        return;
+    }
+    hostId_ = readHostId();
+    nonce_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32);
+    const bool autoProv = cfg_.providers.empty();
+    std::vector<std::string> provs =
+        autoProv ? std::vector<std::string>{"shm", "tcp;ofi_rxm"} : cfg_.providers;
+    std::string whyAll;
+    for (const auto &prov : provs) {
+        std::string why;
+        if (!openRail(prov, why)) {
+            if (!autoProv) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC provider " << prov
+                                        << " cannot be opened: " << why);
+                initErr = true;
+                return;
+            }
+            NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC provider " << prov
+                                    << " not used: " << why);
+            whyAll += (whyAll.empty() ? "" : "; ") + prov + ": " + why;
+        }
+    }
+    if (rails_.empty()) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC: no usable provider ("
+                                << whyAll << "; FI_PROVIDER="
+                                << (getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "unset")
+                                << ")");
+        initErr = true;
+        return;
+    }
+    if (progThread_) {
+        progress_ = std::thread([this] { progressLoop(); });
+    }
+}
+
+lfEngine::~lfEngine() {
+    stop_.store(true, std::memory_order_release);
+    if (progress_.joinable()) {
+        progress_.join();
+    }
+    for (auto &r : rails_) {
+        closeRail(*r);
+    }
+    // Requests released while their operations were outstanding (a dead peer): no completion
+    // can name them now that the endpoints are closed.
+    for (lfReq *req : reqs_) {
+        delete req;
+    }
+    reqs_.clear();
+}
+
+nixl_status_t
+lfEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlBackendMD *&out) {
+    if (nixl_mem != DRAM_SEG) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC registers DRAM only, not "
+                                << nixl_be_mem_name(static_cast<uint32_t>(nixl_mem)));
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+    auto md = std::make_unique<lfLocalMD>();
+    md->base = mem.addr;
+    md->len = mem.len;
+    for (auto &r : rails_) {
+        std::lock_guard<std::mutex> g(r->mu);
+        fid_mr *mr = nullptr;
+        // Keys are ours to choose (no provider here offers FI_MR_PROV_KEY) and must be unique
+        // in the domain; never reusing one also makes a stale remote key fail at the target
+        // instead of reaching memory registered later.
+        const uint64_t key = nextKey_.fetch_add(1, std::memory_order_relaxed);
+        int rc = fi_mr_reg(r->domain, reinterpret_cast<void *>(mem.addr), mem.len,
+                           FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND |
+                               FI_RECV,
+                           0, key, 0, &mr, nullptr);
+        if (rc != 0) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r->prov
+                                    << ": fi_mr_reg of [0x" << std::hex << mem.addr << std::dec
+                                    << ", +" << mem.len << "): " << fi_strerror(-rc));
+            for (fid_mr *m : md->mrs) {
+                fi_close(&m->fid);
+            }
+            return NIXL_ERR_BACKEND;
+        }
+        md->mrs.push_back(mr);
+        md->descs.push_back(fi_mr_desc(mr));
+        md->keys.push_back(r->provKey ? fi_mr_key(mr) : key);
+    }
+    out = md.release();
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::deregisterMem(nixlBackendMD *meta) {
+    auto *md = static_cast<lfLocalMD *>(meta);
+    for (size_t i = 0; i < md->mrs.size(); ++i) {
+        std::lock_guard<std::mutex> g(rails_[i]->mu);
+        fi_close(&md->mrs[i]->fid);
+    }
+    delete md;
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::connect(const std::string &remote_agent) {
+    if (remote_agent == localAgent || findPeer(remote_agent) != nullptr) {
+        return NIXL_SUCCESS;
+    }
+    NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC: no connection info of "
+                            << remote_agent);
+    return NIXL_ERR_NOT_FOUND;
+}
+
+nixl_status_t
+lfEngine::disconnect(const std::string &remote_agent) {
+    std::unique_lock<std::shared_mutex> g(peersMu_);
+    auto it = peers_.find(remote_agent);
+    if (it != peers_.end()) {
+        // Requests hold the peer; its address-vector entry stays valid for them (entries are
+        // not removed: a later connection gets a new one).
+        it->second->dead = true;
+        peers_.erase(it);
+    }
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::unloadMD(nixlBackendMD *input) {
+    delete static_cast<lfRemoteMD *>(input);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::getPublicData(const nixlBackendMD *meta, std::string &str) const {
+    const auto *md = static_cast<const lfLocalMD *>(meta);
+    publicDataWire w;
+    w.mem = DRAM_SEG;
+    w.base = md->base;
+    w.len = md->len;
+    for (size_t i = 0; i < rails_.size(); ++i) {
+        w.rails.push_back({rails_[i]->prov, md->keys[i], uint8_t(rails_[i]->virtAddr ? 1 : 0)});
+    }
+    str = encodePublicData(w);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::getConnInfo(std::string &str) const {
+    connInfoWire w;
+    w.nonce = nonce_;
+    w.hostId = hostId_;
+    w.pid = static_cast<int32_t>(getpid());
+    for (const auto &r : rails_) {
+        w.rails.push_back({r->prov, r->addr});
+    }
+    str = encodeConnInfo(w);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::loadRemoteConnInfo(const std::string &remote_agent, const std::string &conn) {
+    auto peer = std::make_shared<lfPeer>();
+    std::string why;
+    if (!decodeConnInfo(conn, peer->conn, why)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC connection info of " << remote_agent
+                                << " refused: " << why);
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    peer->name = remote_agent;
+    peer->sameHost = peer->conn.hostId == hostId_;
+    auto peerHas = [&](const std::string &prov) -> const railWire * {
+        for (const auto &r : peer->conn.rails) {
+            if (r.prov == prov) {
+                return &r;
+            }
+        }
+        return nullptr;
+    };
+    // First choice: shm for a peer on this host; then our rails in the order opened.
+    const lfRail *pick = nullptr;
+    const railWire *theirs = nullptr;
+    std::string reason;
+    for (const auto &r : rails_) {
+        if (r->prov == "shm" && peer->sameHost && (theirs = peerHas("shm")) != nullptr) {
+            pick = r.get();
+            reason = "same host and IPC namespace, both offer shm";
+            break;
+        }
+    }
+    if (pick == nullptr) {
+        for (const auto &r : rails_) {
+            if (r->prov == "shm" && !peer->sameHost) {
+                continue; // shm cannot reach another host
+            }
+            if ((theirs = peerHas(r->prov)) != nullptr) {
+                pick = r.get();
+                reason = peer->sameHost ? "same host, but the peer offers no shm" :
+                                          "peer on another host (or IPC namespace)";
+                break;
+            }
+        }
+    }
+    if (pick == nullptr) {
+        std::string offered;
+        for (const auto &r : peer->conn.rails) {
+            offered += (offered.empty() ? "" : ", ") + r.prov;
+        }
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC: no provider in common with "
+                                << remote_agent << " (it offers " << offered
+                                << (peer->sameHost ? "" : " from another host") << ")");
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+    lfRail &r = *rails_[pick->index];
+    {
+        std::lock_guard<std::mutex> g(r.mu);
+        int n = fi_av_insert(r.av, theirs->addr.data(), 1, &peer->addr, 0, nullptr);
+        if (n != 1) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                    << ": fi_av_insert of " << remote_agent << "'s address failed ("
+                                    << n << ")");
+            return NIXL_ERR_BACKEND;
+        }
+    }
+    peer->rail = r.index;
+    NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC connection to " << remote_agent
+                            << " over " << r.prov << ": " << reason);
+    std::unique_lock<std::shared_mutex> g(peersMu_);
+    auto &seq = seqByPeer_[remote_agent];
+    if (!seq) {
+        seq = std::make_shared<std::atomic<uint32_t>>(0);
+    }
+    peer->seq = seq;
+    peers_[remote_agent] = std::move(peer);
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::loadRemoteMD(const nixlBlobDesc &input,
+                       const nixl_mem_t &nixl_mem,
+                       const std::string &remote_agent,
+                       nixlBackendMD *&output) {
+    publicDataWire w;
+    std::string why;
+    if (!decodePublicData(input.metaInfo, w, why)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC public data of " << remote_agent
+                                << " [0x" << std::hex << input.addr << std::dec << ", +"
+                                << input.len << ") refused: " << why);
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    if (nixl_mem != DRAM_SEG || w.mem != DRAM_SEG || input.addr < w.base ||
+        input.addr - w.base > w.len || input.len > w.len - (input.addr - w.base)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC public data of " << remote_agent
+                                << " refused: descriptor [0x" << std::hex << input.addr
+                                << std::dec << ", +" << input.len
+                                << ") is not DRAM inside the registration it describes");
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    auto md = std::make_unique<lfRemoteMD>();
+    md->base = w.base;
+    md->len = w.len;
+    md->keys.assign(rails_.size(), 0);
+    md->virtAddr.assign(rails_.size(), 0);
+    md->hasRail.assign(rails_.size(), 0);
+    for (const auto &mr : w.rails) {
+        for (size_t i = 0; i < rails_.size(); ++i) {
+            if (rails_[i]->prov == mr.prov) {
+                md->keys[i] = mr.key;
+                md->virtAddr[i] = mr.virtAddr;
+                md->hasRail[i] = 1;
+            }
+        }
+    }
+    output = md.release();
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+lfEngine::loadLocalMD(nixlBackendMD *input, nixlBackendMD *&output) {
+    auto *in = static_cast<lfLocalMD *>(input);
+    auto md = std::make_unique<lfRemoteMD>();
+    md->base = in->base;
+    md->len = in->len;
+    md->local = in;
+    output = md.release();
+    return NIXL_SUCCESS;
+}
+
+std::shared_ptr<lfPeer>
+lfEngine::findPeer(const std::string &name) const {
+    std::shared_lock<std::shared_mutex> g(peersMu_);
+    auto it = peers_.find(name);
+    return it == peers_.end() ? nullptr : it->second;
+}
+
+} // namespace nixlLf
+
+NIXL_BACKEND_PLUGIN_DEFINE(nixlLf::lfEngine, "LIBFABRIC", "0.1.0")

@@ -1,0 +1,358 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file lf_backend.h
+ * @brief The LIBFABRIC backend: DRAM READ/WRITE between agents over libfabric RDM endpoints
+ *        (shm between processes of one host, tcp;ofi_rxm otherwise), with notifications.
+ *
+ * Structure: one "rail" per opened provider (fabric, domain, address vector, completion queue,
+ * endpoint); every registration is registered in every rail's domain; each peer is reached over
+ * one rail chosen when its connection info is loaded. Parameters, data paths and the failure
+ * model: docs/backends/libfabric.md.
+ *
+ * Thread safety: core serialises control calls. Transfer calls (postXfer, checkXfer,
+ * releaseReqH, genNotif, getNotifs) may run concurrently (NIXL_THREAD_SYNC_RW) and with the
+ * progress thread: every call into a rail's libfabric objects, and every change of a request's
+ * counters, happens under that rail's mutex (rails are FI_THREAD_DOMAIN to libfabric). The peer
+ * table has a shared mutex; received notifications their own.
+ */
+#ifndef NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
+#define NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_rma.h>
+#include <sys/uio.h>
+
+#include "nixl_backend_sdk.h"
+#include "lf_wire.h"
+
+namespace nixlLf {
+
+class lfReq;
+
+/** What a completion's op_context points to; fctx first, as FI_CONTEXT2 mode wants. */
+struct opCtx {
+    enum kind_t : uint8_t { RMA, SEND, RECV };
+    fi_context2 fctx{};
+    kind_t kind = RMA;
+    lfReq *req = nullptr; ///< RMA and SEND of a transfer's notification; null otherwise
+};
+
+/** A notification fragment in flight; freed by its completion. */
+struct sendCtx : opCtx {
+    std::string buf;
+    fi_addr_t dest = FI_ADDR_UNSPEC;
+};
+
+/** A posted receive buffer, reposted after each message. */
+struct recvCtx : opCtx {
+    std::vector<char> buf;
+};
+
+/** One opened provider. All members after `mu` are guarded by it. */
+struct lfRail {
+    std::string prov;
+    size_t index = 0;
+    fi_info *info = nullptr;
+    fid_fabric *fabric = nullptr;
+    fid_domain *domain = nullptr;
+    fid_av *av = nullptr;
+    fid_cq *cq = nullptr;
+    fid_ep *ep = nullptr;
+    bool virtAddr = false; ///< the returned mr_mode has FI_MR_VIRT_ADDR (or FI_MR_BASIC)
+    bool provKey = false; ///< the returned mr_mode has FI_MR_PROV_KEY
+    bool localDesc = false; ///< the returned mr_mode has FI_MR_LOCAL
+    bool delivery = false; ///< FI_DELIVERY_COMPLETE accepted as a default op flag
+    size_t fragSize = 0; ///< receive buffer size = largest notification fragment
+    std::string addr;
+
+    std::mutex mu;
+    std::vector<std::unique_ptr<recvCtx>> recvs;
+    std::unordered_set<sendCtx *> sends; ///< posted or in sendBacklog
+    std::deque<sendCtx *> sendBacklog; ///< fragments the transmit queue had no room for, in order
+    std::vector<lfReq *> postQueue; ///< requests with descriptors not yet posted (FI_EAGAIN)
+    std::vector<lfReq *> notifQueue; ///< data done, notification still to post
+};
+
+/** A remote agent: the rail chosen for it and its address there. */
+struct lfPeer {
+    std::string name;
+    connInfoWire conn;
+    bool sameHost = false;
+    size_t rail = 0;
+    fi_addr_t addr = FI_ADDR_UNSPEC;
+    std::atomic<bool> dead{false};
+    /** Next notification number to this peer; shared with later connections to the same
+     *  name (the receiver delivers each sender's notifications in this order). */
+    std::shared_ptr<std::atomic<uint32_t>> seq;
+};
+
+/** One of the engine's own registrations: a memory region in every rail's domain. */
+class lfLocalMD : public nixlBackendMD {
+public:
+    lfLocalMD() : nixlBackendMD(true) {}
+
+    uintptr_t base = 0;
+    size_t len = 0;
+    std::vector<fid_mr *> mrs; ///< by rail index
+    std::vector<void *> descs;
+    std::vector<uint64_t> keys;
+};
+
+/** A peer's registration (or, with local set, one of ours for loopback). */
+class lfRemoteMD : public nixlBackendMD {
+public:
+    lfRemoteMD() : nixlBackendMD(false) {}
+
+    uintptr_t base = 0;
+    size_t len = 0;
+    lfLocalMD *local = nullptr; ///< loopback: our own registration
+    std::vector<uint64_t> keys; ///< by our rail index (what the peer gave for that provider)
+    std::vector<uint8_t> virtAddr;
+    std::vector<uint8_t> hasRail;
+};
+
+/** A transfer request. Counters are changed under its rail's mutex; status is read lock-free. */
+class lfReq : public nixlBackendReqH {
+public:
+    nixl_xfer_op_t op = NIXL_WRITE;
+    std::string remote;
+    std::shared_ptr<lfPeer> peer; ///< null for loopback
+    lfRail *rail = nullptr;
+    std::vector<opCtx> ctxs; ///< one per descriptor
+    std::vector<struct iovec> iov;
+    std::vector<void *> desc;
+    std::vector<fi_rma_iov> rma;
+    const nixl_be_trace_ctx_t *trace = nullptr;
+    bool hasNotif = false;
+    std::string notif;
+
+    std::atomic<int> status{NIXL_SUCCESS};
+    uint32_t pending = 0; ///< operations posted and not completed, +1 while posting (rail->mu)
+    size_t nextPost = 0; ///< first descriptor not yet posted
+    bool posting = false; ///< descriptors remain to post (the +1 in pending)
+    nixl_status_t firstErr = NIXL_SUCCESS;
+    bool released = false;
+    bool dataDone = false;
+    std::atomic<int64_t> lastProgressMs{0}; ///< post or latest completion (stall_timeout_ms)
+};
+
+/** Engine parameters after validation. */
+struct lfConfig {
+    std::vector<std::string> providers; ///< empty: auto (shm and tcp;ofi_rxm)
+    size_t splitBatch = 1024;
+    size_t notifFrag = 8192; ///< under tcp;ofi_rxm's eager size, so fragments stay eager
+    size_t recvBufs = 64;
+    std::chrono::milliseconds peerCheck{100};
+    std::chrono::milliseconds stallTimeout{0}; ///< 0: off
+};
+
+class lfEngine : public nixlBackendEngine {
+public:
+    explicit lfEngine(const nixlBackendInitParams *init);
+    ~lfEngine() override;
+
+    static nixl_b_params_t
+    pluginOptions();
+    static nixl_mem_list_t
+    pluginMems() {
+        return {DRAM_SEG};
+    }
+
+    bool
+    supportsRemote() const override {
+        return true;
+    }
+    bool
+    supportsLocal() const override {
+        return true;
+    }
+    bool
+    supportsNotif() const override {
+        return true;
+    }
+    nixl_mem_list_t
+    getSupportedMems() const override {
+        return {DRAM_SEG};
+    }
+
+    nixl_status_t
+    registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlBackendMD *&out) override;
+    nixl_status_t
+    deregisterMem(nixlBackendMD *meta) override;
+    nixl_status_t
+    connect(const std::string &remote_agent) override;
+    nixl_status_t
+    disconnect(const std::string &remote_agent) override;
+    nixl_status_t
+    unloadMD(nixlBackendMD *input) override;
+    nixl_status_t
+    getPublicData(const nixlBackendMD *meta, std::string &str) const override;
+    nixl_status_t
+    getConnInfo(std::string &str) const override;
+    nixl_status_t
+    loadRemoteConnInfo(const std::string &remote_agent, const std::string &conn) override;
+    nixl_status_t
+    loadRemoteMD(const nixlBlobDesc &input,
+                 const nixl_mem_t &nixl_mem,
+                 const std::string &remote_agent,
+                 nixlBackendMD *&output) override;
+    nixl_status_t
+    loadLocalMD(nixlBackendMD *input, nixlBackendMD *&output) override;
+
+    nixl_status_t
+    prepXfer(const nixl_xfer_op_t &op,
+             const nixl_meta_dlist_t &local,
+             const nixl_meta_dlist_t &remote,
+             const std::string &remote_agent,
+             nixlBackendReqH *&handle,
+             const nixl_opt_b_args_t *opt_args) const override;
+    nixl_status_t
+    postXfer(const nixl_xfer_op_t &op,
+             const nixl_meta_dlist_t &local,
+             const nixl_meta_dlist_t &remote,
+             const std::string &remote_agent,
+             nixlBackendReqH *&handle,
+             const nixl_opt_b_args_t *opt_args) const override;
+    nixl_status_t
+    checkXfer(nixlBackendReqH *handle) const override;
+    nixl_status_t
+    releaseReqH(nixlBackendReqH *handle) const override;
+    nixl_status_t
+    getNotifs(notif_list_t &notif_list) override;
+    nixl_status_t
+    genNotif(const std::string &remote_agent, const std::string &msg) const override;
+
+private:
+    // lf_rail.cpp
+    bool
+    openRail(const std::string &prov, std::string &why);
+    void
+    closeRail(lfRail &r);
+    /** Reads r's completion queue dry and posts queued notifications; r.mu held. */
+    void
+    progressLocked(lfRail &r) const;
+    void
+    progressAll() const;
+    void
+    onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const;
+    void
+    onRecv(lfRail &r, recvCtx *rc, size_t len) const;
+    void
+    repost(lfRail &r, recvCtx *rc) const;
+    /**
+     * Posts req's descriptors from nextPost on until the transmit queue is full (it stays in
+     * r.postQueue then, and progress posts the rest: posting never waits for a target that
+     * only this thread may progress); r.mu held.
+     */
+    void
+    postMoreLocked(lfRail &r, lfReq *req) const;
+    /** Flushes r.sendBacklog in order; r.mu held. */
+    void
+    flushSendsLocked(lfRail &r) const;
+    /** Posts one fragment, or queues it behind earlier ones; r.mu held. */
+    nixl_status_t
+    postSend(lfRail &r, fi_addr_t dest, std::string &&frag, lfReq *req) const;
+    /** Sends msg to peer in fragments; r.mu held. Number posted in *posted. */
+    nixl_status_t
+    sendNotifLocked(lfRail &r,
+                    const lfPeer &peer,
+                    const std::string &msg,
+                    const nixl_be_trace_ctx_t *trace,
+                    lfReq *req,
+                    uint32_t *posted) const;
+    void
+    finishReqLocked(lfRail &r, lfReq *req) const;
+    void
+    progressLoop();
+
+    // lf_xfer.cpp
+    nixl_status_t
+    postLoopback(lfReq &req, const nixl_meta_dlist_t &local, const nixl_meta_dlist_t &remote,
+                 const nixl_opt_b_args_t *opt) const;
+    bool
+    peerGone(lfReq &req) const;
+    /** Fails a running request now with st (its outstanding operations are left to drain). */
+    void
+    abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const;
+    void
+    deliverNotif(std::string sender, std::string msg) const;
+    std::shared_ptr<lfPeer>
+    findPeer(const std::string &name) const;
+
+    lfConfig cfg_;
+    bool progThread_ = false;
+    uint64_t pthrDelayUs_ = 0;
+    std::string hostId_;
+    uint64_t nonce_ = 0;
+    std::vector<std::unique_ptr<lfRail>> rails_;
+    std::atomic<uint64_t> nextKey_{1};
+
+    mutable std::shared_mutex peersMu_;
+    std::map<std::string, std::shared_ptr<lfPeer>> peers_;
+
+    mutable std::mutex notifMu_;
+    mutable notif_list_t notifs_;
+    std::map<std::string, std::shared_ptr<std::atomic<uint32_t>>> seqByPeer_; ///< peersMu_
+    /**
+     * Messages being received, by (sender nonce, seq); under notifMu_. Fragments may complete
+     * out of order (a provider's rendezvous for large ones), so each lands at its offset;
+     * complete messages wait in `done` until every earlier one of their sender was delivered.
+     */
+    struct partial {
+        std::string sender;
+        bool haveFirst = false;
+        bool traced = false;
+        nixl_be_trace_ctx_t trace{};
+        std::string data;
+        size_t received = 0;
+    };
+    struct senderState {
+        uint32_t next = 0;
+        std::map<uint32_t, partial> pending;
+    };
+    mutable std::map<uint64_t, senderState> senders_;
+
+    mutable std::mutex reqsMu_;
+    mutable std::unordered_set<lfReq *> reqs_; ///< live requests, freed at destruction at last
+    mutable std::atomic<int64_t> lastPeerCheckMs_{0};
+
+    std::atomic<bool> stop_{false};
+    std::thread progress_;
+};
+
+inline int64_t
+nowMs() noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+/** nixlTime::getUs(): steady-clock microseconds, what trace phases are timed on. */
+inline uint64_t
+nowUs() noexcept {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+
+} // namespace nixlLf
+
+#endif // NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H

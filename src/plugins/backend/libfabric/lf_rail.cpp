@@ -1,0 +1,523 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Rails: opening a provider, reading its completion queue, notification fragments.
+
+#include "lf_backend.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "nixl_trace_context.h"
+
+namespace nixlLf {
+
+namespace {
+
+    std::string
+    fiErr(int rc) {
+        return std::string(fi_strerror(rc < 0 ? -rc : rc)) + " (" + std::to_string(rc) + ")";
+    }
+
+    /** What a failed completion means for the request. */
+    nixl_status_t
+    mapCqErr(int err) {
+        switch (err) {
+        case FI_ECONNRESET:
+        case FI_ECONNREFUSED:
+        case FI_ECONNABORTED:
+        case FI_ENOTCONN:
+        case FI_EHOSTUNREACH:
+        case FI_ENETUNREACH:
+        case EPIPE:
+        case FI_EIO:
+        case FI_ECANCELED:
+        case FI_ETIMEDOUT:
+            return NIXL_ERR_REMOTE_DISCONNECT;
+        default:
+            return NIXL_ERR_BACKEND;
+        }
+    }
+
+} // namespace
+
+bool
+lfEngine::openRail(const std::string &prov, std::string &why) {
+    auto r = std::make_unique<lfRail>();
+    fi_info *hints = fi_allocinfo();
+    if (hints == nullptr) {
+        why = "fi_allocinfo failed";
+        return false;
+    }
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    hints->mode = FI_CONTEXT | FI_CONTEXT2;
+    // Ask for every mode we can serve; what the provider returns is what we then follow.
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    // Fragments of one notification must arrive in order (SAS); a send after writes stays
+    // behind them (SAW), which backs the completion-ordered notification. tcp;ofi_rxm has no
+    // SAR; a READ's notification waits for the read's completion at the initiator anyway.
+    hints->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW;
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    hints->fabric_attr->prov_name = strdup(prov.c_str());
+    int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+    if (rc != 0) {
+        // Without delivery-complete the notification still waits for the initiator's
+        // completions; the ordering above keeps it behind the data.
+        hints->tx_attr->op_flags = 0;
+        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+    }
+    fi_freeinfo(hints);
+    if (rc != 0) {
+        why = "fi_getinfo: " + fiErr(rc);
+        return false;
+    }
+    r->prov = r->info->fabric_attr->prov_name;
+    r->index = rails_.size();
+    const uint64_t mm = static_cast<uint64_t>(r->info->domain_attr->mr_mode);
+    r->virtAddr = (mm & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
+    r->provKey = (mm & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
+    r->localDesc = (mm & FI_MR_LOCAL) != 0;
+    r->delivery = (r->info->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0;
+    r->fragSize = cfg_.notifFrag;
+
+    fi_cq_attr cq_attr{};
+    cq_attr.format = FI_CQ_FORMAT_DATA;
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    cq_attr.size = 0;
+    fi_av_attr av_attr{};
+    av_attr.type = FI_AV_TABLE;
+    if ((rc = fi_fabric(r->info->fabric_attr, &r->fabric, nullptr)) != 0) {
+        why = "fi_fabric: " + fiErr(rc);
+    } else if ((rc = fi_domain(r->fabric, r->info, &r->domain, nullptr)) != 0) {
+        why = "fi_domain: " + fiErr(rc);
+    } else if ((rc = fi_cq_open(r->domain, &cq_attr, &r->cq, nullptr)) != 0) {
+        why = "fi_cq_open: " + fiErr(rc);
+    } else if ((rc = fi_av_open(r->domain, &av_attr, &r->av, nullptr)) != 0) {
+        why = "fi_av_open: " + fiErr(rc);
+    } else if ((rc = fi_endpoint(r->domain, r->info, &r->ep, nullptr)) != 0) {
+        why = "fi_endpoint: " + fiErr(rc);
+    } else if ((rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV)) != 0) {
+        why = "fi_ep_bind(cq): " + fiErr(rc);
+    } else if ((rc = fi_ep_bind(r->ep, &r->av->fid, 0)) != 0) {
+        why = "fi_ep_bind(av): " + fiErr(rc);
+    } else if ((rc = fi_enable(r->ep)) != 0) {
+        why = "fi_enable: " + fiErr(rc);
+    } else {
+        char name[max_ep_addr];
+        size_t len = sizeof(name);
+        if ((rc = fi_getname(&r->ep->fid, name, &len)) != 0) {
+            why = "fi_getname: " + fiErr(rc);
+        } else {
+            r->addr.assign(name, len);
+        }
+    }
+    if (rc == 0) {
+        std::lock_guard<std::mutex> g(r->mu);
+        for (size_t i = 0; i < cfg_.recvBufs && rc == 0; ++i) {
+            auto rc_ctx = std::make_unique<recvCtx>();
+            rc_ctx->kind = opCtx::RECV;
+            rc_ctx->buf.resize(r->fragSize);
+            rc = static_cast<int>(fi_recv(r->ep, rc_ctx->buf.data(), rc_ctx->buf.size(), nullptr,
+                                          FI_ADDR_UNSPEC, &rc_ctx->fctx));
+            if (rc != 0) {
+                why = "fi_recv: " + fiErr(rc);
+            }
+            r->recvs.push_back(std::move(rc_ctx));
+        }
+    }
+    if (rc != 0) {
+        closeRail(*r);
+        return false;
+    }
+    NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC provider " << r->prov << " open (domain "
+                            << r->info->domain_attr->name << ", mr_mode 0x" << std::hex << mm
+                            << std::dec << ", remote addresses are "
+                            << (r->virtAddr ? "virtual" : "offsets") << ", delivery-complete "
+                            << (r->delivery ? "yes" : "no") << ")");
+    rails_.push_back(std::move(r));
+    return true;
+}
+
+void
+lfEngine::closeRail(lfRail &r) {
+    // The endpoint goes first: after it is closed no completion names our contexts any more.
+    if (r.ep != nullptr) {
+        fi_close(&r.ep->fid);
+    }
+    if (r.av != nullptr) {
+        fi_close(&r.av->fid);
+    }
+    if (r.cq != nullptr) {
+        fi_close(&r.cq->fid);
+    }
+    if (r.domain != nullptr) {
+        fi_close(&r.domain->fid);
+    }
+    if (r.fabric != nullptr) {
+        fi_close(&r.fabric->fid);
+    }
+    if (r.info != nullptr) {
+        fi_freeinfo(r.info);
+    }
+    r.ep = nullptr;
+    r.av = nullptr;
+    r.cq = nullptr;
+    r.domain = nullptr;
+    r.fabric = nullptr;
+    r.info = nullptr;
+    for (sendCtx *s : r.sends) {
+        delete s;
+    }
+    r.sends.clear();
+    r.recvs.clear();
+}
+
+void
+lfEngine::progressLocked(lfRail &r) const {
+    for (;;) {
+        fi_cq_data_entry e[32];
+        ssize_t n = fi_cq_read(r.cq, e, 32);
+        if (n > 0) {
+            for (ssize_t i = 0; i < n; ++i) {
+                onCompletion(r, static_cast<opCtx *>(e[i].op_context), 0, e[i].len);
+            }
+            continue;
+        }
+        if (n == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            if (fi_cq_readerr(r.cq, &err, 0) > 0) {
+                if (err.err == FI_ECANCELED && err.op_context != nullptr &&
+                    static_cast<opCtx *>(err.op_context)->kind == opCtx::RECV) {
+                    continue; // receives cancelled at close
+                }
+                onCompletion(r, static_cast<opCtx *>(err.op_context),
+                             err.err != 0 ? err.err : FI_EIO, 0);
+            }
+            continue;
+        }
+        break; // -FI_EAGAIN: empty
+    }
+    flushSendsLocked(r);
+    if (!r.postQueue.empty()) {
+        std::vector<lfReq *> q = r.postQueue; // postMoreLocked edits the queue
+        for (lfReq *req : q) {
+            postMoreLocked(r, req);
+        }
+    }
+    // Notifications of requests whose data completed above. Posting may read the queue again
+    // (FI_EAGAIN) and so append; take the list each round.
+    while (!r.notifQueue.empty()) {
+        std::vector<lfReq *> q;
+        q.swap(r.notifQueue);
+        for (lfReq *req : q) {
+            uint32_t posted = 0;
+            nixl_status_t st =
+                sendNotifLocked(r, *req->peer, req->notif, req->trace, req, &posted);
+            req->pending += posted;
+            if (st != NIXL_SUCCESS && req->firstErr == NIXL_SUCCESS) {
+                req->firstErr = st;
+            }
+            if (posted > 0) {
+                recordPhase(req->trace, NIXL_BE_PHASE_NOTIF_SENT, "libfabric.notif", nowUs());
+            }
+            if (req->pending == 0) {
+                finishReqLocked(r, req);
+            }
+        }
+    }
+}
+
+void
+lfEngine::progressAll() const {
+    for (const auto &r : rails_) {
+        std::lock_guard<std::mutex> g(r->mu);
+        progressLocked(*r);
+    }
+}
+
+void
+lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
+    if (ctx == nullptr) {
+        return;
+    }
+    if (ctx->kind == opCtx::RECV) {
+        auto *rc = static_cast<recvCtx *>(ctx);
+        if (err == 0) {
+            onRecv(r, rc, len);
+        } else {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                    << ": receive failed: " << fiErr(err));
+        }
+        repost(r, rc);
+        return;
+    }
+    lfReq *req = ctx->req;
+    if (ctx->kind == opCtx::SEND) {
+        auto *s = static_cast<sendCtx *>(ctx);
+        r.sends.erase(s);
+        delete s;
+    }
+    if (req == nullptr) {
+        if (err != 0) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                    << ": notification send failed: " << fiErr(err));
+        }
+        return;
+    }
+    if (err != 0 && req->firstErr == NIXL_SUCCESS) {
+        req->firstErr = mapCqErr(err);
+        if (!req->released) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov << ": transfer to "
+                                    << req->remote << " failed: " << fiErr(err));
+        }
+    }
+    req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
+    if (--req->pending == 0) {
+        finishReqLocked(r, req);
+    }
+}
+
+void
+lfEngine::finishReqLocked(lfRail &r, lfReq *req) const {
+    if (!req->dataDone) {
+        req->dataDone = true;
+        if (!req->released) {
+            recordPhase(req->trace, NIXL_BE_PHASE_WIRE_COMPLETED, "libfabric.rma", nowUs());
+        }
+        if (req->firstErr == NIXL_SUCCESS && req->hasNotif && !req->released) {
+            r.notifQueue.push_back(req);
+            return;
+        }
+    }
+    if (req->released) {
+        std::lock_guard<std::mutex> g(reqsMu_);
+        reqs_.erase(req);
+        delete req;
+        return;
+    }
+    req->status.store(req->firstErr, std::memory_order_release);
+}
+
+void
+lfEngine::repost(lfRail &r, recvCtx *rc) const {
+    for (;;) {
+        ssize_t rc2 = fi_recv(r.ep, rc->buf.data(), rc->buf.size(), nullptr, FI_ADDR_UNSPEC,
+                              &rc->fctx);
+        if (rc2 != -FI_EAGAIN) {
+            if (rc2 != 0) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                        << ": fi_recv: " << fiErr(static_cast<int>(rc2)));
+            }
+            return;
+        }
+        // The receive queue is full of completed entries not yet read: a plain read makes room
+        // (not progressLocked, which could re-enter here).
+        fi_cq_data_entry e;
+        if (fi_cq_read(r.cq, &e, 1) == 1) {
+            onCompletion(r, static_cast<opCtx *>(e.op_context), 0, e.len);
+        }
+    }
+}
+
+void
+lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
+    notifFragWire f;
+    std::string why;
+    if (!decodeNotifFrag(std::string_view(rc->buf.data(), std::min(len, rc->buf.size())), f, why)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                << ": dropped a message: " << why);
+        return;
+    }
+    std::vector<partial> ready;
+    {
+        std::lock_guard<std::mutex> g(notifMu_);
+        senderState &ss = senders_[f.nonce];
+        if (f.seq - ss.next > (1u << 30)) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                    << ": notification " << f.seq << " arrived again; dropped");
+            return;
+        }
+        partial &p = ss.pending[f.seq];
+        if (p.data.size() != f.total) {
+            if (p.received != 0) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                        << ": fragments of notification " << f.seq
+                                        << " disagree on its length; dropped");
+                ss.pending.erase(f.seq);
+                return;
+            }
+            p.data.resize(f.total);
+        }
+        if (f.offset == 0) {
+            p.haveFirst = true;
+            p.sender = f.sender;
+            p.traced = f.traced &&
+                nixl_trace_ctx_decode(f.trace, sizeof(f.trace), &p.trace) == NIXL_TRACE_CTX_OK;
+        }
+        std::memcpy(p.data.data() + f.offset, f.payload.data(), f.payload.size());
+        p.received += f.payload.size();
+        // Deliver this sender's complete messages in order.
+        for (auto it = ss.pending.find(ss.next); it != ss.pending.end() && it->second.haveFirst &&
+             it->second.received >= it->second.data.size();
+             it = ss.pending.find(ss.next)) {
+            ready.push_back(std::move(it->second));
+            ss.pending.erase(it);
+            ++ss.next;
+        }
+        for (auto &m : ready) {
+            notifs_.emplace_back(m.sender, std::move(m.data));
+        }
+    }
+    const uint64_t now = nowUs();
+    for (const auto &m : ready) {
+        if (m.traced) {
+            recordPhase(&m.trace, NIXL_BE_PHASE_NOTIF_RECEIVED, "libfabric.notif", now);
+            // The notification follows the data: when it is delivered, the data is visible.
+            recordPhase(&m.trace, NIXL_BE_PHASE_REMOTE_OBSERVED, "libfabric.notif", now);
+        }
+    }
+}
+
+nixl_status_t
+lfEngine::postSend(lfRail &r, fi_addr_t dest, std::string &&frag, lfReq *req) const {
+    auto *s = new sendCtx;
+    s->kind = opCtx::SEND;
+    s->req = req;
+    s->buf = std::move(frag);
+    s->dest = dest;
+    r.sends.insert(s);
+    r.sendBacklog.push_back(s);
+    flushSendsLocked(r);
+    return NIXL_SUCCESS;
+}
+
+void
+lfEngine::flushSendsLocked(lfRail &r) const {
+    while (!r.sendBacklog.empty()) {
+        sendCtx *s = r.sendBacklog.front();
+        ssize_t rc = fi_send(r.ep, s->buf.data(), s->buf.size(), nullptr, s->dest, &s->fctx);
+        if (rc == -FI_EAGAIN) {
+            return; // progress flushes the rest
+        }
+        r.sendBacklog.pop_front();
+        if (rc != 0) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                    << ": fi_send: " << fiErr(static_cast<int>(rc)));
+            // Completes it as failed, which fails its request.
+            onCompletion(r, s, static_cast<int>(-rc), 0);
+        }
+    }
+}
+
+void
+lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
+    const uint64_t flags = FI_COMPLETION | (r.delivery ? FI_DELIVERY_COMPLETE : 0);
+    const size_t n = req->ctxs.size();
+    size_t turn = 0;
+    while (req->nextPost < n && req->firstErr == NIXL_SUCCESS) {
+        const size_t i = req->nextPost;
+        if (turn++ == cfg_.splitBatch) {
+            // split_batch_size per turn: the rest is posted by progress, between other
+            // requests' turns and completions.
+            if (std::find(r.postQueue.begin(), r.postQueue.end(), req) == r.postQueue.end()) {
+                r.postQueue.push_back(req);
+            }
+            return;
+        }
+        fi_msg_rma msg{};
+        msg.msg_iov = &req->iov[i];
+        msg.desc = &req->desc[i];
+        msg.iov_count = 1;
+        msg.addr = req->peer->addr;
+        msg.rma_iov = &req->rma[i];
+        msg.rma_iov_count = 1;
+        msg.context = &req->ctxs[i].fctx;
+        ssize_t rc = req->op == NIXL_WRITE ? fi_writemsg(r.ep, &msg, flags) :
+                                             fi_readmsg(r.ep, &msg, flags);
+        if (rc == -FI_EAGAIN) {
+            if (std::find(r.postQueue.begin(), r.postQueue.end(), req) == r.postQueue.end()) {
+                r.postQueue.push_back(req);
+            }
+            return;
+        }
+        if (rc != 0) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov << ": "
+                                    << (req->op == NIXL_WRITE ? "fi_writemsg" : "fi_readmsg")
+                                    << " of descriptor " << i << " to " << req->remote << ": "
+                                    << fiErr(static_cast<int>(rc)));
+            req->firstErr = rc == -FI_ENOTCONN || rc == -FI_ECONNRESET ?
+                NIXL_ERR_REMOTE_DISCONNECT :
+                NIXL_ERR_BACKEND;
+            break;
+        }
+        ++req->pending;
+        ++req->nextPost;
+    }
+    // All posted (or failed): drop the posting count.
+    auto &q = r.postQueue;
+    q.erase(std::remove(q.begin(), q.end(), req), q.end());
+    if (req->posting) {
+        req->posting = false;
+        if (!req->released) {
+            recordPhase(req->trace, NIXL_BE_PHASE_WIRE_SUBMITTED, "libfabric.rma", nowUs());
+        }
+        if (--req->pending == 0) {
+            finishReqLocked(r, req);
+        }
+    }
+}
+
+nixl_status_t
+lfEngine::sendNotifLocked(lfRail &r,
+                          const lfPeer &peer,
+                          const std::string &msg,
+                          const nixl_be_trace_ctx_t *trace,
+                          lfReq *req,
+                          uint32_t *posted) const {
+    *posted = 0;
+    notifFragWire f;
+    f.nonce = nonce_;
+    f.seq = peer.seq->fetch_add(1, std::memory_order_relaxed);
+    f.total = static_cast<uint32_t>(msg.size());
+    f.sender = localAgent;
+    if (traceSink_ != nullptr && trace != nullptr && nixl_trace_ctx_is_valid(trace)) {
+        f.traced = true;
+        nixl_trace_ctx_encode(trace, f.trace);
+    }
+    size_t off = 0;
+    do {
+        f.offset = static_cast<uint32_t>(off);
+        const size_t room = r.fragSize - notifHeaderSize(f);
+        const size_t n = std::min(room, msg.size() - off);
+        f.payload = std::string_view(msg).substr(off, n);
+        std::string frag;
+        frag.reserve(notifHeaderSize(f) + n);
+        encodeNotifFrag(f, frag);
+        nixl_status_t st = postSend(r, peer.addr, std::move(frag), req);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+        ++*posted;
+        off += n;
+    } while (off < msg.size());
+    return NIXL_SUCCESS;
+}
+
+void
+lfEngine::progressLoop() {
+    const auto delay = std::chrono::microseconds(std::max<uint64_t>(pthrDelayUs_, 50));
+    while (!stop_.load(std::memory_order_acquire)) {
+        progressAll();
+        std::this_thread::sleep_for(delay);
+    }
+}
+
+} // namespace nixlLf

@@ -1,0 +1,344 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "lf_wire.h"
+
+#include <array>
+#include <cstring>
+
+namespace nixlLf {
+
+namespace {
+
+    constexpr std::array<uint32_t, 256>
+    makeCrcTable() {
+        std::array<uint32_t, 256> t{};
+        for (uint32_t i = 0; i < 256; ++i) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; ++k) {
+                c = (c & 1u) != 0 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+            }
+            t[i] = c;
+        }
+        return t;
+    }
+
+    constexpr auto crc_table = makeCrcTable();
+
+    /** Little-endian writer. */
+    class writer {
+    public:
+        explicit writer(std::string &out) : out_(out) {}
+
+        template<typename T>
+        void
+        put(T v) {
+            for (size_t i = 0; i < sizeof(T); ++i) {
+                out_.push_back(static_cast<char>(static_cast<uint64_t>(v) >> (8 * i)));
+            }
+        }
+
+        void
+        bytes16(std::string_view s) {
+            put<uint16_t>(static_cast<uint16_t>(s.size()));
+            out_.append(s);
+        }
+
+    private:
+        std::string &out_;
+    };
+
+    /** Bounds-checked little-endian reader: every read fails rather than run past the end. */
+    class reader {
+    public:
+        explicit reader(std::string_view in) : in_(in) {}
+
+        template<typename T>
+        bool
+        get(T &v) {
+            if (in_.size() - pos_ < sizeof(T)) {
+                return false;
+            }
+            uint64_t x = 0;
+            for (size_t i = 0; i < sizeof(T); ++i) {
+                x |= uint64_t(static_cast<uint8_t>(in_[pos_ + i])) << (8 * i);
+            }
+            v = static_cast<T>(x);
+            pos_ += sizeof(T);
+            return true;
+        }
+
+        bool
+        bytes16(std::string_view &s, size_t max) {
+            uint16_t n = 0;
+            if (!get(n) || n > max || in_.size() - pos_ < n) {
+                return false;
+            }
+            s = in_.substr(pos_, n);
+            pos_ += n;
+            return true;
+        }
+
+        bool
+        raw(std::string_view &s, size_t n) {
+            if (in_.size() - pos_ < n) {
+                return false;
+            }
+            s = in_.substr(pos_, n);
+            pos_ += n;
+            return true;
+        }
+
+        size_t
+        left() const noexcept {
+            return in_.size() - pos_;
+        }
+
+    private:
+        std::string_view in_;
+        size_t pos_ = 0;
+    };
+
+    void
+    seal(std::string &out) {
+        writer(out).put<uint32_t>(crc32c(out.data(), out.size()));
+    }
+
+    /** Checks magic, version and the CRC trailer; on success body excludes the trailer. */
+    bool
+    unseal(std::string_view in, uint32_t magic, std::string_view &body, std::string &why) {
+        if (in.size() < 10) {
+            why = "truncated (" + std::to_string(in.size()) + " bytes)";
+            return false;
+        }
+        reader r(in);
+        uint32_t m = 0;
+        uint16_t v = 0;
+        r.get(m);
+        r.get(v);
+        if (m != magic) {
+            why = "wrong magic (not libfabric backend data)";
+            return false;
+        }
+        if (v != wire_version) {
+            why = "version " + std::to_string(v) + " (this build reads version " +
+                std::to_string(wire_version) + ")";
+            return false;
+        }
+        body = in.substr(0, in.size() - 4);
+        uint32_t crc = 0;
+        reader(in.substr(in.size() - 4)).get(crc);
+        if (crc32c(body.data(), body.size()) != crc) {
+            why = "checksum mismatch";
+            return false;
+        }
+        body = body.substr(6);
+        return true;
+    }
+
+} // namespace
+
+uint32_t
+crc32c(const void *data, size_t len, uint32_t crc) noexcept {
+    const auto *p = static_cast<const uint8_t *>(data);
+    crc = ~crc;
+    for (size_t i = 0; i < len; ++i) {
+        crc = crc_table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+std::string
+encodeConnInfo(const connInfoWire &in) {
+    std::string out;
+    writer w(out);
+    w.put<uint32_t>(conn_magic);
+    w.put<uint16_t>(wire_version);
+    w.put<uint64_t>(in.nonce);
+    w.bytes16(in.hostId);
+    w.put<int32_t>(in.pid);
+    w.put<uint8_t>(static_cast<uint8_t>(in.rails.size()));
+    for (const auto &r : in.rails) {
+        w.bytes16(r.prov);
+        w.bytes16(r.addr);
+    }
+    seal(out);
+    return out;
+}
+
+bool
+decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
+    std::string_view body;
+    if (!unseal(in, conn_magic, body, why)) {
+        return false;
+    }
+    reader r(body);
+    std::string_view host;
+    uint8_t n = 0;
+    out = connInfoWire{};
+    if (!r.get(out.nonce) || !r.bytes16(host, max_host_id) || !r.get(out.pid) || !r.get(n)) {
+        why = "truncated header";
+        return false;
+    }
+    if (n == 0 || n > max_rails) {
+        why = std::to_string(n) + " providers (1.." + std::to_string(max_rails) + " allowed)";
+        return false;
+    }
+    out.hostId = host;
+    for (uint8_t i = 0; i < n; ++i) {
+        std::string_view prov, addr;
+        if (!r.bytes16(prov, max_prov_name) || !r.bytes16(addr, max_ep_addr)) {
+            why = "provider " + std::to_string(i) + " truncated or too long";
+            return false;
+        }
+        if (prov.empty() || addr.empty()) {
+            why = "provider " + std::to_string(i) + " has an empty name or address";
+            return false;
+        }
+        out.rails.push_back({std::string(prov), std::string(addr)});
+    }
+    if (r.left() != 0) {
+        why = std::to_string(r.left()) + " trailing bytes";
+        return false;
+    }
+    return true;
+}
+
+std::string
+encodePublicData(const publicDataWire &in) {
+    std::string out;
+    writer w(out);
+    w.put<uint32_t>(md_magic);
+    w.put<uint16_t>(wire_version);
+    w.put<uint16_t>(in.mem);
+    w.put<uint64_t>(in.base);
+    w.put<uint64_t>(in.len);
+    w.put<uint8_t>(static_cast<uint8_t>(in.rails.size()));
+    for (const auto &r : in.rails) {
+        w.bytes16(r.prov);
+        w.put<uint64_t>(r.key);
+        w.put<uint8_t>(r.virtAddr);
+    }
+    seal(out);
+    return out;
+}
+
+bool
+decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
+    std::string_view body;
+    if (!unseal(in, md_magic, body, why)) {
+        return false;
+    }
+    reader r(body);
+    uint8_t n = 0;
+    out = publicDataWire{};
+    if (!r.get(out.mem) || !r.get(out.base) || !r.get(out.len) || !r.get(n)) {
+        why = "truncated header";
+        return false;
+    }
+    if (out.base + out.len < out.base) {
+        why = "range wraps around the address space";
+        return false;
+    }
+    if (n == 0 || n > max_rails) {
+        why = std::to_string(n) + " providers (1.." + std::to_string(max_rails) + " allowed)";
+        return false;
+    }
+    for (uint8_t i = 0; i < n; ++i) {
+        std::string_view prov;
+        mdRailWire m;
+        if (!r.bytes16(prov, max_prov_name) || !r.get(m.key) || !r.get(m.virtAddr)) {
+            why = "provider " + std::to_string(i) + " truncated or too long";
+            return false;
+        }
+        if (prov.empty() || m.virtAddr > 1) {
+            why = "provider " + std::to_string(i) + " malformed";
+            return false;
+        }
+        m.prov = prov;
+        out.rails.push_back(std::move(m));
+    }
+    if (r.left() != 0) {
+        why = std::to_string(r.left()) + " trailing bytes";
+        return false;
+    }
+    return true;
+}
+
+// Fragment: magic u32, version u8, flags u8 (bit 0 traced, bit 1 first), nonce u64, seq u32,
+// total u32, offset u32; first fragment: sender (u16 + bytes), then 26 trace bytes if traced.
+size_t
+notifHeaderSize(const notifFragWire &in) noexcept {
+    size_t n = 4 + 1 + 1 + 8 + 4 + 4 + 4;
+    if (in.offset == 0) {
+        n += 2 + in.sender.size() + (in.traced ? sizeof(in.trace) : 0);
+    }
+    return n;
+}
+
+void
+encodeNotifFrag(const notifFragWire &in, std::string &out) {
+    writer w(out);
+    const bool first = in.offset == 0;
+    w.put<uint32_t>(notif_magic);
+    w.put<uint8_t>(static_cast<uint8_t>(wire_version));
+    w.put<uint8_t>(static_cast<uint8_t>((in.traced && first ? 1u : 0u) | (first ? 2u : 0u)));
+    w.put<uint64_t>(in.nonce);
+    w.put<uint32_t>(in.seq);
+    w.put<uint32_t>(in.total);
+    w.put<uint32_t>(in.offset);
+    if (first) {
+        w.bytes16(in.sender);
+        if (in.traced) {
+            out.append(reinterpret_cast<const char *>(in.trace), sizeof(in.trace));
+        }
+    }
+    out.append(in.payload);
+}
+
+bool
+decodeNotifFrag(std::string_view in, notifFragWire &out, std::string &why) {
+    reader r(in);
+    uint32_t m = 0;
+    uint8_t v = 0, flags = 0;
+    out = notifFragWire{};
+    if (!r.get(m) || !r.get(v) || !r.get(flags) || !r.get(out.nonce) || !r.get(out.seq) ||
+        !r.get(out.total) || !r.get(out.offset)) {
+        why = "truncated notification (" + std::to_string(in.size()) + " bytes)";
+        return false;
+    }
+    if (m != notif_magic || v != wire_version || (flags & ~3u) != 0 || flags == 1u) {
+        // flags 1: traced but not first (only a first fragment carries the context)
+        why = "not a version " + std::to_string(wire_version) + " notification";
+        return false;
+    }
+    const bool first = (flags & 2u) != 0;
+    if (first != (out.offset == 0) || out.total > max_notif_len || out.offset > out.total) {
+        why = "notification fragment out of range";
+        return false;
+    }
+    if (first) {
+        if (!r.bytes16(out.sender, max_agent_name)) {
+            why = "notification sender name truncated";
+            return false;
+        }
+        out.traced = (flags & 1u) != 0;
+        std::string_view t;
+        if (out.traced) {
+            if (!r.raw(t, sizeof(out.trace))) {
+                why = "notification trace context truncated";
+                return false;
+            }
+            std::memcpy(out.trace, t.data(), sizeof(out.trace));
+        }
+    }
+    r.raw(out.payload, r.left());
+    if (out.payload.size() > out.total - out.offset) {
+        why = "notification fragment longer than its message";
+        return false;
+    }
+    return true;
+}
+
+} // namespace nixlLf

@@ -1,0 +1,349 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Two agents with LIBFABRIC backends in one process, through the public nixlAgent API, once
+// per provider (shm, tcp;ofi_rxm) with the progress thread off and on. Every transfer is
+// checked byte for byte, and notifications are checked to arrive after the data.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "lf_test_utils.h"
+
+using namespace nixl_lf_test;
+
+namespace {
+
+struct lfParam {
+    const char *name;
+    const char *provider;
+    bool progThread;
+};
+
+class lfPairTest : public ::testing::TestWithParam<lfParam> {
+protected:
+    static constexpr size_t buf_len = 4 << 20;
+
+    void
+    make(nixl_thread_sync_t sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE) {
+        lfSetup s;
+        s.provider = GetParam().provider;
+        s.progThread = GetParam().progThread;
+        s.sync = sync;
+        a_ = lfAgent::make("A", s);
+        b_ = lfAgent::make("B", s);
+        ASSERT_TRUE(a_ && b_);
+        srcA_.assign(buf_len, 0);
+        dstB_.assign(buf_len, 0);
+        ASSERT_EQ(a_->registerDram(addr(srcA_), buf_len), NIXL_SUCCESS);
+        ASSERT_EQ(b_->registerDram(addr(dstB_), buf_len), NIXL_SUCCESS);
+        std::string name;
+        ASSERT_EQ(a_->agent->loadRemoteMD(b_->md(), name), NIXL_SUCCESS);
+        ASSERT_EQ(b_->agent->loadRemoteMD(a_->md(), name), NIXL_SUCCESS);
+    }
+
+    void
+    SetUp() override {
+        make();
+    }
+
+    static uintptr_t
+    addr(std::vector<uint8_t> &v) {
+        return reinterpret_cast<uintptr_t>(v.data());
+    }
+
+    /** The target reads its queue while the initiator waits: manual progress. */
+    std::function<void()>
+    pollB() {
+        return [this] { boxB_.poll(*b_->agent); };
+    }
+
+    nixl_status_t
+    xfer(nixl_xfer_op_t op,
+         const nixl_xfer_dlist_t &l,
+         const nixl_xfer_dlist_t &r,
+         const std::optional<std::string> &notif = std::nullopt,
+         lfAgent *from = nullptr,
+         const std::string &remote = "B") {
+        lfAgent &src = from != nullptr ? *from : *a_;
+        nixl_opt_args_t extra;
+        if (notif) {
+            extra.notif = *notif;
+        }
+        nixlXferReqH *req = nullptr;
+        nixl_status_t st = src.agent->createXferReq(op, l, r, remote, req, &extra);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+        st = runXfer(*src.agent, req, pollB());
+        EXPECT_EQ(src.agent->releaseXferReq(req), NIXL_SUCCESS);
+        return st;
+    }
+
+    /** Waits for msg from A at B, then checks B's bytes: the data is there when it arrives. */
+    void
+    expectNotifThenData(const std::string &msg, size_t off, size_t len, uint32_t seed) {
+        ASSERT_TRUE(waitFor([&] {
+            boxB_.poll(*b_->agent);
+            return boxB_.count("A", msg) > 0;
+        }));
+        for (size_t i = 0; i < len; ++i) {
+            ASSERT_EQ(dstB_[off + i], patternByte(seed, i)) << "byte " << i;
+        }
+    }
+
+    std::unique_ptr<lfAgent> a_, b_;
+    std::vector<uint8_t> srcA_, dstB_;
+    notifBox boxB_;
+};
+
+TEST_P(lfPairTest, WriteWithNotifThenRead) {
+    fillPattern(srcA_.data(), buf_len, 1);
+    auto l = xferList({{addr(srcA_), buf_len}});
+    auto r = xferList({{addr(dstB_), buf_len}});
+    ASSERT_EQ(xfer(NIXL_WRITE, l, r, std::string("w1")), NIXL_SUCCESS);
+    expectNotifThenData("w1", 0, buf_len, 1);
+
+    fillPattern(dstB_.data(), buf_len, 2);
+    std::fill(srcA_.begin(), srcA_.end(), 0);
+    ASSERT_EQ(xfer(NIXL_READ, l, r, std::string("r1")), NIXL_SUCCESS);
+    EXPECT_EQ(firstMismatch(srcA_.data(), buf_len, 2), -1);
+    ASSERT_TRUE(waitFor([&] {
+        boxB_.poll(*b_->agent);
+        return boxB_.count("A", "r1") > 0;
+    }));
+}
+
+TEST_P(lfPairTest, ThousandsOfDescriptorsAndReposts) {
+    constexpr size_t n = 4096, sz = 512;
+    std::vector<std::pair<uintptr_t, size_t>> lr, rr;
+    for (size_t i = 0; i < n; ++i) {
+        lr.emplace_back(addr(srcA_) + i * sz, sz);
+        rr.emplace_back(addr(dstB_) + (n - 1 - i) * sz, sz); // reversed order on the target
+    }
+    auto l = xferList(lr), r = xferList(rr);
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_WRITE, l, r, "B", req), NIXL_SUCCESS);
+    for (uint32_t round = 0; round < 3; ++round) {
+        fillPattern(srcA_.data(), n * sz, 10 + round);
+        ASSERT_EQ(runXfer(*a_->agent, req, pollB()), NIXL_SUCCESS);
+        for (size_t i = 0; i < n; ++i) {
+            ASSERT_EQ(std::memcmp(&dstB_[(n - 1 - i) * sz], &srcA_[i * sz], sz), 0)
+                << "round " << round << " descriptor " << i;
+        }
+    }
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+}
+
+TEST_P(lfPairTest, LargeNotifications) {
+    const std::string big = patternString(3 << 20, 5);
+    ASSERT_EQ(a_->agent->genNotif("B", big), NIXL_SUCCESS);
+    fillPattern(srcA_.data(), 4096, 6);
+    ASSERT_EQ(xfer(NIXL_WRITE, xferList({{addr(srcA_), 4096}}), xferList({{addr(dstB_), 4096}}),
+                   patternString(1 << 20, 7)),
+              NIXL_SUCCESS);
+    expectNotifThenData(patternString(1 << 20, 7), 0, 4096, 6);
+    ASSERT_TRUE(waitFor([&] {
+        boxB_.poll(*b_->agent);
+        return boxB_.count("A", big) == 1;
+    }));
+    // Empty notifications are notifications too.
+    ASSERT_EQ(a_->agent->genNotif("B", ""), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] {
+        boxB_.poll(*b_->agent);
+        return boxB_.count("A", "") == 1;
+    }));
+}
+
+TEST_P(lfPairTest, Loopback) {
+    std::vector<uint8_t> other(buf_len);
+    ASSERT_EQ(a_->registerDram(addr(other), buf_len), NIXL_SUCCESS);
+    fillPattern(srcA_.data(), buf_len, 3);
+    nixl_opt_args_t extra;
+    extra.notif = std::string("self");
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_WRITE, xferList({{addr(srcA_), buf_len}}),
+                                       xferList({{addr(other), buf_len}}), "A", req, &extra),
+              NIXL_SUCCESS);
+    ASSERT_EQ(runXfer(*a_->agent, req), NIXL_SUCCESS);
+    EXPECT_EQ(firstMismatch(other.data(), buf_len, 3), -1);
+    notifBox boxA;
+    ASSERT_TRUE(waitFor([&] {
+        boxA.poll(*a_->agent);
+        return boxA.count("A", "self") == 1;
+    }));
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+}
+
+TEST_P(lfPairTest, OutOfRangeDescriptorRefused) {
+    auto l = xferList({{addr(srcA_), 64}});
+    auto r = xferList({{addr(dstB_) + buf_len - 32, 64}});
+    nixlXferReqH *req = nullptr;
+    EXPECT_NE(a_->agent->createXferReq(NIXL_WRITE, l, r, "B", req), NIXL_SUCCESS);
+}
+
+TEST_P(lfPairTest, SeveralPostingThreads) {
+    TearDown();
+    a_.reset();
+    b_.reset();
+    make(nixl_thread_sync_t::NIXL_THREAD_SYNC_RW);
+    constexpr int threads = 4, rounds = 20;
+    constexpr size_t slice = buf_len / threads;
+    std::atomic<int> failures{0};
+    std::atomic<bool> done{false};
+    // Without a progress thread somebody must read B's queue for tcp data to land.
+    std::thread target([&] {
+        notifBox box;
+        while (!done.load()) {
+            box.poll(*b_->agent);
+            std::this_thread::yield();
+        }
+    });
+    fillPattern(srcA_.data(), buf_len, 4); // before any thread posts
+    std::vector<std::thread> ts;
+    for (int t = 0; t < threads; ++t) {
+        ts.emplace_back([&, t] {
+            auto l = xferList({{addr(srcA_) + t * slice, slice}});
+            auto r = xferList({{addr(dstB_) + t * slice, slice}});
+            nixlXferReqH *req = nullptr;
+            if (a_->agent->createXferReq(NIXL_WRITE, l, r, "B", req) != NIXL_SUCCESS) {
+                ++failures;
+                return;
+            }
+            for (int i = 0; i < rounds; ++i) {
+                if (runXfer(*a_->agent, req) != NIXL_SUCCESS) {
+                    ++failures;
+                }
+            }
+            a_->agent->releaseXferReq(req);
+        });
+    }
+    for (auto &t : ts) {
+        t.join();
+    }
+    done = true;
+    target.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(std::memcmp(srcA_.data(), dstB_.data(), buf_len), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(providers,
+                         lfPairTest,
+                         ::testing::Values(lfParam{"shm", "shm", false},
+                                           lfParam{"shm_progthread", "shm", true},
+                                           lfParam{"tcp", "tcp;ofi_rxm", false},
+                                           lfParam{"tcp_progthread", "tcp;ofi_rxm", true}),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+TEST(lfParams, PluginAndBackendParams) {
+    nixlAgentConfig cfg(false, false, default_comm_port, nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE,
+                        1, 0);
+    nixlAgent agent("P", cfg);
+    nixl_mem_list_t mems;
+    nixl_b_params_t params;
+    ASSERT_EQ(agent.getPluginParams("LIBFABRIC", mems, params), NIXL_SUCCESS);
+    EXPECT_EQ(mems, nixl_mem_list_t{DRAM_SEG});
+    for (const char *k : {"provider", "num_threads", "split_batch_size", "max_bw_per_dram_seg"}) {
+        EXPECT_EQ(params.count(k), 1u) << k;
+    }
+    nixlBackendH *be = nullptr;
+    params["provider"] = "tcp;ofi_rxm";
+    ASSERT_EQ(agent.createBackend("LIBFABRIC", params, be), NIXL_SUCCESS);
+    nixl_b_params_t got;
+    ASSERT_EQ(agent.getBackendParams(be, mems, got), NIXL_SUCCESS);
+    EXPECT_EQ(got["provider"], "tcp;ofi_rxm");
+}
+
+TEST(lfParams, RefusedWithInvalidParam) {
+    for (const auto &[k, v] : std::vector<std::pair<std::string, std::string>>{
+             {"num_threads", "4"},
+             {"split_batch_size", "0"},
+             {"split_batch_size", "x"},
+             {"max_bw_per_dram_seg", "fast"},
+             {"no_such_option", "1"}}) {
+        lfSetup s;
+        s.extra[k] = v;
+        nixl_status_t st = NIXL_SUCCESS;
+        EXPECT_EQ(lfAgent::make("P", s, &st), nullptr);
+        EXPECT_EQ(st, NIXL_ERR_INVALID_PARAM) << k << "=" << v;
+    }
+}
+
+TEST(lfParams, UnknownProviderFails) {
+    lfSetup s;
+    s.provider = "no_such_provider";
+    nixl_status_t st = NIXL_SUCCESS;
+    EXPECT_EQ(lfAgent::make("P", s, &st), nullptr);
+    EXPECT_NE(st, NIXL_SUCCESS);
+}
+
+TEST(lfMetadata, CorruptConnInfoRefused) {
+    auto a = lfAgent::make("A", {});
+    auto b = lfAgent::make("B", {});
+    ASSERT_TRUE(a && b);
+    // Damage in the part of the agent's blob that holds the backend's connection info and
+    // public data: refused with a status, never a crash, and the good blob still loads.
+    std::string md = b->md();
+    std::string name;
+    for (size_t i = md.size() / 2; i < md.size(); i += 7) {
+        std::string bad = md;
+        bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+        EXPECT_NE(a->agent->loadRemoteMD(bad, name), NIXL_SUCCESS) << "byte " << i;
+    }
+    EXPECT_EQ(a->agent->loadRemoteMD(md, name), NIXL_SUCCESS);
+}
+
+} // namespace
+
+namespace {
+
+class lfStaleKeyTest : public ::testing::TestWithParam<const char *> {};
+
+// B deregisters its buffer while A still holds its metadata: A's WRITE with the stale key must
+// fail at the target (keys are never reused) and leave B's memory as it was. tcp;ofi_rxm
+// reports the failure; shm 1.17 drops the operation without an answer, so the request ends by
+// stall_timeout_ms.
+TEST_P(lfStaleKeyTest, WriteWithReleasedKeyFailsAndWritesNothing) {
+    lfSetup s;
+    s.provider = GetParam();
+    s.extra["stall_timeout_ms"] = "1000";
+    auto a = lfAgent::make("A", s);
+    auto b = lfAgent::make("B", s);
+    ASSERT_TRUE(a && b);
+    std::vector<uint8_t> src(65536), dst(65536, 0xee);
+    fillPattern(src.data(), src.size(), 41);
+    ASSERT_EQ(a->registerDram(reinterpret_cast<uintptr_t>(src.data()), src.size()), NIXL_SUCCESS);
+    ASSERT_EQ(b->registerDram(reinterpret_cast<uintptr_t>(dst.data()), dst.size()), NIXL_SUCCESS);
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(b->md(), name), NIXL_SUCCESS);
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a->agent->createXferReq(
+                  NIXL_WRITE, xferList({{reinterpret_cast<uintptr_t>(src.data()), src.size()}}),
+                  xferList({{reinterpret_cast<uintptr_t>(dst.data()), dst.size()}}), "B", req),
+              NIXL_SUCCESS);
+    nixl_reg_dlist_t l(DRAM_SEG);
+    l.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(dst.data()), dst.size(), 0, ""));
+    ASSERT_EQ(b->agent->deregisterMem(l), NIXL_SUCCESS);
+    notifBox box;
+    nixl_status_t st = runXfer(*a->agent, req, [&] { box.poll(*b->agent); });
+    EXPECT_NE(st, NIXL_SUCCESS);
+    EXPECT_NE(st, NIXL_IN_PROG) << "hang";
+    for (size_t i = 0; i < dst.size(); ++i) {
+        ASSERT_EQ(dst[i], 0xee) << "byte " << i;
+    }
+    a->agent->releaseXferReq(req);
+}
+
+INSTANTIATE_TEST_SUITE_P(providers,
+                         lfStaleKeyTest,
+                         ::testing::Values("shm", "tcp;ofi_rxm"),
+                         [](const auto &info) {
+                             return std::string(info.param[0] == 's' ? "shm" : "tcp");
+                         });
+
+} // namespace

@@ -1,0 +1,362 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "lf_test_utils.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <poll.h>
+#include <sstream>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace nixl_lf_test {
+
+void
+fillPattern(uint8_t *p, size_t len, uint32_t seed) {
+    for (size_t i = 0; i < len; ++i) {
+        p[i] = patternByte(seed, i);
+    }
+}
+
+long long
+firstMismatch(const uint8_t *p, size_t len, uint32_t seed) {
+    for (size_t i = 0; i < len; ++i) {
+        if (p[i] != patternByte(seed, i)) {
+            return static_cast<long long>(i);
+        }
+    }
+    return -1;
+}
+
+std::string
+patternString(size_t len, uint32_t seed) {
+    std::string s(len, '\0');
+    fillPattern(reinterpret_cast<uint8_t *>(s.data()), len, seed);
+    return s;
+}
+
+bool
+waitFor(const std::function<bool()> &pred, std::chrono::steady_clock::duration deadline) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > end) {
+            return false;
+        }
+        std::this_thread::yield();
+    }
+    return true;
+}
+
+std::unique_ptr<lfAgent>
+lfAgent::make(const std::string &name, const lfSetup &setup, nixl_status_t *st) {
+    auto a = std::make_unique<lfAgent>();
+    a->name = name;
+    nixlAgentConfig cfg(setup.progThread, false, default_comm_port, setup.sync, 1, 0);
+    a->agent = std::make_unique<nixlAgent>(name, cfg);
+    nixl_b_params_t params = setup.extra;
+    if (!setup.provider.empty()) {
+        params["provider"] = setup.provider;
+    }
+    nixl_status_t s = a->agent->createBackend("LIBFABRIC", params, a->backend);
+    if (st != nullptr) {
+        *st = s;
+    }
+    return s == NIXL_SUCCESS ? std::move(a) : nullptr;
+}
+
+nixl_status_t
+lfAgent::registerDram(uintptr_t addr, size_t len) {
+    nixl_reg_dlist_t l(DRAM_SEG);
+    l.addDesc(nixlBlobDesc(addr, len, 0, ""));
+    return agent->registerMem(l);
+}
+
+std::string
+lfAgent::md() const {
+    nixl_blob_t blob;
+    agent->getLocalMD(blob);
+    return blob;
+}
+
+bool
+notifBox::poll(nixlAgent &agent) {
+    nixl_notifs_t n;
+    if (agent.getNotifs(n) != NIXL_SUCCESS) {
+        return false;
+    }
+    for (auto &[sender, msgs] : n) {
+        for (auto &m : msgs) {
+            all.emplace_back(sender, std::move(m));
+        }
+    }
+    return true;
+}
+
+size_t
+notifBox::count(const std::string &sender, const std::string &msg) const {
+    size_t c = 0;
+    for (const auto &[s, m] : all) {
+        c += s == sender && m == msg ? 1 : 0;
+    }
+    return c;
+}
+
+nixl_xfer_dlist_t
+xferList(const std::vector<std::pair<uintptr_t, size_t>> &ranges) {
+    nixl_xfer_dlist_t l(DRAM_SEG);
+    for (const auto &[a, n] : ranges) {
+        l.addDesc(nixlBasicDesc(a, n, 0));
+    }
+    return l;
+}
+
+nixl_status_t
+waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_other) {
+    nixl_status_t st = NIXL_IN_PROG;
+    waitFor([&] {
+        if (poll_other) {
+            poll_other();
+        }
+        st = agent.getXferStatus(req);
+        return st != NIXL_IN_PROG;
+    });
+    return st;
+}
+
+nixl_status_t
+runXfer(nixlAgent &agent,
+        nixlXferReqH *req,
+        const std::function<void()> &poll_other,
+        const nixl_opt_args_t *extra) {
+    nixl_status_t st = agent.postXferReq(req, extra);
+    return st == NIXL_IN_PROG ? waitXfer(agent, req, poll_other) : st;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+bool
+sendFrame(int fd, const std::string &data) {
+    uint64_t len = data.size();
+    std::string buf(reinterpret_cast<const char *>(&len), sizeof(len));
+    buf += data;
+    for (size_t off = 0; off < buf.size();) {
+        ssize_t n = ::send(fd, buf.data() + off, buf.size() - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return false;
+        }
+        off += static_cast<size_t>(n);
+    }
+    return true;
+}
+
+namespace {
+
+    bool
+    readFull(int fd, char *p, size_t len, std::chrono::steady_clock::time_point end) {
+        while (len > 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                end - std::chrono::steady_clock::now());
+            if (left.count() <= 0) {
+                return false;
+            }
+            pollfd pfd{fd, POLLIN, 0};
+            int r = ::poll(&pfd, 1, static_cast<int>(left.count()));
+            if (r < 0 && errno == EINTR) {
+                continue;
+            }
+            if (r <= 0) {
+                return false;
+            }
+            ssize_t n = ::read(fd, p, len);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return false;
+            }
+            p += n;
+            len -= static_cast<size_t>(n);
+        }
+        return true;
+    }
+
+} // namespace
+
+bool
+recvFrame(int fd, std::string &out, std::chrono::steady_clock::duration deadline) {
+    const auto end = std::chrono::steady_clock::now() + deadline;
+    uint64_t len = 0;
+    if (!readFull(fd, reinterpret_cast<char *>(&len), sizeof(len), end) || len > (1ULL << 32)) {
+        return false;
+    }
+    out.assign(len, '\0');
+    return readFull(fd, out.data(), len, end);
+}
+
+peerProcess::~peerProcess() {
+    if (pid_ > 0) {
+        kill();
+        wait();
+    }
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+}
+
+bool
+peerProcess::start(const std::string &provider, size_t buf_size, std::string &err) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        err = std::string("socketpair: ") + std::strerror(errno);
+        return false;
+    }
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        ::close(sv[0]);
+        int fd = ::dup(sv[1]); // without CLOEXEC
+        std::string fds = std::to_string(fd), sz = std::to_string(buf_size);
+        const char *argv[] = {"lf_test", "--lf-peer", fds.c_str(), provider.c_str(), sz.c_str(),
+                              nullptr};
+        ::execv("/proc/self/exe", const_cast<char *const *>(argv));
+        ::_exit(127);
+    }
+    ::close(sv[1]);
+    fd_ = sv[0];
+    if (pid_ < 0) {
+        err = std::string("fork: ") + std::strerror(errno);
+        return false;
+    }
+    std::string hello, addr;
+    if (!recvFrame(fd_, hello) || hello != "ok" || !recvFrame(fd_, md) || !recvFrame(fd_, addr)) {
+        err = "peer did not start: " + hello;
+        return false;
+    }
+    std::istringstream(addr) >> bufAddr >> bufSize;
+    return true;
+}
+
+std::string
+peerProcess::cmd(const std::string &line, const std::string *blob) {
+    if (!sendFrame(fd_, line) || (blob != nullptr && !sendFrame(fd_, *blob))) {
+        return "";
+    }
+    std::string reply;
+    return recvFrame(fd_, reply) ? reply : "";
+}
+
+void
+peerProcess::kill() {
+    if (pid_ > 0) {
+        ::kill(pid_, SIGKILL);
+    }
+}
+
+int
+peerProcess::wait() {
+    if (pid_ <= 0) {
+        return -1;
+    }
+    int status = 0;
+    pid_t r;
+    do {
+        r = ::waitpid(pid_, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    // A killed shm peer cannot remove its region (/dev/shm/<pid>:<n>:<m>, libfabric's naming):
+    // the reaped child's regions are removed here so that test runs leave nothing behind.
+    if (DIR *d = ::opendir("/dev/shm")) {
+        const std::string prefix = std::to_string(pid_) + ":";
+        while (dirent *e = ::readdir(d)) {
+            if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) {
+                ::unlinkat(::dirfd(d), e->d_name, 0);
+            }
+        }
+        ::closedir(d);
+    }
+    pid_ = -1;
+    return r < 0 ? -1 : status;
+}
+
+int
+peerMain(int fd, const std::string &provider, size_t buf_size) {
+    lfSetup setup;
+    setup.provider = provider == "-" ? "" : provider;
+    nixl_status_t st = NIXL_SUCCESS;
+    auto a = lfAgent::make("peer", setup, &st);
+    if (!a) {
+        sendFrame(fd, "err createBackend " + std::to_string(st));
+        return 1;
+    }
+    std::vector<uint8_t> buf(buf_size);
+    fillPattern(buf.data(), buf.size(), 7);
+    const auto addr = reinterpret_cast<uintptr_t>(buf.data());
+    if ((st = a->registerDram(addr, buf.size())) != NIXL_SUCCESS) {
+        sendFrame(fd, "err registerMem " + std::to_string(st));
+        return 1;
+    }
+    sendFrame(fd, "ok");
+    sendFrame(fd, a->md());
+    sendFrame(fd, std::to_string(addr) + " " + std::to_string(buf.size()));
+    notifBox box;
+    for (;;) {
+        // Idle: keep the engine progressing (a tcp target must read its queue for data to land).
+        pollfd pfd{fd, POLLIN, 0};
+        int r = ::poll(&pfd, 1, 1);
+        if (r == 0) {
+            box.poll(*a->agent);
+            continue;
+        }
+        std::string line;
+        if (r < 0 || !recvFrame(fd, line)) {
+            return 0;
+        }
+        std::istringstream in(line);
+        std::string verb;
+        in >> verb;
+        std::string reply = "ok";
+        if (verb == "load") {
+            std::string blob, name;
+            recvFrame(fd, blob);
+            st = a->agent->loadRemoteMD(blob, name);
+            reply = st == NIXL_SUCCESS ? "ok" : "err " + std::to_string(st);
+        } else if (verb == "check") {
+            size_t off = 0, len = 0;
+            uint32_t seed = 0;
+            in >> off >> len >> seed;
+            long long bad = firstMismatch(buf.data() + off, len, seed);
+            reply = bad < 0 ? "ok" : "bad " + std::to_string(bad);
+        } else if (verb == "fill") {
+            uint32_t seed = 0;
+            in >> seed;
+            fillPattern(buf.data(), buf.size(), seed);
+        } else if (verb == "notif") {
+            size_t len = 0;
+            uint32_t seed = 0;
+            in >> len >> seed;
+            const std::string want = patternString(len, seed);
+            bool got = waitFor([&] {
+                box.poll(*a->agent);
+                return box.count("A", want) > 0;
+            });
+            reply = got ? "ok" : "timeout";
+        } else if (verb == "hang") {
+            sendFrame(fd, "ready");
+            for (;;) {
+                ::pause();
+            }
+        } else {
+            reply = "unknown command";
+        }
+        sendFrame(fd, reply);
+    }
+}
+
+} // namespace nixl_lf_test

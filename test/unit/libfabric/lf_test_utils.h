@@ -1,0 +1,138 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file lf_test_utils.h
+ * @brief Helpers of the LIBFABRIC backend tests: patterned buffers, polling with a deadline,
+ *        agents with a LIBFABRIC backend, and a peer process driven over a socketpair.
+ *
+ * The peer is this binary re-executed (fork + exec of /proc/self/exe) so that it starts
+ * libfabric from scratch. Nothing waits on time: every wait polls its condition and gives up
+ * after a generous deadline, which turns a hang into a failure.
+ */
+#ifndef NIXL_TEST_UNIT_LIBFABRIC_LF_TEST_UTILS_H
+#define NIXL_TEST_UNIT_LIBFABRIC_LF_TEST_UTILS_H
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <sys/types.h>
+#include <utility>
+#include <vector>
+
+#include "nixl.h"
+
+namespace nixl_lf_test {
+
+inline constexpr std::chrono::seconds hang_deadline{60};
+
+/** Byte i of the pattern of seed. */
+inline uint8_t
+patternByte(uint32_t seed, size_t i) noexcept {
+    uint64_t x = (uint64_t(seed) + 1) * 0x9e3779b97f4a7c15ULL + i * 0xd1b54a32d192ed03ULL;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 32;
+    return static_cast<uint8_t>(x);
+}
+
+void
+fillPattern(uint8_t *p, size_t len, uint32_t seed);
+/** Index of the first byte that differs from the pattern, or -1. */
+long long
+firstMismatch(const uint8_t *p, size_t len, uint32_t seed);
+std::string
+patternString(size_t len, uint32_t seed);
+
+bool
+waitFor(const std::function<bool()> &pred,
+        std::chrono::steady_clock::duration deadline = hang_deadline);
+
+/** How an agent's LIBFABRIC backend is made. */
+struct lfSetup {
+    std::string provider; ///< the backend's provider parameter ("" = default)
+    bool progThread = false;
+    nixl_thread_sync_t sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE;
+    nixl_b_params_t extra;
+};
+
+/** An agent with a LIBFABRIC backend. */
+struct lfAgent {
+    std::unique_ptr<nixlAgent> agent;
+    nixlBackendH *backend = nullptr;
+    std::string name;
+
+    static std::unique_ptr<lfAgent>
+    make(const std::string &name, const lfSetup &setup, nixl_status_t *st = nullptr);
+    nixl_status_t
+    registerDram(uintptr_t addr, size_t len);
+    std::string
+    md() const;
+};
+
+/** Notifications gathered over repeated getNotifs calls. */
+struct notifBox {
+    std::vector<std::pair<std::string, std::string>> all;
+    bool
+    poll(nixlAgent &agent);
+    size_t
+    count(const std::string &sender, const std::string &msg) const;
+};
+
+nixl_xfer_dlist_t
+xferList(const std::vector<std::pair<uintptr_t, size_t>> &ranges);
+
+/** Posts req (with extra) and polls until it leaves IN_PROG, calling poll_other each round. */
+nixl_status_t
+runXfer(nixlAgent &agent,
+        nixlXferReqH *req,
+        const std::function<void()> &poll_other = nullptr,
+        const nixl_opt_args_t *extra = nullptr);
+nixl_status_t
+waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_other = nullptr);
+
+/**
+ * A peer process: agent "peer" with one registered buffer (bufSize bytes, pattern seed 7),
+ * which polls its notifications while idle, driven by one-line commands:
+ *   load <blob>              loadRemoteMD
+ *   check <off> <len> <seed> buffer bytes [off, off+len) follow the pattern -> ok | bad <i>
+ *   fill <seed>              buffer refilled
+ *   notif <len> <seed>       waits for that notification from "A" -> ok | timeout
+ *   hang                     answers "ready" and then stops calling the agent at all
+ */
+class peerProcess {
+public:
+    ~peerProcess();
+    bool
+    start(const std::string &provider, size_t buf_size, std::string &err);
+    std::string
+    cmd(const std::string &line, const std::string *blob = nullptr);
+    void
+    kill();
+    /** Reaps the child (so that its pid no longer names a process). */
+    int
+    wait();
+
+    std::string md;
+    uintptr_t bufAddr = 0;
+    size_t bufSize = 0;
+
+private:
+    pid_t pid_ = -1;
+    int fd_ = -1;
+};
+
+int
+peerMain(int fd, const std::string &provider, size_t buf_size);
+
+bool
+sendFrame(int fd, const std::string &data);
+bool
+recvFrame(int fd, std::string &out, std::chrono::steady_clock::duration deadline = hang_deadline);
+
+} // namespace nixl_lf_test
+
+#endif // NIXL_TEST_UNIT_LIBFABRIC_LF_TEST_UTILS_H

@@ -1,0 +1,165 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// Agent "A" here, agent "peer" in a re-executed child, per provider: WRITE with a notification
+// the peer checks the data against when it arrives, READ of the peer's buffer, and the peer
+// SIGKILLed while a transfer to it runs.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "lf_test_utils.h"
+
+using namespace nixl_lf_test;
+
+namespace {
+
+class lfTwoProcTest : public ::testing::TestWithParam<const char *> {
+protected:
+    static constexpr size_t buf_len = 8 << 20;
+
+    void
+    SetUp() override {
+        lfSetup s;
+        s.provider = GetParam();
+        a_ = lfAgent::make("A", s);
+        ASSERT_TRUE(a_);
+        local_.assign(buf_len, 0);
+        ASSERT_EQ(a_->registerDram(reinterpret_cast<uintptr_t>(local_.data()), buf_len),
+                  NIXL_SUCCESS);
+        std::string err;
+        ASSERT_TRUE(peer_.start(GetParam(), buf_len, err)) << err;
+        std::string name;
+        ASSERT_EQ(a_->agent->loadRemoteMD(peer_.md, name), NIXL_SUCCESS);
+        ASSERT_EQ(name, "peer");
+        const std::string md = a_->md();
+        ASSERT_EQ(peer_.cmd("load", &md), "ok");
+    }
+
+    nixlXferReqH *
+    makeReq(nixl_xfer_op_t op, size_t len, const std::optional<std::string> &notif) {
+        nixl_opt_args_t extra;
+        if (notif) {
+            extra.notif = *notif;
+        }
+        nixlXferReqH *req = nullptr;
+        EXPECT_EQ(a_->agent->createXferReq(
+                      op, xferList({{reinterpret_cast<uintptr_t>(local_.data()), len}}),
+                      xferList({{peer_.bufAddr, len}}), "peer", req, &extra),
+                  NIXL_SUCCESS);
+        return req;
+    }
+
+    std::unique_ptr<lfAgent> a_;
+    std::vector<uint8_t> local_;
+    peerProcess peer_;
+};
+
+TEST_P(lfTwoProcTest, WriteNotifRead) {
+    fillPattern(local_.data(), buf_len, 21);
+    const std::string msg = patternString(100000, 22);
+    nixlXferReqH *req = makeReq(NIXL_WRITE, buf_len, msg);
+    ASSERT_NE(req, nullptr);
+    ASSERT_EQ(runXfer(*a_->agent, req), NIXL_SUCCESS);
+    // The peer answers once the notification arrived; the data must be there by then.
+    ASSERT_EQ(peer_.cmd("notif 100000 22"), "ok");
+    EXPECT_EQ(peer_.cmd("check 0 " + std::to_string(buf_len) + " 21"), "ok");
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+
+    ASSERT_EQ(peer_.cmd("fill 23"), "ok");
+    std::fill(local_.begin(), local_.end(), 0);
+    req = makeReq(NIXL_READ, buf_len, std::nullopt);
+    ASSERT_EQ(runXfer(*a_->agent, req), NIXL_SUCCESS);
+    EXPECT_EQ(firstMismatch(local_.data(), buf_len, 23), -1);
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+}
+
+/** Agent B in this process, connected both ways with A: a peer that must stay unaffected. */
+std::unique_ptr<lfAgent>
+makeBystander(lfAgent &a, std::vector<uint8_t> &buf, const char *provider) {
+    lfSetup s;
+    s.provider = provider;
+    auto b = lfAgent::make("B", s);
+    if (!b || b->registerDram(reinterpret_cast<uintptr_t>(buf.data()), buf.size()) !=
+            NIXL_SUCCESS) {
+        return nullptr;
+    }
+    std::string name;
+    if (a.agent->loadRemoteMD(b->md(), name) != NIXL_SUCCESS ||
+        b->agent->loadRemoteMD(a.md(), name) != NIXL_SUCCESS) {
+        return nullptr;
+    }
+    return b;
+}
+
+/** A WRITE of 64 KiB from A's buffer to B's, with B progressing; its status. */
+nixl_status_t
+writeTo(lfAgent &a, std::vector<uint8_t> &src, lfAgent &b, std::vector<uint8_t> &dst) {
+    nixlXferReqH *req = nullptr;
+    nixl_status_t st = a.agent->createXferReq(
+        NIXL_WRITE, xferList({{reinterpret_cast<uintptr_t>(src.data()), 65536}}),
+        xferList({{reinterpret_cast<uintptr_t>(dst.data()), 65536}}), "B", req);
+    if (st != NIXL_SUCCESS) {
+        return st;
+    }
+    notifBox box;
+    st = runXfer(*a.agent, req, [&] { box.poll(*b.agent); });
+    a.agent->releaseXferReq(req);
+    return st;
+}
+
+TEST_P(lfTwoProcTest, PeerKilledWhileIdle) {
+    std::vector<uint8_t> bbuf(1 << 20);
+    auto b = makeBystander(*a_, bbuf, GetParam());
+    ASSERT_TRUE(b);
+    peer_.kill();
+    peer_.wait();
+    nixlXferReqH *req = makeReq(NIXL_WRITE, 4096, std::nullopt);
+    ASSERT_NE(req, nullptr);
+    EXPECT_EQ(runXfer(*a_->agent, req), NIXL_ERR_REMOTE_DISCONNECT);
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+    fillPattern(local_.data(), 65536, 31);
+    EXPECT_EQ(writeTo(*a_, local_, *b, bbuf), NIXL_SUCCESS); // the other peer is unaffected
+    EXPECT_EQ(firstMismatch(bbuf.data(), 65536, 31), -1);
+}
+
+TEST_P(lfTwoProcTest, PeerKilledMidTransfer) {
+    std::vector<uint8_t> bbuf(1 << 20);
+    auto b = makeBystander(*a_, bbuf, GetParam());
+    ASSERT_TRUE(b);
+    // The peer stops calling its agent (answering "ready" first), so a transfer to it cannot
+    // finish where the target must progress; then it is killed and reaped.
+    ASSERT_EQ(peer_.cmd("hang"), "ready");
+    nixlXferReqH *req = makeReq(NIXL_WRITE, buf_len, std::string("never"));
+    ASSERT_NE(req, nullptr);
+    nixl_status_t first = a_->agent->postXferReq(req);
+    peer_.kill();
+    peer_.wait();
+    if (first == NIXL_IN_PROG) {
+        first = waitXfer(*a_->agent, req);
+    }
+    // The peer never progressed, so the transfer cannot have completed: it fails, no hang.
+    EXPECT_EQ(first, NIXL_ERR_REMOTE_DISCONNECT) << nixlEnumStrings::statusStr(first);
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+    // The agent has dropped the dead peer, as with UCX: a new request to it is refused.
+    nixl_opt_args_t extra;
+    nixlXferReqH *req2 = nullptr;
+    EXPECT_NE(a_->agent->createXferReq(
+                  NIXL_WRITE, xferList({{reinterpret_cast<uintptr_t>(local_.data()), 64}}),
+                  xferList({{peer_.bufAddr, 64}}), "peer", req2, &extra),
+              NIXL_SUCCESS);
+    fillPattern(local_.data(), 65536, 32);
+    EXPECT_EQ(writeTo(*a_, local_, *b, bbuf), NIXL_SUCCESS); // the other peer is unaffected
+    EXPECT_EQ(firstMismatch(bbuf.data(), 65536, 32), -1);
+}
+
+INSTANTIATE_TEST_SUITE_P(providers,
+                         lfTwoProcTest,
+                         ::testing::Values("shm", "tcp;ofi_rxm"),
+                         [](const auto &info) {
+                             return std::string(info.param[0] == 's' ? "shm" : "tcp");
+                         });
+
+} // namespace
