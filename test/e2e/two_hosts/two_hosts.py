@@ -2,8 +2,9 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
 # SPDX-License-Identifier: Apache-2.0
 """Two simulated hosts: two agents in separate network, pid, mount, IPC and UTS namespaces,
-joined by a veth pair, exchange metadata over P2P and move verified data (WRITE and READ with
-notifications) through UCX over tcp on the veth.
+joined by a veth pair, exchange metadata (--metadata p2p: the initiator's P2P listener; etcd: a
+real etcd server running inside the initiator's namespaces, reached over the veth) and move
+verified data (WRITE and READ with notifications) through UCX over tcp on the veth.
 
 Each side is `unshare --net --pid --mount --ipc --uts --fork --kill-child --mount-proc`, which
 mounts a private tmpfs on /dev/shm, sets its own hostname and then runs two_hosts_peer as pid 1
@@ -41,6 +42,7 @@ import time
 VETH = ("nxveth-a", "nxveth-b")
 ADDR = ("10.77.0.1", "10.77.0.2")
 PORT = 18515
+ETCD_PORT = 2379
 HOSTNAMES = ("nixl-host-a", "nixl-host-b")
 
 
@@ -52,7 +54,7 @@ def skip(reason):
 class Side:
     """One namespace set with one peer in it; stdout lines are read into a queue."""
 
-    def __init__(self, index, role, peer, arg_ip, workdir, env):
+    def __init__(self, index, role, peer, peer_args, workdir, env):
         self.index = index
         self.role = role
         self.err_path = os.path.join(workdir, f"{role}.stderr")
@@ -64,7 +66,7 @@ class Side:
                   'echo NS_READY && exec "$@"')
         cmd = ["unshare", "--net", "--pid", "--mount", "--ipc", "--uts", "--fork",
                "--kill-child", "--mount-proc", "--propagation", "private", "--",
-               "/bin/sh", "-c", script, HOSTNAMES[index], peer, role, arg_ip, str(PORT)]
+               "/bin/sh", "-c", script, HOSTNAMES[index], peer, role, *peer_args]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.err, env=env)
         self.lines = queue.Queue()
@@ -92,6 +94,11 @@ class Side:
     def go(self):
         self.proc.stdin.write(b"go\n")
         self.proc.stdin.flush()
+
+    def inner_pid(self):
+        """The peer's pid as the caller sees it (pid 1 inside its namespace)."""
+        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+            return int(f.read().split()[0])
 
     def stderr_text(self):
         if not self.err.closed:
@@ -136,6 +143,34 @@ def configure(a, b, deadline):
             time.sleep(0.01)
 
 
+def start_etcd(side, workdir, deadline):
+    """etcd in all of side's namespaces (it dies with them), serving on side's veth address."""
+    ip = ADDR[side.index]
+    log = open(os.path.join(workdir, "etcd.log"), "wb")
+    cmd = ["nsenter", "-t", str(side.inner_pid()), "-n", "-p", "-m", "-i", "-u", "--",
+           "etcd", "--name", "two-hosts", "--data-dir", os.path.join(workdir, "etcd"),
+           "--listen-client-urls", f"http://{ip}:{ETCD_PORT}",
+           "--advertise-client-urls", f"http://{ip}:{ETCD_PORT}",
+           "--listen-peer-urls", "http://127.0.0.1:2380",
+           "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
+           "--initial-cluster", "two-hosts=http://127.0.0.1:2380"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    log.close()
+    # Ready once /health says true (a leader): polled from inside the namespace, with a deadline.
+    while True:
+        r = subprocess.run(["nsenter", "-t", str(side.proc.pid), "-n", "--", "curl", "-sf",
+                            "--max-time", "5", f"http://{ip}:{ETCD_PORT}/health"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if r.returncode == 0 and '"health":"true"' in r.stdout.replace(" ", ""):
+            return proc
+        if proc.poll() is not None:
+            raise RuntimeError(f"etcd exited with {proc.returncode}; see "
+                               f"{os.path.join(workdir, 'etcd.log')}")
+        if time.monotonic() > deadline:
+            raise RuntimeError("etcd did not become healthy before the deadline")
+        time.sleep(0.05)
+
+
 CONN_RE = re.compile(r"UCX connection to (\S+) \(pid \d+(, same host)?\): data path ([^\n]*)")
 LANE_RE = re.compile(r"UCX lane \d+ to (\S+) on \S+: transports (.*), error handling")
 
@@ -165,15 +200,17 @@ def check_paths(side, remote, failures):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--peer", required=True, help="two_hosts_peer executable")
+    ap.add_argument("--metadata", choices=("p2p", "etcd"), default="p2p")
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--keep", action="store_true", help="keep the log directory")
     args = ap.parse_args()
 
     if os.geteuid() != 0:
         skip("needs root to create network/pid/mount namespaces (run the test suite as root)")
-    for tool in ("unshare", "nsenter", "ip"):
+    tools = ("unshare", "nsenter", "ip") + (("etcd", "curl") if args.metadata == "etcd" else ())
+    for tool in tools:
         if shutil.which(tool) is None:
-            skip(f"'{tool}' is not installed (util-linux / iproute2)")
+            skip(f"'{tool}' is not installed (util-linux / iproute2 / etcd-server / curl)")
     probe = subprocess.run(["unshare", "--net", "--pid", "--mount", "--ipc", "--uts", "--fork",
                             "--mount-proc", "--", "true"], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
@@ -182,18 +219,23 @@ def main():
 
     workdir = tempfile.mkdtemp(prefix="nixl-two-hosts-")
     sides = []
+    etcd = None
     failures = []
     deadline = time.monotonic() + args.timeout
     try:
-        for i, (role, ip) in enumerate((("initiator", ADDR[0]), ("target", ADDR[0]))):
+        peer_args = [ADDR[0], str(PORT)] if args.metadata == "p2p" else \
+            [ADDR[0], str(ETCD_PORT), "etcd"]
+        for i, role in enumerate(("initiator", "target")):
             env = dict(os.environ)
             env["UCX_NET_DEVICES"] = VETH[i]  # the test environment says lo; here: the veth
             env["NIXL_LOG_LEVEL"] = "DEBUG"   # the backend's path decision is asserted from it
-            sides.append(Side(i, role, args.peer, ip, workdir, env))
+            sides.append(Side(i, role, args.peer, peer_args, workdir, env))
         a, b = sides
         for side in sides:
             side.wait_line("NS_READY", deadline)
         configure(a, b, deadline)
+        if args.metadata == "etcd":
+            etcd = start_etcd(a, workdir, deadline)
         a.go()
         a.wait_line("LISTENING", deadline)
         b.go()
@@ -219,6 +261,14 @@ def main():
     finally:
         for side in sides:
             side.kill()
+        if etcd is not None:
+            # Killed with the initiator's pid namespace; nsenter returns then.
+            try:
+                etcd.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                etcd.kill()
+                etcd.wait()
+                failures.append("etcd outlived the initiator's pid namespace")
     # Nothing may be left in the caller's namespace.
     for name in VETH:
         if subprocess.run(["ip", "link", "show", name], stdout=subprocess.DEVNULL,
@@ -237,7 +287,8 @@ def main():
         return 1
     for side, conns, lanes in ((a, conns_a, lanes_a), (b, conns_b, lanes_b)):
         print(f"{side.role}: {conns[0].group(0)}; lanes: {', '.join(lanes)}")
-    print("PASS: WRITE and READ of 8 MiB verified between two namespaces over UCX tcp")
+    print(f"PASS: WRITE and READ of 8 MiB verified between two namespaces over UCX tcp, "
+          f"metadata through {'etcd in the initiator namespaces' if etcd else 'P2P'}")
     if args.keep:
         print(f"logs kept in {workdir}")
     else:

@@ -16,6 +16,12 @@
  *     Agent "target" without a listener: fetchRemoteMD/sendLocalMD to the initiator, sends the
  *     descriptor lists, waits for both notifications, checks every byte written, serves the
  *     READ, then invalidateLocalMD. Prints "TARGET OK".
+ * two_hosts_peer initiator|target <initiator-ip> <port> etcd
+ *     Metadata through etcd at http://<initiator-ip>:<port> instead (built with the etcd module
+ *     only): no listener; each agent publishes its blob with nixlEtcdMetadata, fetches the
+ *     other's (get, else watch) and loads it with loadRemoteMD. The target leaves by revoking its
+ *     lease (its keys vanish); the initiator, watching the target's prefix, sees the DELETE and
+ *     calls invalidateRemoteMD. The transfers are the same.
  * Both wait for a line on stdin before starting (the driver configures the network first) and
  * exit when stdin reaches EOF instead (the driver died). Exit status 0 on success, 1 otherwise;
  * the cause is printed on stderr. Public NIXL 1.4 API only.
@@ -32,6 +38,12 @@
 
 #include "nixl.h"
 #include "utils/serdes/serdes.h"
+#ifdef TWO_HOSTS_ETCD
+#include <atomic>
+#include <memory>
+
+#include "etcd_metadata.h"
+#endif
 
 namespace {
 
@@ -137,15 +149,60 @@ transfer(nixlAgent &agent,
     return check(st, notif, me);
 }
 
+/** Where the metadata goes: the P2P listener (ip:port of the initiator) or etcd at that URL. */
+struct mdPlan {
+    std::string ip;
+    uint16_t port = 0;
+    bool etcd = false;
+};
+
+#ifdef TWO_HOSTS_ETCD
+/** Publishes our blob, fetches the peer's and loads it; md is started here. */
+bool
+etcdExchange(nixlAgent &agent,
+             nixlEtcdMetadata &md,
+             const std::string &peer,
+             const char *me,
+             int64_t &revision) {
+    std::string blob;
+    std::string theirs;
+    std::string loaded;
+    if (!check(md.start(), "etcd start", me) || !check(agent.getLocalMD(blob), "getLocalMD", me) ||
+        !check(md.publish(nixl_etcd_metadata_label, blob), "etcd publish", me) ||
+        !check(md.fetch(peer, nixl_etcd_metadata_label,
+                        std::chrono::duration_cast<std::chrono::milliseconds>(timeout), theirs,
+                        &revision),
+               "etcd fetch", me) ||
+        !check(agent.loadRemoteMD(theirs, loaded), "loadRemoteMD", me)) {
+        return false;
+    }
+    if (loaded != peer) {
+        std::cerr << me << ": etcd gave the metadata of " << loaded << ", not " << peer
+                  << std::endl;
+        return false;
+    }
+    return true;
+}
+
+std::unique_ptr<nixlEtcdMetadata>
+etcdMetadata(const char *me, const mdPlan &plan) {
+    nixlEtcdConfig cfg;
+    cfg.endpoints = {"http://" + plan.ip + ":" + std::to_string(plan.port)};
+    cfg.requestTimeout = std::chrono::milliseconds(30000); // a busy machine
+    return std::make_unique<nixlEtcdMetadata>(me, cfg);
+}
+#endif
+
 int
-runInitiator(uint16_t port) {
+runInitiator(const mdPlan &plan) {
     const char *me = initiator_name;
     if (!waitGo()) {
         return 1;
     }
-    nixlAgentConfig cfg(true, true, port);
+    // P2P: the listener on ip:port (throws, exit != 0, when it cannot be bound). etcd: none.
+    nixlAgentConfig cfg(true, !plan.etcd, plan.port);
     cfg.syncMode = nixl_thread_sync_t::NIXL_THREAD_SYNC_STRICT;
-    nixlAgent agent(me, cfg); // throws (exit != 0) when the port cannot be bound
+    nixlAgent agent(me, cfg);
     nixlBackendH *ucx = nullptr;
     std::vector<uint8_t> src(buf_len);
     std::vector<uint8_t> dst(buf_len, 0);
@@ -157,7 +214,28 @@ runInitiator(uint16_t port) {
         !check(agent.registerMem(regList(dst)), "registerMem", me)) {
         return 1;
     }
+    // P2P: the listener is bound (constructor). etcd: the target may start; we meet there.
     std::cout << "LISTENING" << std::endl;
+#ifdef TWO_HOSTS_ETCD
+    std::unique_ptr<nixlEtcdMetadata> md;
+    std::atomic<bool> target_left{false};
+    if (plan.etcd) {
+        int64_t revision = 0;
+        md = etcdMetadata(me, plan);
+        if (!etcdExchange(agent, *md, target_name, me, revision) ||
+            !check(md->watchAgent(target_name, revision,
+                                  [&](const std::string &, nixl_etcd_event_type_t type,
+                                      const std::string &label) {
+                                      if (type == nixl_etcd_event_type_t::DELETE &&
+                                          label == nixl_etcd_metadata_label) {
+                                          target_left = true;
+                                      }
+                                  }),
+                   "etcd watchAgent", me)) {
+            return 1;
+        }
+    }
+#endif
     nixl_notifs_t notifs;
     if (!poll([&] {
             agent.getNotifs(notifs);
@@ -187,8 +265,20 @@ runInitiator(uint16_t port) {
         return 1;
     }
     std::cout << me << ": wrote and read " << buf_len << " bytes each way" << std::endl;
-    // The target leaves with invalidateLocalMD once it checked the WRITE.
     const nixl_xfer_dlist_t none(DRAM_SEG);
+#ifdef TWO_HOSTS_ETCD
+    // The target leaves by revoking its lease: its keys vanish, and we forget it.
+    if (plan.etcd) {
+        if (!poll([&] { return target_left.load(); })) {
+            std::cerr << me << ": the target's metadata key was not deleted" << std::endl;
+            return 1;
+        }
+        if (!check(agent.invalidateRemoteMD(target_name), "invalidateRemoteMD", me)) {
+            return 1;
+        }
+    }
+#endif
+    // The target leaves with invalidateLocalMD (P2P) once it checked the WRITE.
     if (!poll([&] { return agent.checkRemoteMD(target_name, none) == NIXL_ERR_NOT_FOUND; })) {
         std::cerr << me << ": the target did not invalidate its metadata" << std::endl;
         return 1;
@@ -198,7 +288,7 @@ runInitiator(uint16_t port) {
 }
 
 int
-runTarget(const std::string &initiator_ip, uint16_t port) {
+runTarget(const mdPlan &plan) {
     const char *me = target_name;
     if (!waitGo()) {
         return 1;
@@ -219,10 +309,20 @@ runTarget(const std::string &initiator_ip, uint16_t port) {
         return 1;
     }
     nixl_opt_args_t peer;
-    peer.ipAddr = initiator_ip;
-    peer.port = port;
-    if (!check(agent.fetchRemoteMD(initiator_name, &peer), "fetchRemoteMD", me) ||
-        !check(agent.sendLocalMD(&peer), "sendLocalMD", me)) {
+    peer.ipAddr = plan.ip;
+    peer.port = plan.port;
+#ifdef TWO_HOSTS_ETCD
+    std::unique_ptr<nixlEtcdMetadata> md;
+    if (plan.etcd) {
+        int64_t revision = 0;
+        md = etcdMetadata(me, plan);
+        if (!etcdExchange(agent, *md, initiator_name, me, revision)) {
+            return 1;
+        }
+    }
+#endif
+    if (!plan.etcd && (!check(agent.fetchRemoteMD(initiator_name, &peer), "fetchRemoteMD", me) ||
+                       !check(agent.sendLocalMD(&peer), "sendLocalMD", me))) {
         return 1;
     }
     const nixl_xfer_dlist_t none(DRAM_SEG);
@@ -257,7 +357,12 @@ runTarget(const std::string &initiator_ip, uint16_t port) {
         return 1;
     }
     std::cout << me << ": verified " << buf_len << " bytes written" << std::endl;
-    if (!check(agent.invalidateLocalMD(&peer), "invalidateLocalMD", me)) {
+#ifdef TWO_HOSTS_ETCD
+    if (plan.etcd) {
+        md.reset(); // revokes the lease: our keys are deleted, the initiator sees it
+    }
+#endif
+    if (!plan.etcd && !check(agent.invalidateLocalMD(&peer), "invalidateLocalMD", me)) {
         return 1;
     }
     std::cout << "TARGET OK" << std::endl;
@@ -268,8 +373,8 @@ runTarget(const std::string &initiator_ip, uint16_t port) {
 
 int
 main(int argc, char **argv) {
-    if (argc != 4) {
-        std::cerr << "usage: two_hosts_peer initiator|target <ip> <port>" << std::endl;
+    if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "etcd")) {
+        std::cerr << "usage: two_hosts_peer initiator|target <ip> <port> [etcd]" << std::endl;
         return 2;
     }
     const std::string role = argv[1];
@@ -278,12 +383,22 @@ main(int argc, char **argv) {
         std::cerr << "two_hosts_peer: bad port " << argv[3] << std::endl;
         return 2;
     }
+    mdPlan plan;
+    plan.ip = argv[2];
+    plan.port = static_cast<uint16_t>(port);
+    plan.etcd = argc == 5;
+#ifndef TWO_HOSTS_ETCD
+    if (plan.etcd) {
+        std::cerr << "two_hosts_peer: built without the etcd module" << std::endl;
+        return 2;
+    }
+#endif
     if (role == "initiator") {
         ::setenv("NIXL_P2P_BIND_ADDR", argv[2], 1);
-        return runInitiator(static_cast<uint16_t>(port));
+        return runInitiator(plan);
     }
     if (role == "target") {
-        return runTarget(argv[2], static_cast<uint16_t>(port));
+        return runTarget(plan);
     }
     std::cerr << "two_hosts_peer: unknown role " << role << std::endl;
     return 2;
