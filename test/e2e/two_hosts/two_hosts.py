@@ -51,6 +51,18 @@ def skip(reason):
     sys.exit(77)
 
 
+def side_command(hostname, argv):
+    """unshare into fresh namespaces, make them look like another host, print NS_READY, exec."""
+    # A sysfs mounted from inside the new network namespace shows its devices (UCX lists
+    # /sys/class/net); the inherited one shows the caller's.
+    script = ('mount -t tmpfs -o mode=1777 nixl-two-hosts /dev/shm && '
+              'mount -t sysfs nixl-two-hosts /sys && hostname "$0" && '
+              'echo NS_READY && exec "$@"')
+    return ["unshare", "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child",
+            "--mount-proc", "--propagation", "private", "--", "/bin/sh", "-c", script,
+            hostname, *argv]
+
+
 class Side:
     """One namespace set with one peer in it; stdout lines are read into a queue."""
 
@@ -59,14 +71,7 @@ class Side:
         self.role = role
         self.err_path = os.path.join(workdir, f"{role}.stderr")
         self.err = open(self.err_path, "wb")
-        # A sysfs mounted from inside the new network namespace shows its devices (UCX lists
-        # /sys/class/net); the inherited one shows the caller's.
-        script = ('mount -t tmpfs -o mode=1777 nixl-two-hosts /dev/shm && '
-                  'mount -t sysfs nixl-two-hosts /sys && hostname "$0" && '
-                  'echo NS_READY && exec "$@"')
-        cmd = ["unshare", "--net", "--pid", "--mount", "--ipc", "--uts", "--fork",
-               "--kill-child", "--mount-proc", "--propagation", "private", "--",
-               "/bin/sh", "-c", script, HOSTNAMES[index], peer, role, *peer_args]
+        cmd = side_command(HOSTNAMES[index], [peer, role, *peer_args])
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.err, env=env)
         self.lines = queue.Queue()
@@ -107,9 +112,19 @@ class Side:
             return f.read().decode(errors="replace")
 
     def kill(self):
+        """SIGKILLs the peer (pid 1 of its namespace: everything in it dies, the network
+        namespace and the veth go), lets unshare reap it and exit, then closes the log."""
         if self.proc.poll() is None:
-            # unshare's child has PR_SET_PDEATHSIG=SIGKILL (--kill-child): it dies with it,
-            # and with it (pid 1) its pid namespace, the network namespace and the veth.
+            try:
+                os.kill(self.inner_pid(), signal.SIGKILL)
+            except (OSError, ValueError, IndexError):
+                pass  # not started yet, or already gone
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
+            # unshare's child has PR_SET_PDEATHSIG=SIGKILL (--kill-child): it dies with it.
             self.proc.kill()
         self.proc.wait()
         self.err.close()
@@ -205,14 +220,17 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the log directory")
     args = ap.parse_args()
 
+    # meson's timeout sends SIGTERM: run the cleanup below instead of dying without it.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     if os.geteuid() != 0:
         skip("needs root to create network/pid/mount namespaces (run the test suite as root)")
     tools = ("unshare", "nsenter", "ip") + (("etcd", "curl") if args.metadata == "etcd" else ())
     for tool in tools:
         if shutil.which(tool) is None:
             skip(f"'{tool}' is not installed (util-linux / iproute2 / etcd-server / curl)")
-    probe = subprocess.run(["unshare", "--net", "--pid", "--mount", "--ipc", "--uts", "--fork",
-                            "--mount-proc", "--", "true"], stdout=subprocess.PIPE,
+    # The same setup with `true` as the peer: what fails here (e.g. an unprivileged container
+    # refusing namespaces or mounts) is an environment limit, reported as a skip.
+    probe = subprocess.run(side_command("nixl-probe", ["true"]), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     if probe.returncode != 0:
         skip(f"cannot create namespaces here: {probe.stdout.strip()}")
@@ -221,7 +239,12 @@ def main():
     sides = []
     etcd = None
     failures = []
-    deadline = time.monotonic() + args.timeout
+    start = time.monotonic()
+    deadline = start + args.timeout
+    phases = []  # (what, seconds since start): printed, to tell a slow phase from a stuck one
+
+    def phase(what):
+        phases.append(f"{what} {time.monotonic() - start:.2f}s")
     try:
         peer_args = [ADDR[0], str(PORT)] if args.metadata == "p2p" else \
             [ADDR[0], str(ETCD_PORT), "etcd"]
@@ -233,11 +256,15 @@ def main():
         a, b = sides
         for side in sides:
             side.wait_line("NS_READY", deadline)
+        phase("namespaces")
         configure(a, b, deadline)
+        phase("veth up")
         if args.metadata == "etcd":
             etcd = start_etcd(a, workdir, deadline)
+            phase("etcd healthy")
         a.go()
         a.wait_line("LISTENING", deadline)
+        phase("initiator ready")
         b.go()
         # Until both exited; the first failure ends the other side too (no 120 s wait).
         while any(s.proc.poll() is None for s in sides):
@@ -250,6 +277,10 @@ def main():
                 next(s for s in sides if s.proc.poll() is None).proc.wait(timeout=0.2)
             except subprocess.TimeoutExpired:
                 pass
+            for side in sides:
+                if side.proc.poll() is not None and not any(
+                        p.startswith(side.role) for p in phases):
+                    phase(f"{side.role} exited")
         for side, ok in ((a, "INITIATOR OK"), (b, "TARGET OK")):
             rc = side.proc.poll()
             if rc != 0 or ok not in side.out:
@@ -275,6 +306,7 @@ def main():
                           stderr=subprocess.DEVNULL).returncode == 0:
             failures.append(f"{name} exists in the caller's network namespace")
 
+    print("phases: " + ", ".join(phases))
     if failures:
         for side in sides:
             print(f"--- {side.role} stdout: {side.out}")
