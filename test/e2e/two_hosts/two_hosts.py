@@ -281,6 +281,7 @@ def main():
                 if side.proc.poll() is not None and not any(
                         p.startswith(side.role) for p in phases):
                     phase(f"{side.role} exited")
+        phase("both exited")
         for side, ok in ((a, "INITIATOR OK"), (b, "TARGET OK")):
             rc = side.proc.poll()
             if rc != 0 or ok not in side.out:
