@@ -76,7 +76,8 @@ class Side:
                                      stderr=self.err, env=env)
         self.lines = queue.Queue()
         self.out = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self):
         for raw in self.proc.stdout:
@@ -282,6 +283,11 @@ def main():
                         p.startswith(side.role) for p in phases):
                     phase(f"{side.role} exited")
         phase("both exited")
+        for side in sides:
+            # Every line the peer printed is read before its output is checked (EOF: unshare
+            # and the peer, the pipe's only writers, are gone).
+            if side.proc.poll() is not None:
+                side.reader.join(timeout=max(1.0, deadline - time.monotonic()))
         for side, ok in ((a, "INITIATOR OK"), (b, "TARGET OK")):
             rc = side.proc.poll()
             if rc != 0 or ok not in side.out:
