@@ -51,6 +51,9 @@ def skip(reason):
     sys.exit(77)
 
 
+SHARE_PID_NS = False  # --share-pid-ns: the check of the check (see main)
+
+
 def side_command(hostname, argv):
     """unshare into fresh namespaces, make them look like another host, print NS_READY, exec."""
     # A sysfs mounted from inside the new network namespace shows its devices (UCX lists
@@ -58,9 +61,9 @@ def side_command(hostname, argv):
     script = ('mount -t tmpfs -o mode=1777 nixl-two-hosts /dev/shm && '
               'mount -t sysfs nixl-two-hosts /sys && hostname "$0" && '
               'echo NS_READY && exec "$@"')
-    return ["unshare", "--net", "--pid", "--mount", "--ipc", "--uts", "--fork", "--kill-child",
-            "--mount-proc", "--propagation", "private", "--", "/bin/sh", "-c", script,
-            hostname, *argv]
+    pid_ns = [] if SHARE_PID_NS else ["--pid", "--mount-proc"]
+    return ["unshare", "--net", *pid_ns, "--mount", "--ipc", "--uts", "--fork", "--kill-child",
+            "--propagation", "private", "--", "/bin/sh", "-c", script, hostname, *argv]
 
 
 class Side:
@@ -196,6 +199,14 @@ def check_paths(side, remote, failures):
     conns = [m for m in CONN_RE.finditer(text) if m.group(1) == remote]
     if not conns:
         failures.append(f"{side.role}: no 'UCX connection to {remote}' line in its log")
+    if SHARE_PID_NS:
+        # The control: one kernel and one pid namespace is one host to the backend, whatever
+        # the network namespaces; it must take the direct path.
+        for m in conns:
+            if not m.group(2) or not m.group(3).startswith("direct cma"):
+                failures.append(f"{side.role}: connection to {remote} in a shared pid "
+                                f"namespace did not take the direct path: {m.group(0)}")
+        return conns, ["(direct)"]
     for m in conns:
         if m.group(2) or not m.group(3).startswith(
                 "ucp_put/get (peer on another host or pid namespace)"):
@@ -219,7 +230,13 @@ def main():
     ap.add_argument("--metadata", choices=("p2p", "etcd"), default="p2p")
     ap.add_argument("--timeout", type=float, default=240.0)
     ap.add_argument("--keep", action="store_true", help="keep the log directory")
+    ap.add_argument("--share-pid-ns", action="store_true",
+                    help="the control: both sides stay in the caller's pid namespace (own "
+                         "network, mount, IPC, UTS namespaces); the backend must then see one "
+                         "host and take the same-host direct path (cma), which is asserted")
     args = ap.parse_args()
+    global SHARE_PID_NS
+    SHARE_PID_NS = args.share_pid_ns
 
     # meson's timeout sends SIGTERM: run the cleanup below instead of dying without it.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
@@ -326,7 +343,8 @@ def main():
         return 1
     for side, conns, lanes in ((a, conns_a, lanes_a), (b, conns_b, lanes_b)):
         print(f"{side.role}: {conns[0].group(0)}; lanes: {', '.join(lanes)}")
-    print(f"PASS: WRITE and READ of 8 MiB verified between two namespaces over UCX tcp, "
+    print(f"PASS: WRITE and READ of 8 MiB verified between two namespaces over "
+          f"{'the direct path (shared pid namespace)' if SHARE_PID_NS else 'UCX tcp'}, "
           f"metadata through {'etcd in the initiator namespaces' if etcd else 'P2P'}")
     if args.keep:
         print(f"logs kept in {workdir}")
