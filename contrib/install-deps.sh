@@ -42,6 +42,10 @@ packages=(
     python3-prometheus-client
     etcd-server
     openssl # the etcd TLS tests make their certificates with the openssl command
+    # the two-simulated-hosts test (root only): namespaces, veth, etcd health probe
+    iproute2
+    util-linux
+    curl
 )
 
 missing=()
