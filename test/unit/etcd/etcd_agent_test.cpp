@@ -270,13 +270,24 @@ TEST_F(EtcdAgent, ASigkilledPeerIsInvalidatedWhenItsLeaseExpires) {
     std::string line;
     const bool ready = readLine(fd, line);
     ::close(fd);
-    if (!ready || line != "ready") {
+    unsigned long long addr = 0;
+    if (!ready || std::sscanf(line.c_str(), "ready %llx", &addr) != 1) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, nullptr, 0);
         FAIL() << "peer did not start: '" << line << "'";
     }
     ASSERT_EQ(a.fetchRemoteMD("Victim"), NIXL_SUCCESS);
     ASSERT_TRUE(waitFor([&] { return loaded(a, "Victim"); }));
+    std::vector<uint8_t> src(4096, 0x5a);
+    nixl_reg_dlist_t reg(DRAM_SEG);
+    reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(src.data()), src.size(), 0, ""));
+    ASSERT_EQ(a.registerMem(reg), NIXL_SUCCESS);
+    nixl_xfer_dlist_t local(DRAM_SEG);
+    local.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(src.data()), src.size(), 0));
+    nixl_xfer_dlist_t remote(DRAM_SEG);
+    remote.addDesc(nixlBasicDesc(static_cast<uintptr_t>(addr), src.size(), 0));
+    nixlXferReqH *before = nullptr;
+    ASSERT_EQ(a.createXferReq(NIXL_WRITE, local, remote, "Victim", before), NIXL_SUCCESS);
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
     ASSERT_EQ(::waitpid(pid, nullptr, 0), pid);
     // No cleanup ran: only the lease's expiry deletes its keys, and A's watch drops it.
@@ -284,6 +295,14 @@ TEST_F(EtcdAgent, ASigkilledPeerIsInvalidatedWhenItsLeaseExpires) {
     EXPECT_EQ(nixlAgentInternals::etcdStats(a).peersInvalidated, 1u);
     nixl_xfer_dlist_t none(DRAM_SEG);
     EXPECT_EQ(a.checkRemoteMD("Victim", none), NIXL_ERR_NOT_FOUND);
+    // Transfers to it fail at once, never hang: a new request is refused, one made before the
+    // peer was dropped does not post.
+    nixlXferReqH *after = nullptr;
+    EXPECT_EQ(a.createXferReq(NIXL_WRITE, local, remote, "Victim", after), NIXL_ERR_NOT_FOUND);
+    const nixl_status_t st = a.postXferReq(before);
+    EXPECT_TRUE(st == NIXL_ERR_NOT_FOUND || st == NIXL_ERR_REMOTE_DISCONNECT)
+        << nixlEnumStrings::statusStr(st);
+    a.releaseXferReq(before);
 }
 
 TEST(EtcdAgentUnreachable, CallsThatNeedEtcdFailClearlyP2PStillWorks) {
@@ -316,12 +335,16 @@ int
 etcdPeerMain(const std::string &name) {
     auto agentp = makeAgent(name, etcdAgentConfig());
     nixlAgent &agent = *agentp;
-    if (agent.sendLocalMD() != NIXL_SUCCESS || !idle(agent) ||
+    std::vector<uint8_t> buf(4096);
+    nixl_reg_dlist_t reg(DRAM_SEG);
+    reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf.data()), buf.size(), 0, ""));
+    if (agent.registerMem(reg) != NIXL_SUCCESS || agent.sendLocalMD() != NIXL_SUCCESS || !idle(agent) ||
         nixlAgentInternals::etcdStats(agent).published != 1) {
         std::printf("failed\n");
         return 1;
     }
-    std::printf("ready\n");
+    std::printf("ready %llx\n",
+                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(buf.data())));
     std::fflush(stdout);
     while (true) {
         ::pause(); // until SIGKILL
