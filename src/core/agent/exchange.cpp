@@ -281,6 +281,17 @@ nixlAgentInternals::p2pStats(const nixlAgent &agent) {
     return agent.data->p2p != nullptr ? agent.data->p2p->stats() : nixlP2PExchange::stats_t{};
 }
 
+nixlAgentInternals::etcd_traffic_t
+nixlAgentInternals::etcdTraffic(const nixlAgent &agent) noexcept {
+    (void)agent;
+#ifdef NIXL_HAVE_ETCD
+    const nixlEtcdTraffic t = nixlEtcdProcessTraffic();
+    return {t.requests, t.bytesSent};
+#else
+    return {};
+#endif
+}
+
 nixl_thread_sync_t
 nixlAgentInternals::syncMode(const nixlAgent &agent) noexcept {
     return agent.data->lock.mode();

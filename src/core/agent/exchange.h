@@ -49,6 +49,14 @@ public:
     static etcd_stats_t
     etcdStats(const nixlAgent &agent);
 
+    /** HTTP requests and request body bytes this process sent to etcd (all its agents). */
+    struct etcd_traffic_t {
+        uint64_t requests = 0;
+        uint64_t bytesSent = 0;
+    };
+    static etcd_traffic_t
+    etcdTraffic(const nixlAgent &agent) noexcept;
+
     /** The sync mode the agent lock really runs in. */
     static nixl_thread_sync_t
     syncMode(const nixlAgent &agent) noexcept;

@@ -305,6 +305,32 @@ TEST_F(EtcdAgent, ASigkilledPeerIsInvalidatedWhenItsLeaseExpires) {
     a.releaseXferReq(before);
 }
 
+TEST(EtcdAgentCluster, AKilledMemberIsReplacedByAnotherEndpoint) {
+    etcdCluster cluster(etcdCluster::options{.members = 3});
+    scopedEnv ep("NIXL_ETCD_ENDPOINTS", cluster.endpoints().c_str());
+    scopedEnv ns("NIXL_ETCD_NAMESPACE", "/t-cluster/");
+    // Elections after the kill on a busy machine: a generous budget per request.
+    scopedEnv rt("NIXL_ETCD_REQUEST_TIMEOUT_MS", "60000");
+    auto ap = makeAgent("A", etcdAgentConfig());
+    auto bp = makeAgent("B", etcdAgentConfig());
+    nixlAgent &a = *ap;
+    nixlAgent &b = *bp;
+    ASSERT_EQ(b.sendLocalMD(), NIXL_SUCCESS);
+    ASSERT_EQ(a.fetchRemoteMD("B"), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return loaded(a, "B"); }));
+    // Both agents talk to the first endpoint while it answers; it goes away mid-run.
+    cluster.kill(0);
+    // Publishing and fetching move to another member...
+    ASSERT_EQ(a.sendLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(idle(a));
+    EXPECT_EQ(nixlAgentInternals::etcdStats(a).published, 1u);
+    ASSERT_EQ(b.fetchRemoteMD("A"), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return loaded(b, "A"); }));
+    // ...and so does A's watch of B: B withdrawing is still seen.
+    ASSERT_EQ(b.invalidateLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return !loaded(a, "B"); }));
+}
+
 TEST(EtcdAgentUnreachable, CallsThatNeedEtcdFailClearlyP2PStillWorks) {
     const std::string url = "http://127.0.0.1:" + std::to_string(nixl_test::pickFreePort());
     scopedEnv ep("NIXL_ETCD_ENDPOINTS", url.c_str());
@@ -327,6 +353,14 @@ TEST(EtcdAgentUnreachable, CallsThatNeedEtcdFailClearlyP2PStillWorks) {
     ASSERT_EQ(a.sendLocalMD(&to), NIXL_SUCCESS);
     ASSERT_TRUE(idle(a));
     ASSERT_TRUE(waitFor([&] { return loaded(b, "A"); }));
+}
+
+TEST(EtcdAgentConfig, ABadEtcdValueFailsConstruction) {
+    scopedEnv ep("NIXL_ETCD_ENDPOINTS", "ftp://127.0.0.1:1");
+    EXPECT_THROW(nixlAgent("A", etcdAgentConfig()), std::invalid_argument);
+    scopedEnv ep2("NIXL_ETCD_ENDPOINTS", "127.0.0.1:1");
+    scopedEnv ttl("NIXL_ETCD_LEASE_TTL", "0");
+    EXPECT_THROW(nixlAgent("A", etcdAgentConfig()), std::invalid_argument);
 }
 
 } // namespace
