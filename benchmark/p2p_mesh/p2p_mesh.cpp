@@ -220,7 +220,8 @@ runMesh(int n) {
     }
     if (use_etcd) {
         std::printf("| %d | %.1f | %llu | %llu |\n", n, (last - go) / 1e6,
-                    static_cast<unsigned long long>(maxReq), static_cast<unsigned long long>(maxBytes));
+                    static_cast<unsigned long long>(maxReq),
+                    static_cast<unsigned long long>(maxBytes));
         std::fflush(stdout);
         return true;
     }
@@ -260,7 +261,8 @@ main(int argc, char **argv) {
         nixl_test::etcdCluster server(nixl_test::etcdCluster::options{});
         ::setenv("NIXL_ETCD_ENDPOINTS", server.endpoints().c_str(), 1);
         ::setenv("NIXL_ETCD_REQUEST_TIMEOUT_MS", "60000", 0);
-        std::printf("| N | time to full mesh (ms) | etcd requests per process (max) | request bytes per process (max) |\n");
+        std::printf("| N | time to full mesh (ms) | etcd requests per process (max) "
+                    "| request bytes per process (max) |\n");
         std::printf("|---:|---:|---:|---:|\n");
         std::fflush(stdout); // before fork: children must not inherit unwritten output
         bool ok = true;

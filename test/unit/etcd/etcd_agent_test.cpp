@@ -372,7 +372,8 @@ etcdPeerMain(const std::string &name) {
     std::vector<uint8_t> buf(4096);
     nixl_reg_dlist_t reg(DRAM_SEG);
     reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf.data()), buf.size(), 0, ""));
-    if (agent.registerMem(reg) != NIXL_SUCCESS || agent.sendLocalMD() != NIXL_SUCCESS || !idle(agent) ||
+    if (agent.registerMem(reg) != NIXL_SUCCESS || agent.sendLocalMD() != NIXL_SUCCESS ||
+        !idle(agent) ||
         nixlAgentInternals::etcdStats(agent).published != 1) {
         std::printf("failed\n");
         return 1;
