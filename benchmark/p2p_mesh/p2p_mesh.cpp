@@ -9,7 +9,13 @@
  *        metadata. Reports the time from "go" until every process has loaded all N-1 peers,
  *        and the requests and bytes each process sent and received.
  *
- * Usage: p2p_mesh [N ...]   (default: 2 8 32)
+ * Usage: p2p_mesh [--etcd] [N ...]   (default: 2 8 32)
+ *
+ * With --etcd the processes meet through an etcd server the benchmark starts on 127.0.0.1
+ * (/usr/bin/etcd, test/common/etcd_server): no listener; after "go" each process publishes
+ * (sendLocalMD) and fetches every other one (fetchRemoteMD, get or watch), and reports the
+ * HTTP requests and request bytes it sent to etcd over its whole life (lease grant, prefix key
+ * and keepalives included).
  *
  * The processes fork before any agent exists, build their agents (not timed), report their
  * listen port, and wait for the port list. The clock is CLOCK_MONOTONIC, shared by all
@@ -30,6 +36,9 @@
 
 #include "agent/exchange.h"
 #include "nixl.h"
+#ifdef NIXL_MESH_ETCD
+#include "../../test/common/etcd_server.h"
+#endif
 
 namespace {
 
@@ -68,15 +77,20 @@ writeAll(int fd, const void *p, size_t n) {
     return true;
 }
 
+bool use_etcd = false;
+
 struct childResult {
     int64_t doneNs = 0; ///< all peers loaded; 0 = failed
     uint64_t blobBytes = 0; ///< our full metadata's size
+    uint64_t etcdRequests = 0; ///< HTTP requests to etcd (with --etcd)
+    uint64_t etcdBytes = 0; ///< their request bytes
 };
 
 int
 child(int rank, int n, int in_fd, int out_fd) {
     const std::string me = "rank" + std::to_string(rank);
-    nixlAgentConfig cfg(true, true, 0);
+    nixlAgentConfig cfg(true, !use_etcd, 0);
+    cfg.etcdWatchTimeout = std::chrono::seconds(120);
     nixlAgent agent(me, cfg);
     nixlBackendH *h = nullptr;
     std::vector<char> buf(1 << 20);
@@ -91,14 +105,23 @@ child(int rank, int n, int in_fd, int out_fd) {
         return 1;
     }
     res.blobBytes = md.size();
-    const uint16_t port = nixlAgentInternals::p2pPort(agent);
+    // With etcd there is no port: 1 says ready.
+    const uint16_t port = use_etcd ? 1 : nixlAgentInternals::p2pPort(agent);
     writeAll(out_fd, &port, sizeof(port));
     std::vector<uint16_t> ports(n);
     if (!readAll(in_fd, ports.data(), ports.size() * sizeof(uint16_t))) {
         return 1;
     }
+    if (use_etcd && agent.sendLocalMD() != NIXL_SUCCESS) {
+        writeAll(out_fd, &res, sizeof(res));
+        return 1;
+    }
     for (int r = 0; r < n; ++r) {
         if (r == rank) {
+            continue;
+        }
+        if (use_etcd) {
+            agent.fetchRemoteMD("rank" + std::to_string(r));
             continue;
         }
         nixl_opt_args_t at;
@@ -115,6 +138,9 @@ child(int rank, int n, int in_fd, int out_fd) {
         all = all && (r == rank || agent.checkRemoteMD("rank" + std::to_string(r), none) == NIXL_SUCCESS);
     }
     res.doneNs = all ? nowNs() : 0;
+    const auto traffic = nixlAgentInternals::etcdTraffic(agent);
+    res.etcdRequests = traffic.requests;
+    res.etcdBytes = traffic.bytesSent;
     writeAll(out_fd, &res, sizeof(res));
     // Two steps to leave quietly: everyone forgets everyone, then everyone exits (a peer that
     // exits while others still hold its metadata is reported by UCX).
@@ -162,11 +188,15 @@ runMesh(int n) {
     }
     int64_t last = 0;
     uint64_t blob = 0;
+    uint64_t maxReq = 0;
+    uint64_t maxBytes = 0;
     for (int r = 0; r < n && ok; ++r) {
         childResult res;
         ok = readAll(from[r], &res, sizeof(res)) && res.doneNs != 0;
         last = std::max(last, res.doneNs);
         blob = std::max(blob, res.blobBytes);
+        maxReq = std::max(maxReq, res.etcdRequests);
+        maxBytes = std::max(maxBytes, res.etcdBytes);
     }
     char step = 1;
     for (int r = 0; r < n && ok; ++r) {
@@ -188,6 +218,13 @@ runMesh(int n) {
         std::printf("| %d | failed | | |\n", n);
         return false;
     }
+    if (use_etcd) {
+        std::printf("| %d | %.1f | %llu | %llu |\n", n, (last - go) / 1e6,
+                    static_cast<unsigned long long>(maxReq),
+                    static_cast<unsigned long long>(maxBytes));
+        std::fflush(stdout);
+        return true;
+    }
     // Per process: N-1 fetches out (one connection each: HELLO + FETCH, answer LOAD), N-1
     // fetches served. Frame overhead: 16-byte headers, HELLO of 4 + name bytes.
     const uint64_t req = uint64_t(n - 1);
@@ -204,6 +241,10 @@ int
 main(int argc, char **argv) {
     std::vector<int> sizes;
     for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--etcd") {
+            use_etcd = true;
+            continue;
+        }
         sizes.push_back(std::atoi(argv[i]));
     }
     if (sizes.empty()) {
@@ -214,6 +255,28 @@ main(int argc, char **argv) {
     // peer's own loads (each one thread). The figure is the time to the full mesh, so a
     // generous deadline; set NIXL_P2P_TIMEOUT_MS to measure with another.
     ::setenv("NIXL_P2P_TIMEOUT_MS", "60000", 0);
+    if (use_etcd) {
+#ifdef NIXL_MESH_ETCD
+        // One server for all sizes, a namespace per size.
+        nixl_test::etcdCluster server(nixl_test::etcdCluster::options{});
+        ::setenv("NIXL_ETCD_ENDPOINTS", server.endpoints().c_str(), 1);
+        ::setenv("NIXL_ETCD_REQUEST_TIMEOUT_MS", "60000", 0);
+        std::printf("| N | time to full mesh (ms) | etcd requests per process (max) "
+                    "| request bytes per process (max) |\n");
+        std::printf("|---:|---:|---:|---:|\n");
+        std::fflush(stdout); // before fork: children must not inherit unwritten output
+        bool ok = true;
+        for (int n : sizes) {
+            const std::string ns = "/mesh-" + std::to_string(n) + "/";
+            ::setenv("NIXL_ETCD_NAMESPACE", ns.c_str(), 1);
+            ok = runMesh(n) && ok;
+        }
+        return ok ? 0 : 1;
+#else
+        std::fprintf(stderr, "p2p_mesh: built without etcd (libcurl or /usr/bin/etcd missing)\n");
+        return 2;
+#endif
+    }
     std::printf("| N | time to full mesh (ms) | P2P requests per process | metadata bytes received per process |\n");
     std::printf("|---:|---:|---|---:|\n");
     std::fflush(stdout); // before fork: children must not inherit unwritten output

@@ -15,6 +15,9 @@
 #include "common/nixl_log.h"
 #include "config/config.h"
 #include "metadata/md_blob.h"
+#ifdef NIXL_HAVE_ETCD
+#include "metadata/etcd/etcd_exchange.h"
+#endif
 
 using nixlEnumStrings::statusStr;
 
@@ -86,6 +89,17 @@ private:
     nixlAgentData &data_;
 };
 
+/** True when NIXL_ETCD_ENDPOINTS asks for the etcd exchange (and this build has it). */
+bool
+etcdWanted() {
+#ifdef NIXL_HAVE_ETCD
+    const auto v = nixlConfig::lookup(etcd_endpoints_var);
+    return v && !v->text.empty();
+#else
+    return false;
+#endif
+}
+
 bool
 wantsP2P(const nixl_opt_args_t *extra) noexcept {
     return extra != nullptr && !extra->ipAddr.empty();
@@ -118,8 +132,10 @@ nixlEffectiveSyncMode(const nixlAgentConfig &cfg) noexcept {
     // The listener loads metadata (writer) and answers fetches (reader) beside an application
     // that promised only not to call the agent concurrently itself. RW keeps its calls from
     // waiting on each other (it makes none at once) and only orders them against the
-    // listener's. A thread of the central store, once there is one, counts the same way.
-    if (cfg.syncMode == nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE && cfg.useListenThread) {
+    // listener's. The etcd exchange's threads (fetches load metadata, watches drop peers)
+    // count the same way.
+    if (cfg.syncMode == nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE &&
+        (cfg.useListenThread || etcdWanted())) {
         return nixl_thread_sync_t::NIXL_THREAD_SYNC_RW;
     }
     return cfg.syncMode;
@@ -131,10 +147,17 @@ nixlSetupMdExchange(nixlAgent &agent, nixlAgentData &data) {
     data.p2p = std::make_unique<nixlP2PExchange>(
         *data.mdSink,
         nixlP2PConfig::fromOptions(data.name, data.config.useListenThread, data.config.listenPort));
-    if (data.config.useListenThread &&
-        data.config.syncMode == nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE) {
+#ifdef NIXL_HAVE_ETCD
+    // Throws on a bad NIXL_ETCD_* value; etcd not answering is no error here (the calls that
+    // need it report it).
+    data.central = nixlMakeEtcdExchange(
+        *data.mdSink,
+        std::chrono::duration_cast<std::chrono::milliseconds>(data.config.etcdWatchTimeout));
+#endif
+    if (data.lock.mode() != data.config.syncMode) {
         NIXL_DEBUG << "agent " << data.name
-                   << ": sync mode NONE runs as RW while the P2P listener thread runs";
+                   << ": sync mode NONE runs as RW while a metadata thread (P2P listener, etcd) "
+                      "runs";
     }
 }
 
@@ -230,12 +253,43 @@ nixlAgentInternals::p2pPort(const nixlAgent &agent) noexcept {
 
 bool
 nixlAgentInternals::waitMdIdle(const nixlAgent &agent, std::chrono::milliseconds timeout) {
+#ifdef NIXL_HAVE_ETCD
+    if (auto *e = dynamic_cast<nixlEtcdExchange *>(agent.data->central.get())) {
+        if (!e->waitIdle(timeout)) {
+            return false;
+        }
+    }
+#endif
     return agent.data->p2p == nullptr || agent.data->p2p->waitIdle(timeout);
+}
+
+nixlAgentInternals::etcd_stats_t
+nixlAgentInternals::etcdStats(const nixlAgent &agent) {
+    etcd_stats_t out;
+#ifdef NIXL_HAVE_ETCD
+    if (auto *e = dynamic_cast<nixlEtcdExchange *>(agent.data->central.get())) {
+        const auto s = e->stats();
+        out = {true, s.published, s.fetched, s.peersInvalidated};
+    }
+#endif
+    (void)agent;
+    return out;
 }
 
 nixlP2PExchange::stats_t
 nixlAgentInternals::p2pStats(const nixlAgent &agent) {
     return agent.data->p2p != nullptr ? agent.data->p2p->stats() : nixlP2PExchange::stats_t{};
+}
+
+nixlAgentInternals::etcd_traffic_t
+nixlAgentInternals::etcdTraffic(const nixlAgent &agent) noexcept {
+    (void)agent;
+#ifdef NIXL_HAVE_ETCD
+    const nixlEtcdTraffic t = nixlEtcdProcessTraffic();
+    return {t.requests, t.bytesSent};
+#else
+    return {};
+#endif
 }
 
 nixl_thread_sync_t

@@ -32,12 +32,30 @@ public:
     static uint16_t
     p2pPort(const nixlAgent &agent) noexcept;
 
-    /** Waits until the agent's queued P2P operations have finished; false on timeout. */
+    /** Waits until the agent's queued P2P and etcd operations have finished; false on timeout. */
     static bool
     waitMdIdle(const nixlAgent &agent, std::chrono::milliseconds timeout);
 
     static nixlP2PExchange::stats_t
     p2pStats(const nixlAgent &agent);
+
+    /** The etcd exchange's counters; active false without one. */
+    struct etcd_stats_t {
+        bool active = false;
+        uint64_t published = 0;
+        uint64_t fetched = 0;
+        uint64_t peersInvalidated = 0;
+    };
+    static etcd_stats_t
+    etcdStats(const nixlAgent &agent);
+
+    /** HTTP requests and request body bytes this process sent to etcd (all its agents). */
+    struct etcd_traffic_t {
+        uint64_t requests = 0;
+        uint64_t bytesSent = 0;
+    };
+    static etcd_traffic_t
+    etcdTraffic(const nixlAgent &agent) noexcept;
 
     /** The sync mode the agent lock really runs in. */
     static nixl_thread_sync_t

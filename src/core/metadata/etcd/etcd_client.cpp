@@ -271,6 +271,23 @@ nixlEtcdClient::dropToken(const std::string &bad) {
     }
 }
 
+namespace {
+std::atomic<uint64_t> traffic_requests{0};
+std::atomic<uint64_t> traffic_bytes{0};
+} // namespace
+
+void
+nixlEtcdNoteRequest(size_t body_bytes) noexcept {
+    traffic_requests.fetch_add(1, std::memory_order_relaxed);
+    traffic_bytes.fetch_add(body_bytes, std::memory_order_relaxed);
+}
+
+nixlEtcdTraffic
+nixlEtcdProcessTraffic() noexcept {
+    return {traffic_requests.load(std::memory_order_relaxed),
+            traffic_bytes.load(std::memory_order_relaxed)};
+}
+
 nixlEtcdClient::attempt_t
 nixlEtcdClient::post(size_t ep,
                      const char *path,
@@ -298,6 +315,7 @@ nixlEtcdClient::post(size_t ep,
     curl_easy_setopt(h, CURLOPT_POST, 1L);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    nixlEtcdNoteRequest(body.size());
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max<long>(1, static_cast<long>(timeout.count())));
     curl_easy_setopt(
         h,

@@ -117,6 +117,16 @@ struct nixlEtcdEvent {
     nixlEtcdKv kv; ///< for DELETE only key and modRevision are set
 };
 
+/** What this process sent to etcd: HTTP requests (every attempt of a call, every watch stream)
+ *  and their body bytes. Process-wide (benchmarks count per process). Thread-safe. */
+struct nixlEtcdTraffic {
+    uint64_t requests = 0;
+    uint64_t bytesSent = 0;
+};
+
+nixlEtcdTraffic
+nixlEtcdProcessTraffic() noexcept;
+
 class nixlEtcdWatch;
 
 /** The raw client. No I/O in the constructor. */

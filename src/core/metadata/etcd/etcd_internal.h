@@ -52,4 +52,8 @@ parseWatchMessage(const nixlJsonValue &reply, watchMessage &msg, std::string &er
 
 } // namespace nixl_etcd_detail
 
+/** Counts one request of body_bytes in nixlEtcdProcessTraffic. */
+void
+nixlEtcdNoteRequest(size_t body_bytes) noexcept;
+
 #endif // NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H

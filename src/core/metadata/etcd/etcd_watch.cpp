@@ -241,6 +241,7 @@ nixlEtcdWatch::streamOnce(size_t ep, std::string &why) {
     char errbuf[CURL_ERROR_SIZE] = {};
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_COPYPOSTFIELDS, body.c_str());
+    nixlEtcdNoteRequest(body.size());
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &nixlEtcdWatch::onData);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, this);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
