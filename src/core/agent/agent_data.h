@@ -456,9 +456,11 @@ public:
 };
 
 /** The sync mode the agent lock runs in: cfg.syncMode, except that NONE becomes RW when a
- *  metadata thread (the P2P listener) calls into the agent beside the application. */
+ *  metadata thread (the P2P listener, the etcd exchange) calls into the agent beside the
+ *  application. Reads NIXL_ETCD_ENDPOINTS, so it throws std::invalid_argument, as agent
+ *  construction must, when the configuration file does not parse. */
 nixl_thread_sync_t
-nixlEffectiveSyncMode(const nixlAgentConfig &cfg) noexcept;
+nixlEffectiveSyncMode(const nixlAgentConfig &cfg);
 
 // Helpers on agent state shared by agent.cpp, metadata.cpp, prepare.cpp and transfer.cpp;
 // defined in agent_data.cpp. Callers hold the agent lock as noted.

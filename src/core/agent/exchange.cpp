@@ -128,7 +128,7 @@ centralOrLog(const nixlAgentData &d, const char *what, nixl_status_t &st) {
 } // namespace
 
 nixl_thread_sync_t
-nixlEffectiveSyncMode(const nixlAgentConfig &cfg) noexcept {
+nixlEffectiveSyncMode(const nixlAgentConfig &cfg) {
     // The listener loads metadata (writer) and answers fetches (reader) beside an application
     // that promised only not to call the agent concurrently itself. RW keeps its calls from
     // waiting on each other (it makes none at once) and only orders them against the
