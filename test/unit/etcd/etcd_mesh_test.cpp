@@ -203,6 +203,9 @@ meshPeer(size_t me, size_t n) {
             }
         }
     }
+    // The fetch thread counts a fetch just after loading it (checkRemoteMD can see the peer a
+    // moment earlier), so wait for the count instead of reading it once.
+    waitFor([&] { return nixlAgentInternals::etcdStats(*agent).fetched >= n - 1; });
     say("done " + std::to_string(nixlAgentInternals::etcdStats(*agent).fetched));
     if (!readLine(stdin, line) || line != "exit") {
         return 1;
