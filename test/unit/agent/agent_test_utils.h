@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "nixl.h"
+#include "../../common/log_capture.h"
 #include "../../common/scoped_env.h"
 
 namespace nixl_agent_test {
@@ -171,65 +172,9 @@ chunkList(const testBuffer &buf, size_t n, size_t chunk, size_t off = 0) {
 
 using nixl_test::scopedEnv;
 
-/** Captures everything written to stderr (fd 2) while alive; stop() returns it. */
-class stderrCapture {
-public:
-    stderrCapture() {
-        ::testing::internal::CaptureStderr();
-        active_ = true;
-    }
-
-    ~stderrCapture() {
-        if (active_) {
-            (void)::testing::internal::GetCapturedStderr();
-        }
-    }
-
-    stderrCapture(const stderrCapture &) = delete;
-    stderrCapture &
-    operator=(const stderrCapture &) = delete;
-
-    std::string
-    stop() {
-        active_ = false;
-        return ::testing::internal::GetCapturedStderr();
-    }
-
-private:
-    bool active_ = false;
-};
-
-/** The ERROR lines of captured log output ("[nixl E ..."). */
-inline std::vector<std::string>
-errorLines(const std::string &log) {
-    std::vector<std::string> out;
-    std::istringstream in(log);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind("[nixl E ", 0) == 0) {
-            out.push_back(line);
-        }
-    }
-    return out;
-}
-
-/** Exactly one ERROR line, and it contains every one of needles. */
-inline ::testing::AssertionResult
-oneErrorLine(const std::string &log, std::initializer_list<std::string> needles) {
-    std::vector<std::string> lines = errorLines(log);
-    if (lines.size() != 1) {
-        return ::testing::AssertionFailure()
-               << lines.size() << " ERROR lines instead of one; log:\n"
-               << log;
-    }
-    for (const auto &n : needles) {
-        if (lines[0].find(n) == std::string::npos) {
-            return ::testing::AssertionFailure()
-                   << "the ERROR line does not contain \"" << n << "\": " << lines[0];
-        }
-    }
-    return ::testing::AssertionSuccess();
-}
+using nixl_test::errorLines;
+using nixl_test::oneErrorLine;
+using nixl_test::stderrCapture;
 
 /** Agent configuration with a sync mode and telemetry capture. */
 inline nixlAgentConfig

@@ -1,0 +1,86 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file log_capture.h
+ * @brief Test helpers shared by the unit tests: capture what the library logs on stderr and
+ *        check the project's rule of one ERROR line naming the cause.
+ *
+ * Not thread-safe: gtest's stderr capture is process-wide; use one at a time.
+ */
+#ifndef NIXL_TEST_COMMON_LOG_CAPTURE_H
+#define NIXL_TEST_COMMON_LOG_CAPTURE_H
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace nixl_test {
+
+/** Captures everything written to stderr (fd 2) while alive; stop() returns it. */
+class stderrCapture {
+public:
+    stderrCapture() {
+        ::testing::internal::CaptureStderr();
+        active_ = true;
+    }
+
+    ~stderrCapture() {
+        if (active_) {
+            (void)::testing::internal::GetCapturedStderr();
+        }
+    }
+
+    stderrCapture(const stderrCapture &) = delete;
+    stderrCapture &
+    operator=(const stderrCapture &) = delete;
+
+    std::string
+    stop() {
+        active_ = false;
+        return ::testing::internal::GetCapturedStderr();
+    }
+
+private:
+    bool active_ = false;
+};
+
+/** The ERROR lines of captured log output ("[nixl E ..."). */
+inline std::vector<std::string>
+errorLines(const std::string &log) {
+    std::vector<std::string> out;
+    std::istringstream in(log);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("[nixl E ", 0) == 0) {
+            out.push_back(line);
+        }
+    }
+    return out;
+}
+
+/** Exactly one ERROR line, and it contains every one of needles. */
+inline ::testing::AssertionResult
+oneErrorLine(const std::string &log, std::initializer_list<std::string> needles) {
+    std::vector<std::string> lines = errorLines(log);
+    if (lines.size() != 1) {
+        return ::testing::AssertionFailure()
+               << lines.size() << " ERROR lines instead of one; log:\n"
+               << log;
+    }
+    for (const auto &n : needles) {
+        if (lines[0].find(n) == std::string::npos) {
+            return ::testing::AssertionFailure()
+                   << "the ERROR line does not contain \"" << n << "\": " << lines[0];
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+} // namespace nixl_test
+
+#endif // NIXL_TEST_COMMON_LOG_CAPTURE_H
