@@ -31,12 +31,18 @@ packages=(
     libucx-dev
     ucx-utils
     libfabric-dev
+    libfabric-bin # fi_pingpong, the raw-provider reference of the backend benchmark
     # telemetry, exporters and metadata exchange
     libabsl-dev
     libfmt-dev
     prometheus-cpp-dev
     libcurl4-openssl-dev
     libboost-dev
+    # the Python package (nixl._api / nixl._bindings) and its tests
+    python3-dev
+    pybind11-dev
+    python3-numpy
+    python3-torch # CPU tensors in the Python tests; the package itself never needs torch
     # servers the end-to-end tests start on loopback
     prometheus
     python3-prometheus-client
