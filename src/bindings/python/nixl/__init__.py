@@ -1,0 +1,3 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The nixl package: placeholder (issue 16)."""

@@ -1,0 +1,3 @@
+# SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+# SPDX-License-Identifier: Apache-2.0
+"""nixl._api: placeholder (issue 16)."""
