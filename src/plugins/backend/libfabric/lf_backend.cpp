@@ -59,7 +59,9 @@ lfEngine::pluginOptions() {
             {"max_bw_per_dram_seg", ""},
             {"notif_fragment_size", "8192"},
             {"peer_check_ms", "100"},
-            {"stall_timeout_ms", "0"}};
+            {"stall_timeout_ms", "10000"},
+            {"notif_peer_max_bytes", "268435456"},
+            {"notif_total_max_bytes", "1073741824"}};
 }
 
 lfEngine::lfEngine(const nixlBackendInitParams *init)
@@ -129,6 +131,13 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
                 return;
             }
             cfg_.stallTimeout = std::chrono::milliseconds(n);
+        } else if (key == "notif_peer_max_bytes" || key == "notif_total_max_bytes") {
+            // At least one largest notification must fit.
+            if (!parseSize(v, max_notif_len + 2 * notif_entry_overhead, SIZE_MAX / 4, n)) {
+                bad(key, v, "an integer 67109376..2^62 (bytes; a 64 MiB notification must fit)");
+                return;
+            }
+            (key == "notif_peer_max_bytes" ? cfg_.notifPeerMax : cfg_.notifTotalMax) = n;
         } else {
             bad(key, v, "unknown parameter (see docs/backends/libfabric.md)");
             return;
@@ -142,6 +151,7 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         initErr = true;
         return;
     }
+    reasm_ = std::make_unique<notifReassembler>(cfg_.notifPeerMax, cfg_.notifTotalMax);
     hostId_ = readHostId();
     nonce_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32);
     const bool autoProv = cfg_.providers.empty();

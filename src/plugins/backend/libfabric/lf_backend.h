@@ -41,6 +41,7 @@
 #include <sys/uio.h>
 
 #include "nixl_backend_sdk.h"
+#include "lf_notif.h"
 #include "lf_wire.h"
 
 namespace nixlLf {
@@ -161,7 +162,11 @@ struct lfConfig {
     size_t notifFrag = 8192; ///< under tcp;ofi_rxm's eager size, so fragments stay eager
     size_t recvBufs = 64;
     std::chrono::milliseconds peerCheck{100};
-    std::chrono::milliseconds stallTimeout{0}; ///< 0: off
+    /** 0: off. On by default: libfabric 1.17's shm drops an operation with a stale key
+     *  without answering, and only this ends such a request (docs: failure model). */
+    std::chrono::milliseconds stallTimeout{10000};
+    size_t notifPeerMax = size_t(256) << 20; ///< bytes held reassembling one sender's notifications
+    size_t notifTotalMax = size_t(1) << 30; ///< ... all senders'
 };
 
 class lfEngine : public nixlBackendEngine {
@@ -311,28 +316,14 @@ private:
     mutable std::mutex notifMu_;
     mutable notif_list_t notifs_;
     std::map<std::string, std::shared_ptr<std::atomic<uint32_t>>> seqByPeer_; ///< peersMu_
-    /**
-     * Messages being received, by (sender nonce, seq); under notifMu_. Fragments may complete
-     * out of order (a provider's rendezvous for large ones), so each lands at its offset;
-     * complete messages wait in `done` until every earlier one of their sender was delivered.
-     */
-    struct partial {
-        std::string sender;
-        bool haveFirst = false;
-        bool traced = false;
-        nixl_be_trace_ctx_t trace{};
-        std::string data;
-        size_t received = 0;
-    };
-    struct senderState {
-        uint32_t next = 0;
-        std::map<uint32_t, partial> pending;
-    };
-    mutable std::map<uint64_t, senderState> senders_;
+    /** Messages being received, in bounded memory (lf_notif.h); under notifMu_. */
+    mutable std::unique_ptr<notifReassembler> reasm_;
 
     mutable std::mutex reqsMu_;
     mutable std::unordered_set<lfReq *> reqs_; ///< live requests, freed at destruction at last
     mutable std::atomic<int64_t> lastPeerCheckMs_{0};
+    mutable int64_t malformedLogMs_ = INT64_MIN / 2; ///< notifMu_: last line about a bad fragment
+    mutable uint64_t malformedUnlogged_ = 0; ///< notifMu_
 
     std::atomic<bool> stop_{false};
     std::thread progress_;

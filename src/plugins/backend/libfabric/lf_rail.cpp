@@ -331,57 +331,46 @@ void
 lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
     notifFragWire f;
     std::string why;
-    if (!decodeNotifFrag(std::string_view(rc->buf.data(), std::min(len, rc->buf.size())), f, why)) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
-                                << ": dropped a message: " << why);
-        return;
-    }
-    std::vector<partial> ready;
+    std::vector<notifReassembler::message> ready;
     {
         std::lock_guard<std::mutex> g(notifMu_);
-        senderState &ss = senders_[f.nonce];
-        if (f.seq - ss.next > (1u << 30)) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
-                                    << ": notification " << f.seq << " arrived again; dropped");
+        const int64_t nowMsec = nowMs();
+        if (!decodeNotifFrag(std::string_view(rc->buf.data(), std::min(len, rc->buf.size())), f,
+                             why)) {
+            // A peer's bytes: at most one line a second, however many arrive.
+            if (nowMsec - malformedLogMs_ >= 1000) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                        << ": dropped a message: " << why << " ("
+                                        << malformedUnlogged_ << " more since the last line)");
+                malformedLogMs_ = nowMsec;
+                malformedUnlogged_ = 0;
+            } else {
+                ++malformedUnlogged_;
+            }
             return;
         }
-        partial &p = ss.pending[f.seq];
-        if (p.data.size() != f.total) {
-            if (p.received != 0) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
-                                        << ": fragments of notification " << f.seq
-                                        << " disagree on its length; dropped");
-                ss.pending.erase(f.seq);
-                return;
-            }
-            p.data.resize(f.total);
-        }
-        if (f.offset == 0) {
-            p.haveFirst = true;
-            p.sender = f.sender;
-            p.traced = f.traced &&
-                nixl_trace_ctx_decode(f.trace, sizeof(f.trace), &p.trace) == NIXL_TRACE_CTX_OK;
-        }
-        std::memcpy(p.data.data() + f.offset, f.payload.data(), f.payload.size());
-        p.received += f.payload.size();
-        // Deliver this sender's complete messages in order.
-        for (auto it = ss.pending.find(ss.next); it != ss.pending.end() && it->second.haveFirst &&
-             it->second.received >= it->second.data.size();
-             it = ss.pending.find(ss.next)) {
-            ready.push_back(std::move(it->second));
-            ss.pending.erase(it);
-            ++ss.next;
+        auto res = reasm_->feed(f, nowMsec, ready);
+        if (res.log) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                    << ": dropped a notification from "
+                                    << (res.sender.empty() ? std::string("an unnamed sender")
+                                                           : "agent " + res.sender)
+                                    << " (nonce 0x" << std::hex << f.nonce << std::dec
+                                    << "): " << res.why << "; " << res.senderDrops
+                                    << " dropped from it so far, " << res.suppressed
+                                    << " not logged since the last line");
         }
         for (auto &m : ready) {
-            notifs_.emplace_back(m.sender, std::move(m.data));
+            notifs_.emplace_back(std::move(m.sender), std::move(m.data));
         }
     }
     const uint64_t now = nowUs();
     for (const auto &m : ready) {
-        if (m.traced) {
-            recordPhase(&m.trace, NIXL_BE_PHASE_NOTIF_RECEIVED, "libfabric.notif", now);
+        nixl_be_trace_ctx_t tc{};
+        if (m.traced && nixl_trace_ctx_decode(m.trace, sizeof(m.trace), &tc) == NIXL_TRACE_CTX_OK) {
+            recordPhase(&tc, NIXL_BE_PHASE_NOTIF_RECEIVED, "libfabric.notif", now);
             // The notification follows the data: when it is delivered, the data is visible.
-            recordPhase(&m.trace, NIXL_BE_PHASE_REMOTE_OBSERVED, "libfabric.notif", now);
+            recordPhase(&tc, NIXL_BE_PHASE_REMOTE_OBSERVED, "libfabric.notif", now);
         }
     }
 }
