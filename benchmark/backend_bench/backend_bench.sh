@@ -1,0 +1,94 @@
+#!/bin/sh
+# SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+# SPDX-License-Identifier: Apache-2.0
+#
+# Runs backend_bench (two processes through nixlAgent) for LIBFABRIC/shm, LIBFABRIC/tcp;ofi_rxm
+# and UCX and, in the same invocation, fi_pingpong (package libfabric-bin) of each provider on
+# 127.0.0.1 as the raw reference, at 4 KiB, 64 KiB, 1 MiB, 16 MiB and 64 MiB; prints the table
+# and the ratios.
+#
+#   benchmark/backend_bench/backend_bench.sh [build dir] [extra backend_bench options]
+#
+# What is compared: backend_bench moves one descriptor of `block` bytes per request (batch 1),
+# posts the next only when the last completed, and reports data bytes / elapsed time (GB/s =
+# 10^9 B/s) and the post-to-completion time. fi_pingpong -e rdm -m msg is a message ping-pong:
+# one message of `block` bytes in flight, echoed back; its MB/sec counts the bytes of both
+# directions over the elapsed time (10^6 B/s), i.e. the one-at-a-time bandwidth of the provider's
+# message path, and its usec/xfer is the time of one message. Both are one-outstanding-operation
+# figures of the same provider on the same host in the same run. Ratio = backend_bench GB/s /
+# fi_pingpong GB/s. The UCX row has no raw reference here (benchmark/ucx_bench.sh has).
+set -eu
+
+build=${1:-build}
+[ $# -gt 0 ] && shift
+bench="$build/benchmark/backend_bench/backend_bench"
+[ -x "$bench" ] || { echo "no $bench: build the backend_bench target first" >&2; exit 1; }
+command -v fi_pingpong >/dev/null || { echo "fi_pingpong not found (apt install libfabric-bin)" >&2; exit 1; }
+
+export NIXL_PLUGIN_DIR="$build/src/plugins"
+export FI_TCP_IFACE=lo
+export UCX_MEM_EVENTS=no
+blocks="4096 65536 1048576 16777216 67108864"
+port=$((30000 + $$ % 20000))
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "# $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+run() {
+    label=$1
+    shift
+    echo "== backend_bench $label"
+    "$bench" --label "$label" --csv --max-total 64M "$@" | tee -a "$tmp/ours.csv"
+}
+run lf-shm --backend LIBFABRIC --param provider=shm "$@"
+run lf-tcp --backend LIBFABRIC --param 'provider=tcp;ofi_rxm' "$@"
+if [ -e "$NIXL_PLUGIN_DIR/libplugin_UCX.so" ]; then
+    run ucx --backend UCX "$@"
+fi
+
+# pingpong <provider> <size>: GB/s and usec/xfer of fi_pingpong's client, "- -" on failure.
+pingpong() {
+    iters=$((268435456 / $2))
+    [ $iters -gt 1000 ] && iters=1000
+    [ $iters -lt 10 ] && iters=10
+    timeout 120 fi_pingpong -p "$1" -e rdm -I $iters -S "$2" -B $port > "$tmp/server.txt" 2>&1 &
+    server=$!
+    # The client retries until the server listens.
+    i=0
+    while ! timeout 120 fi_pingpong -p "$1" -e rdm -I $iters -S "$2" -P $port 127.0.0.1 \
+        > "$tmp/client.txt" 2>&1; do
+        i=$((i + 1))
+        if [ $i -ge 50 ]; then
+            kill "$server" 2>/dev/null || true
+            echo "- -"
+            return
+        fi
+        sleep 0.2
+    done
+    wait "$server" || true
+    port=$((port + 1))
+    # bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
+    tail -1 "$tmp/client.txt" | awk '{printf "%.3f %.2f\n", $6 / 1000, $7}'
+}
+
+echo
+echo "== fi_pingpong -e rdm on 127.0.0.1 (raw provider reference)"
+printf '%-10s %-12s %-6s %10s %10s %12s %10s %10s\n' block provider op "ours GB/s" "raw GB/s" \
+    ratio "ours p50" "raw us/xfer"
+for b in $blocks; do
+    for pair in "shm lf-shm" "tcp lf-tcp" "tcp;ofi_rxm lf-tcp"; do
+        prov=${pair% *}
+        label=${pair#* }
+        set -- $(pingpong "$prov" "$b")
+        raw=$1
+        rawus=$2
+        for op in WRITE READ; do
+            ours=$(awk -F, -v l="$label" -v o="$op" -v b="$b" '$1 == l && $2 == o && $3 == b {print $6}' "$tmp/ours.csv")
+            p50=$(awk -F, -v l="$label" -v o="$op" -v b="$b" '$1 == l && $2 == o && $3 == b {print $8}' "$tmp/ours.csv")
+            ratio=$(awk -v a="${ours:-0}" -v c="$raw" 'BEGIN {if (c + 0 > 0) printf "%.2f", a / c; else print "-"}')
+            printf '%-10s %-12s %-6s %10s %10s %12s %10s %10s\n' "$b" "$prov" "$op" "${ours:--}" \
+                "$raw" "$ratio" "${p50:--}" "$rawus"
+        done
+    done
+done
+echo "# done, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
