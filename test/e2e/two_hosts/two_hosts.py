@@ -24,6 +24,10 @@ to the other whose data path is ucp_put/get because the peer is "on another host
 namespace" (the same-host direct path was not used), with tcp lanes; no veth is left in the
 caller's namespace afterwards.
 
+--backend LIBFABRIC runs the same over the LIBFABRIC backend (FI_TCP_IFACE = the side's veth)
+and asserts instead that each agent's LIBFABRIC DEBUG line says tcp;ofi_rxm was chosen for the
+other because it is on another host (shm is never used across IPC namespaces).
+
 Exit 0 pass, 1 fail, 77 skip (not root, or namespaces cannot be created here; reason printed).
 """
 
@@ -194,7 +198,25 @@ CONN_RE = re.compile(r"UCX connection to (\S+) \(pid \d+(, same host)?\): data p
 LANE_RE = re.compile(r"UCX lane \d+ to (\S+) on \S+: transports (.*), error handling")
 
 
+LF_CONN_RE = re.compile(r"LIBFABRIC connection to (\S+) over (\S+): ([^\n]*)")
+BACKEND = "UCX"  # --backend
+
+
+def check_lf_paths(side, remote, failures):
+    """LIBFABRIC: one DEBUG line per connection; tcp;ofi_rxm, because of another host."""
+    conns = [m for m in LF_CONN_RE.finditer(side.stderr_text()) if m.group(1) == remote]
+    if not conns:
+        failures.append(f"{side.role}: no 'LIBFABRIC connection to {remote}' line in its log")
+    for m in conns:
+        if m.group(2) != "tcp;ofi_rxm" or "another host" not in m.group(3):
+            failures.append(f"{side.role}: connection to {remote} did not choose tcp;ofi_rxm "
+                            f"for another host: {m.group(0)}")
+    return conns, [f"tcp;ofi_rxm on {VETH[side.index]}"]
+
+
 def check_paths(side, remote, failures):
+    if BACKEND == "LIBFABRIC":
+        return check_lf_paths(side, remote, failures)
     text = side.stderr_text()
     conns = [m for m in CONN_RE.finditer(text) if m.group(1) == remote]
     if not conns:
@@ -234,9 +256,11 @@ def main():
                     help="the control: both sides stay in the caller's pid namespace (own "
                          "network, mount, IPC, UTS namespaces); the backend must then see one "
                          "host and take the same-host direct path (cma), which is asserted")
+    ap.add_argument("--backend", choices=("UCX", "LIBFABRIC"), default="UCX")
     args = ap.parse_args()
-    global SHARE_PID_NS
+    global SHARE_PID_NS, BACKEND
     SHARE_PID_NS = args.share_pid_ns
+    BACKEND = args.backend
 
     # meson's timeout sends SIGTERM: run the cleanup below instead of dying without it.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
@@ -270,6 +294,8 @@ def main():
             env = dict(os.environ)
             env["UCX_NET_DEVICES"] = VETH[i]  # the test environment says lo; here: the veth
             env["NIXL_LOG_LEVEL"] = "DEBUG"   # the backend's path decision is asserted from it
+            env["TWO_HOSTS_BACKEND"] = args.backend
+            env["FI_TCP_IFACE"] = VETH[i]     # libfabric's IP providers: the veth, not lo
             sides.append(Side(i, role, args.peer, peer_args, workdir, env))
         a, b = sides
         for side in sides:
@@ -344,7 +370,7 @@ def main():
     for side, conns, lanes in ((a, conns_a, lanes_a), (b, conns_b, lanes_b)):
         print(f"{side.role}: {conns[0].group(0)}; lanes: {', '.join(lanes)}")
     print(f"PASS: WRITE and READ of 8 MiB verified between two namespaces over "
-          f"{'the direct path (shared pid namespace)' if SHARE_PID_NS else 'UCX tcp'}, "
+          f"{'the direct path (shared pid namespace)' if SHARE_PID_NS else BACKEND + ' tcp'}, "
           f"metadata through {'etcd in the initiator namespaces' if etcd else 'P2P'}")
     if args.keep:
         print(f"logs kept in {workdir}")

@@ -22,6 +22,7 @@
  *     other's (get, else watch) and loads it with loadRemoteMD. The target leaves by revoking its
  *     lease (its keys vanish); the initiator, watching the target's prefix, sees the DELETE and
  *     calls invalidateRemoteMD. The transfers are the same.
+ * The backend is UCX, or the one TWO_HOSTS_BACKEND names (LIBFABRIC), created with defaults.
  * Both wait for a line on stdin before starting (the driver configures the network first) and
  * exit when stdin reaches EOF instead (the driver died). Exit status 0 on success, 1 otherwise;
  * the cause is printed on stderr. Public NIXL 1.4 API only.
@@ -38,6 +39,17 @@
 
 #include "nixl.h"
 #include "utils/serdes/serdes.h"
+
+namespace {
+
+/** UCX unless TWO_HOSTS_BACKEND names another backend plugin. */
+std::string
+backendName() {
+    const char *b = std::getenv("TWO_HOSTS_BACKEND");
+    return b != nullptr && *b != '\0' ? b : "UCX";
+}
+
+} // namespace
 #ifdef TWO_HOSTS_ETCD
 #include <atomic>
 #include <memory>
@@ -209,7 +221,7 @@ runInitiator(const mdPlan &plan) {
     for (size_t i = 0; i < src.size(); ++i) {
         src[i] = patternA(i);
     }
-    if (!check(agent.createBackend("UCX", {}, ucx), "createBackend(UCX)", me) ||
+    if (!check(agent.createBackend(backendName(), {}, ucx), "createBackend", me) ||
         !check(agent.registerMem(regList(src)), "registerMem", me) ||
         !check(agent.registerMem(regList(dst)), "registerMem", me)) {
         return 1;
@@ -303,7 +315,7 @@ runTarget(const mdPlan &plan) {
     for (size_t i = 0; i < source.size(); ++i) {
         source[i] = patternB(i);
     }
-    if (!check(agent.createBackend("UCX", {}, ucx), "createBackend(UCX)", me) ||
+    if (!check(agent.createBackend(backendName(), {}, ucx), "createBackend", me) ||
         !check(agent.registerMem(regList(landing)), "registerMem", me) ||
         !check(agent.registerMem(regList(source)), "registerMem", me)) {
         return 1;
