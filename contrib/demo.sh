@@ -3,9 +3,10 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Quick start, first command: installs the dependencies (contrib/install-deps.sh), configures
-# and builds `build`, then runs two examples: two processes moving data over the UCX backend
-# (examples/cpp/ucx_two_process.cpp) and two agents in one process over the TEST backend
-# (examples/cpp/nixl_example.cpp). Exits non-zero unless both verified their data.
+# and builds `build`, then runs the examples: two processes moving data over the UCX backend
+# and again over the LIBFABRIC backend (examples/cpp/ucx_two_process.cpp --backend), and two
+# agents in one process over the TEST backend (examples/cpp/nixl_example.cpp). Exits non-zero
+# unless each verified its data.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,18 +26,21 @@ fi
 echo "==== building ===="
 meson compile -C build
 
-# run_example <program> <what it shows>: runs it and insists on its "verified N bytes" line.
+# run_example <program> <what it shows> [args]: runs it and insists on its "verified N bytes"
+# line.
 run_example() {
     local example=$1
+    local what=$2
+    shift 2
     if [ ! -x "$example" ]; then
         echo "demo: $example was not built (is -Dbuild_examples=false set, or libucx-dev missing?)" >&2
         exit 1
     fi
-    echo "==== running $example: $2 ===="
+    echo "==== running $example $*: $what ===="
     local out rc
     out=$(mktemp)
     set +e
-    NIXL_PLUGIN_DIR="$repo/build/src/plugins" UCX_MEM_EVENTS=no "$example" </dev/null 2>&1 | tee "$out"
+    NIXL_PLUGIN_DIR="$repo/build/src/plugins" UCX_MEM_EVENTS=no "$example" "$@" </dev/null 2>&1 | tee "$out"
     rc=${PIPESTATUS[0]}
     set -e
     if [ "$rc" -ne 0 ]; then
@@ -53,5 +57,10 @@ run_example() {
 }
 
 run_example build/examples/ucx_two_process "two processes, UCX backend"
+if [ -e build/src/plugins/libplugin_LIBFABRIC.so ]; then
+    run_example build/examples/ucx_two_process "two processes, LIBFABRIC backend" --backend LIBFABRIC
+else
+    echo "demo: libfabric-dev not found at configure time: the LIBFABRIC pass is skipped" >&2
+fi
 run_example build/examples/nixl_example "two agents in one process, TEST backend"
 echo "demo: OK. Next: ./contrib/test.sh runs all the tests."

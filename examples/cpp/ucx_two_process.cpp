@@ -21,6 +21,10 @@
  *      still queued).
  *
  *   NIXL_PLUGIN_DIR=build/src/plugins build/examples/ucx_two_process [--size BYTES]
+ *       [--backend UCX|LIBFABRIC]
+ *
+ * --backend LIBFABRIC moves the same data over the LIBFABRIC backend instead (shm between these
+ * two processes of one host); every step is the same, only the backend name changes.
  *
  * Prints "verified <n> bytes ..." and exits 0 on success.
  */
@@ -41,6 +45,9 @@
 #include "nixl.h"
 
 namespace {
+
+/** The backend plugin both agents use (--backend); set once in main, before the fork. */
+std::string backend_name = "UCX";
 
 constexpr const char *initiator_name = "initiator";
 constexpr const char *target_name = "target";
@@ -175,7 +182,7 @@ targetMain(int fd, size_t size) {
     // emulates RMA with messages) complete while this process blocks on the socket.
     nixlAgent agent(target_name, nixlAgentConfig(true));
     nixlBackendH *backend = nullptr;
-    if (!check(agent.createBackend("UCX", {}, backend), "createBackend(UCX)", target_name)) {
+    if (!check(agent.createBackend(backend_name, {}, backend), "createBackend", target_name)) {
         return 1;
     }
     nixl_reg_dlist_t reg = regList(buf);
@@ -218,9 +225,9 @@ runInitiator(int fd, std::vector<uint8_t> &src, std::vector<uint8_t> &dst) {
     const size_t size = src.size();
     nixlAgent agent(initiator_name, nixlAgentConfig(false));
     nixlBackendH *backend = nullptr;
-    if (!check(agent.createBackend("UCX", {}, backend), "createBackend(UCX)", initiator_name)) {
-        std::cerr << "ucx_two_process: is libplugin_UCX.so in NIXL_PLUGIN_DIR or next to libnixl?"
-                  << std::endl;
+    if (!check(agent.createBackend(backend_name, {}, backend), "createBackend", initiator_name)) {
+        std::cerr << "ucx_two_process: is libplugin_" << backend_name
+                  << ".so in NIXL_PLUGIN_DIR or next to libnixl?" << std::endl;
         return 1;
     }
     for (size_t i = 0; i < size; ++i) {
@@ -283,7 +290,8 @@ runInitiator(int fd, std::vector<uint8_t> &src, std::vector<uint8_t> &dst) {
     agent.invalidateRemoteMD(target_name);
     const bool ok = check(agent.deregisterMem(dst_reg), "deregisterMem", initiator_name) &&
         check(agent.deregisterMem(src_reg), "deregisterMem", initiator_name);
-    std::cout << "verified " << size << " bytes between two processes over UCX "
+    std::cout << "verified " << size << " bytes between two processes over " << backend_name
+              << " "
               << "(WRITE with notification, READ back)" << std::endl;
     return ok ? 0 : 1;
 }
@@ -309,8 +317,11 @@ main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
             size = std::strtoull(argv[++i], nullptr, 0);
+        } else if (std::strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            backend_name = argv[++i];
         } else {
-            std::cerr << "usage: " << argv[0] << " [--size BYTES]" << std::endl;
+            std::cerr << "usage: " << argv[0] << " [--size BYTES] [--backend UCX|LIBFABRIC]"
+                      << std::endl;
             return 2;
         }
     }
