@@ -87,8 +87,15 @@ for b in $blocks; do
             p50=$(awk -F, -v l="$label" -v o="$op" -v b="$b" '$1 == l && $2 == o && $3 == b {print $8}' "$tmp/ours.csv")
             ratio=$(awk -v a="${ours:-0}" -v c="$raw" 'BEGIN {if (c + 0 > 0) printf "%.2f", a / c; else print "-"}')
             printf '%-10s %-12s %-6s %10s %10s %12s %10s %10s\n' "$b" "$prov" "$op" "${ours:--}" \
-                "$raw" "$ratio" "${p50:--}" "$rawus"
+                "$raw" "$ratio" "${p50:--}" "$rawus" | tee -a "$tmp/ratios.txt"
         done
     done
 done
+echo
+echo "== issue 15 targets"
+awk '$1 >= 65536 && $2 == "shm" && $6 != "-" {n++; if ($6 >= 0.9) ok++}
+     END {printf "shm WRITE/READ >= 0.9x fi_pingpong shm at >= 64 KiB: %d of %d points\n", ok, n}' "$tmp/ratios.txt"
+awk '$2 == "tcp" && $6 != "-" {n++; if ($6 >= 0.9) ok++}
+     END {printf "tcp;ofi_rxm >= 0.9x fi_pingpong tcp: %d of %d points\n", ok, n}' "$tmp/ratios.txt"
+awk -F, '$1 == "lf-shm" && $2 == "WRITE" && $3 == 4096 {printf "shm 4 KiB WRITE p50: %s us (target <= 5)\n", $8}' "$tmp/ours.csv"
 echo "# done, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
