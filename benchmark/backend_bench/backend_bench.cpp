@@ -288,7 +288,7 @@ initiatorMain(const options &o) {
             const double p99 = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
             const double avg = sum / lat.size();
             if (o.csv) {
-                std::printf("%s,%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f\n", label.c_str(), op.c_str(),
+                std::printf("%s,%s,%zu,%zu,%zu,%.4f,%.2f,%.2f,%.2f\n", label.c_str(), op.c_str(),
                             block, o.batch, lat.size(), gbps, avg, p50, p99);
             } else {
                 std::printf("%-6s %10zu %6zu %8zu %10.3f %10.2f %10.2f %10.2f\n", op.c_str(),

@@ -68,7 +68,7 @@ pingpong() {
     wait "$server" || true
     port=$((port + 1))
     # bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec
-    tail -1 "$tmp/client.txt" | awk '{printf "%.3f %.2f\n", $6 / 1000, $7}'
+    tail -1 "$tmp/client.txt" | awk '{printf "%.4f %.2f\n", $6 / 1000, $7}'
 }
 
 echo
