@@ -251,6 +251,10 @@ TEST(lfParams, PluginAndBackendParams) {
     for (const char *k : {"provider", "num_threads", "split_batch_size", "max_bw_per_dram_seg"}) {
         EXPECT_EQ(params.count(k), 1u) << k;
     }
+    // On by default (docs: why 10 s), and the notification memory bounded by default.
+    EXPECT_EQ(params["stall_timeout_ms"], "10000");
+    EXPECT_EQ(params["notif_peer_max_bytes"], "268435456");
+    EXPECT_EQ(params["notif_total_max_bytes"], "1073741824");
     nixlBackendH *be = nullptr;
     params["provider"] = "tcp;ofi_rxm";
     ASSERT_EQ(agent.createBackend("LIBFABRIC", params, be), NIXL_SUCCESS);
@@ -265,6 +269,9 @@ TEST(lfParams, RefusedWithInvalidParam) {
              {"split_batch_size", "0"},
              {"split_batch_size", "x"},
              {"max_bw_per_dram_seg", "fast"},
+             {"stall_timeout_ms", "-1"},
+             {"notif_peer_max_bytes", "1048576"}, // a 64 MiB notification would not fit
+             {"notif_total_max_bytes", "x"},
              {"no_such_option", "1"}}) {
         lfSetup s;
         s.extra[k] = v;
