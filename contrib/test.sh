@@ -266,6 +266,11 @@ else
     if [ -f build/src/plugins/libplugin_UCX.so ]; then
         tsan_tests+=(ucx etcd_mesh)
     fi
+    # The LIBFABRIC backend's tests (posting threads with and without the progress thread);
+    # their suppressions file covers libfabric 1.17 itself: test/unit/libfabric/tsan.supp.
+    if [ -f build/src/plugins/libplugin_LIBFABRIC.so ]; then
+        tsan_tests+=(libfabric)
+    fi
     if ! configure build-tsan -Db_sanitize=thread -Db_lundef=false \
         -Dbuild_benchmarks=false -Dbuild_examples=false; then
         tsan_ok=0
