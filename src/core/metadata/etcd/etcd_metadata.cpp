@@ -252,6 +252,10 @@ nixlEtcdMetadata::fetchMany(const std::vector<std::string> &agents,
         }
     }
     watch.stop();
+    // Arrived between the deadline and the stop: found after all.
+    for (auto &[agent, kv] : arrived) {
+        deliver(agent, NIXL_SUCCESS, std::move(kv.value), kv.modRevision);
+    }
     for (const auto &[key, p] : pending) {
         if (!p.arrived) {
             NIXL_ERROR << "etcd: agent " << agent_ << ": " << key << " did not appear within "
