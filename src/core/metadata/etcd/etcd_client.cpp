@@ -605,33 +605,19 @@ nixlEtcdClient::getMany(const std::vector<std::string> &keys,
         NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": reply without a revision";
         return NIXL_ERR_BACKEND;
     }
-    const nixlJsonValue *responses = reply.find("responses");
-    if (responses == nullptr || responses->kind != nixlJsonValue::kind_t::ARRAY ||
-        responses->items.size() != keys.size()) {
-        NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": reply without "
-                   << keys.size() << " responses";
+    std::string err;
+    if (!nixl_etcd_detail::parseTxnRanges(reply, keys.size(), out, err)) {
+        NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": " << err;
+        out.assign(keys.size(), std::nullopt);
         return NIXL_ERR_BACKEND;
     }
     for (size_t i = 0; i < keys.size(); ++i) {
-        const nixlJsonValue *range = responses->items[i].find("response_range");
-        const nixlJsonValue *kvs = range != nullptr ? range->find("kvs") : nullptr;
-        if (range == nullptr || (kvs != nullptr && kvs->kind != nixlJsonValue::kind_t::ARRAY)) {
+        if (out[i] && out[i]->key != keys[i]) {
             NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": response " << i
-                       << " is not a range response";
+                       << " names another key";
+            out.assign(keys.size(), std::nullopt);
             return NIXL_ERR_BACKEND;
         }
-        if (kvs == nullptr || kvs->items.empty()) {
-            continue;
-        }
-        nixlEtcdKv kv;
-        std::string err;
-        if (!parseKv(kvs->items.front(), kv, err) || kv.key != keys[i]) {
-            NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": "
-                       << (err.empty() ? "response " + std::to_string(i) + " names another key" :
-                                         err);
-            return NIXL_ERR_BACKEND;
-        }
-        out[i] = std::move(kv);
     }
     if (revision != nullptr) {
         *revision = rev;
