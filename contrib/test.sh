@@ -262,7 +262,7 @@ else
     # own suppressions file for races inside UCX 1.13 itself: test/unit/ucx/tsan.supp).
     tsan_tests=(agent p2p test_backend telemetry_core tracing trace_chrome trace_chrome_agent
         trace_nvtx_plugin_ext trace_nvtx_plugin_core ring prometheus_exporter prometheus_agent
-        prometheus_mp prometheus_mp_e2e etcd_json etcd_client etcd_agent)
+        prometheus_mp prometheus_mp_e2e etcd_json etcd_client etcd_agent etcd_batch)
     if [ -f build/src/plugins/libplugin_UCX.so ]; then
         tsan_tests+=(ucx etcd_mesh)
     fi

@@ -9,7 +9,13 @@
  *        metadata. Reports the time from "go" until every process has loaded all N-1 peers,
  *        and the requests and bytes each process sent and received.
  *
- * Usage: p2p_mesh [--etcd] [N ...]   (default: 2 8 32)
+ * Usage: p2p_mesh [--etcd] [--backend UCX|TEST] [N ...]   (default: UCX, 2 8 32)
+ *
+ * --backend TEST separates the exchange from the backend's own cost: the TEST backend's
+ * connection info loads in microseconds (it cannot move data between processes, which the
+ * mesh does not do), while UCX builds its connection to a same-host peer when the metadata is
+ * loaded (docs/metadata.md, Speed). Run it with NIXL_LOG_LEVEL=ERROR: the TEST backend warns
+ * once per peer that the peer's engine is not in this process.
  *
  * With --etcd the processes meet through an etcd server the benchmark starts on 127.0.0.1
  * (/usr/bin/etcd, test/common/etcd_server): no listener; after "go" each process publishes
@@ -78,6 +84,7 @@ writeAll(int fd, const void *p, size_t n) {
 }
 
 bool use_etcd = false;
+std::string backend_name = "UCX";
 
 struct childResult {
     int64_t doneNs = 0; ///< all peers loaded; 0 = failed
@@ -98,7 +105,7 @@ child(int rank, int n, int in_fd, int out_fd) {
     regs.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf.data()), buf.size(), 0, ""));
     childResult res;
     nixl_blob_t md;
-    if (agent.createBackend("UCX", {}, h) != NIXL_SUCCESS || agent.registerMem(regs) != NIXL_SUCCESS ||
+    if (agent.createBackend(backend_name, {}, h) != NIXL_SUCCESS || agent.registerMem(regs) != NIXL_SUCCESS ||
         agent.getLocalMD(md) != NIXL_SUCCESS) {
         uint16_t zero = 0;
         writeAll(out_fd, &zero, sizeof(zero));
@@ -241,6 +248,10 @@ int
 main(int argc, char **argv) {
     std::vector<int> sizes;
     for (int i = 1; i < argc; ++i) {
+        if (std::string(argv[i]) == "--backend" && i + 1 < argc) {
+            backend_name = argv[++i];
+            continue;
+        }
         if (std::string(argv[i]) == "--etcd") {
             use_etcd = true;
             continue;

@@ -313,6 +313,14 @@ etcdCluster::kill(size_t i) {
 }
 
 void
+etcdCluster::freeze(size_t i, bool frozen) {
+    const member &m = members_.at(i);
+    if (m.pid > 0) {
+        ::kill(m.pid, frozen ? SIGSTOP : SIGCONT);
+    }
+}
+
+void
 etcdCluster::restart(size_t i) {
     kill(i);
     spawn(members_.at(i), false);

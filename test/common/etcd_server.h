@@ -84,6 +84,11 @@ public:
     void
     kill(size_t i);
 
+    /** Freezes (SIGSTOP) or thaws (SIGCONT) member i: it keeps accepting connections (the
+     *  kernel's backlog) but answers nothing while frozen. */
+    void
+    freeze(size_t i, bool frozen);
+
     /** Starts member i again on its data directory and ports; waits until healthy (throws). */
     void
     restart(size_t i);

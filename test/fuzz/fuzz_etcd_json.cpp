@@ -69,6 +69,14 @@ oneLine(std::string_view line) {
     if (!nixl_etcd_detail::parseWatchMessage(v, msg, err)) {
         check(!err.empty());
     }
+    for (size_t n : {size_t(1), size_t(3)}) {
+        std::vector<std::optional<nixlEtcdKv>> ranges;
+        if (!nixl_etcd_detail::parseTxnRanges(v, n, ranges, err)) {
+            check(!err.empty());
+        } else {
+            check(ranges.size() == n);
+        }
+    }
     if (const nixlJsonValue *kvs = v.find("kvs"); kvs != nullptr) {
         for (const auto &item : kvs->items) {
             nixlEtcdKv kv;

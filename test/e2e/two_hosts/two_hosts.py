@@ -310,8 +310,18 @@ def main():
         a.wait_line("LISTENING", deadline)
         phase("initiator ready")
         b.go()
+        # The target stays until the initiator is done: its exit takes the veth pair, hence the
+        # initiator's address (etcd's), with its network namespace; an initiator still talking
+        # to etcd then (its lease revoke at exit) would wait for an address that is gone.
+        released = False
         # Until both exited; the first failure ends the other side too (no 120 s wait).
         while any(s.proc.poll() is None for s in sides):
+            if not released and a.proc.poll() is not None:
+                released = True
+                try:
+                    b.go()
+                except OSError:
+                    pass  # the target is gone already
             if any(s.proc.poll() not in (None, 0) for s in sides):
                 break
             if time.monotonic() > deadline:

@@ -24,7 +24,9 @@
  *     calls invalidateRemoteMD. The transfers are the same.
  * The backend is UCX, or the one TWO_HOSTS_BACKEND names (LIBFABRIC), created with defaults.
  * Both wait for a line on stdin before starting (the driver configures the network first) and
- * exit when stdin reaches EOF instead (the driver died). Exit status 0 on success, 1 otherwise;
+ * exit when stdin reaches EOF instead (the driver died). The target waits for a second line (or
+ * EOF) before it exits: its exit destroys its network namespace, the veth pair and so the
+ * initiator's address, on which etcd serves, and the initiator may still be revoking its lease. Exit status 0 on success, 1 otherwise;
  * the cause is printed on stderr. Public NIXL 1.4 API only.
  */
 
@@ -378,6 +380,9 @@ runTarget(const mdPlan &plan) {
         return 1;
     }
     std::cout << "TARGET OK" << std::endl;
+    // Our network namespace holds the veth pair, and with it the address etcd serves on: stay
+    // until the driver says the initiator is done (its lease revoke must still reach etcd).
+    waitGo();
     return 0;
 }
 

@@ -193,6 +193,41 @@ TEST(EtcdJson, WatchMessages) {
     }
 }
 
+TEST(EtcdJson, TransactionOfRanges) {
+    using nixl_etcd_detail::parseTxnRanges;
+    nixlJsonValue v;
+    std::string err;
+    std::vector<std::optional<nixlEtcdKv>> out;
+    // What etcd 3.4's gateway answers for two ranges, the second empty.
+    ASSERT_TRUE(nixlJsonParse(
+        R"({"header":{"revision":"2"},"succeeded":true,"responses":[{"response_range":)"
+        R"({"header":{"revision":"2"},"kvs":[{"key":"L25zLy9BL21ldGFkYXRh","create_revision":"2",)"
+        R"("mod_revision":"2","version":"1","value":"aGVsbG8="}],"count":"1"}},)"
+        R"({"response_range":{"header":{"revision":"2"}}}]})",
+        v,
+        err));
+    ASSERT_TRUE(parseTxnRanges(v, 2, out, err)) << err;
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_TRUE(out[0].has_value());
+    EXPECT_EQ(out[0]->key, "/ns//A/metadata");
+    EXPECT_EQ(out[0]->value, "hello");
+    EXPECT_FALSE(out[1].has_value());
+    EXPECT_FALSE(parseTxnRanges(v, 3, out, err)); // another count than asked for
+
+    for (const char *bad :
+         {R"({"header":{"revision":"1"}})",
+          R"({"responses":{}})",
+          R"({"responses":[{"response_put":{}}]})",
+          R"({"responses":[{"response_range":[]}]})",
+          R"({"responses":[{"response_range":{"kvs":{}}}]})",
+          R"({"responses":[{"response_range":{"kvs":[{"key":"!"}]}}]})"}) {
+        ASSERT_TRUE(nixlJsonParse(bad, v, err)) << bad;
+        err.clear();
+        EXPECT_FALSE(parseTxnRanges(v, 1, out, err)) << bad;
+        EXPECT_FALSE(err.empty()) << bad;
+    }
+}
+
 TEST(EtcdJson, GatewayErrors) {
     nixlJsonValue v;
     std::string err;

@@ -293,9 +293,10 @@ nixlEtcdClient::post(size_t ep,
                      const char *path,
                      const std::string &body,
                      std::chrono::milliseconds timeout,
-                     bool with_token) {
+                     bool with_token,
+                     bool fresh) {
     attempt_t a;
-    CURL *h = pool_->acquire();
+    CURL *h = fresh ? curl_easy_init() : pool_->acquire();
     if (h == nullptr) {
         a.error = "curl_easy_init failed";
         return a;
@@ -328,7 +329,11 @@ nixlEtcdClient::post(size_t ep,
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.httpStatus);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
     curl_slist_free_all(headers);
-    pool_->release(h);
+    if (fresh) {
+        curl_easy_cleanup(h);
+    } else {
+        pool_->release(h);
+    }
     if (sink.overflow) {
         a.error = "reply larger than " + std::to_string(cfg_.maxResponseBytes) + " bytes";
     } else if (rc != CURLE_OK) {
@@ -397,9 +402,12 @@ nixlEtcdClient::call(const char *path,
                      const std::string &body,
                      nixlJsonValue &out,
                      const std::string &what,
-                     bool quiet_not_found) {
+                     bool quiet_not_found,
+                     std::chrono::milliseconds timeout,
+                     bool fresh_connection) {
     const auto start = steady::now();
-    const auto deadline = start + cfg_.requestTimeout;
+    const std::chrono::milliseconds bound = timeout.count() > 0 ? timeout : cfg_.requestTimeout;
+    const auto deadline = start + bound;
     const size_t n = cfg_.endpoints.size();
     bool reauthed = false;
     std::string tried;
@@ -429,7 +437,7 @@ nixlEtcdClient::call(const char *path,
                     continue;
                 }
             }
-            attempt_t a = post(ep, path, body, left, true);
+            attempt_t a = post(ep, path, body, left, true, fresh_connection);
             if (!a.transportOk) {
                 tried += (tried.empty() ? "" : "; ") + url + ": " + a.error;
                 ++i;
@@ -487,8 +495,9 @@ nixlEtcdClient::call(const char *path,
             std::min<steady::duration>(left, std::chrono::milliseconds(100)));
     }
     NIXL_ERROR << "etcd: " << what << ": no endpoint could serve it ("
-               << (tried.empty() ? std::string("time ran out") : tried) << "; request timeout "
-               << cfg_.requestTimeout.count() << " ms)";
+               << (tried.empty() ? std::string("time ran out") : tried)
+               << (timeout.count() > 0 ? "; bound " : "; request timeout ") << bound.count()
+               << " ms)";
     return NIXL_ERR_BACKEND;
 }
 
@@ -567,6 +576,56 @@ nixlEtcdClient::get(std::string_view key, std::optional<nixlEtcdKv> &out, int64_
 }
 
 nixl_status_t
+nixlEtcdClient::getMany(const std::vector<std::string> &keys,
+                        std::vector<std::optional<nixlEtcdKv>> &out,
+                        int64_t *revision) {
+    out.assign(keys.size(), std::nullopt);
+    if (keys.empty() || keys.size() > nixl_etcd_max_batch_keys) {
+        NIXL_ERROR << "etcd: get of " << keys.size() << " keys in one request (1 to "
+                   << nixl_etcd_max_batch_keys << ")";
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    // A transaction without conditions runs its "success" operations at one revision.
+    std::string body = "{\"success\":[";
+    for (size_t i = 0; i < keys.size(); ++i) {
+        body += (i == 0 ? "" : ",");
+        body += "{\"request_range\":{\"key\":\"" + nixlBase64Encode(keys[i]) + "\"}}";
+    }
+    body += "]}";
+    const std::string what = "get " + keys.front() +
+        (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more keys" : "");
+    nixlJsonValue reply;
+    nixl_status_t st = call("/v3/kv/txn", body, reply, what);
+    if (st != NIXL_SUCCESS) {
+        return st;
+    }
+    const std::string endpoint = currentEndpoint();
+    int64_t rev = 0;
+    if (!headerRevision(reply, rev)) {
+        NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": reply without a revision";
+        return NIXL_ERR_BACKEND;
+    }
+    std::string err;
+    if (!nixl_etcd_detail::parseTxnRanges(reply, keys.size(), out, err)) {
+        NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": " << err;
+        out.assign(keys.size(), std::nullopt);
+        return NIXL_ERR_BACKEND;
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (out[i] && out[i]->key != keys[i]) {
+            NIXL_ERROR << "etcd: " << what << " at " << endpoint << ": response " << i
+                       << " names another key";
+            out.assign(keys.size(), std::nullopt);
+            return NIXL_ERR_BACKEND;
+        }
+    }
+    if (revision != nullptr) {
+        *revision = rev;
+    }
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
 nixlEtcdClient::getPrefix(std::string_view prefix,
                           std::vector<nixlEtcdKv> &out,
                           int64_t *revision) {
@@ -639,11 +698,11 @@ nixlEtcdClient::leaseGrant(int64_t ttl, int64_t &id, int64_t *granted_ttl) {
 }
 
 nixl_status_t
-nixlEtcdClient::leaseKeepAlive(int64_t id, int64_t &ttl) {
+nixlEtcdClient::leaseKeepAlive(int64_t id, int64_t &ttl, std::chrono::milliseconds timeout) {
     const std::string body = "{\"ID\":\"" + std::to_string(id) + "\"}";
     const std::string what = "lease keepalive " + std::to_string(id);
     nixlJsonValue reply;
-    nixl_status_t st = call("/v3/lease/keepalive", body, reply, what, true);
+    nixl_status_t st = call("/v3/lease/keepalive", body, reply, what, true, timeout);
     if (st != NIXL_SUCCESS) {
         return st;
     }
@@ -658,8 +717,14 @@ nixlEtcdClient::leaseKeepAlive(int64_t id, int64_t &ttl) {
 }
 
 nixl_status_t
-nixlEtcdClient::leaseRevoke(int64_t id) {
+nixlEtcdClient::leaseRevoke(int64_t id, std::chrono::milliseconds timeout) {
     const std::string body = "{\"ID\":\"" + std::to_string(id) + "\"}";
     nixlJsonValue reply;
-    return call("/v3/lease/revoke", body, reply, "lease revoke " + std::to_string(id), true);
+    return call("/v3/lease/revoke",
+                body,
+                reply,
+                "lease revoke " + std::to_string(id),
+                true,
+                timeout,
+                timeout.count() > 0);
 }

@@ -56,6 +56,10 @@ inline constexpr char nixl_etcd_password_var[] = "NIXL_ETCD_PASSWORD";
 inline constexpr char nixl_etcd_lease_ttl_var[] = "NIXL_ETCD_LEASE_TTL";
 inline constexpr char nixl_etcd_request_timeout_var[] = "NIXL_ETCD_REQUEST_TIMEOUT_MS";
 
+/** Most keys getMany reads in one request (etcd refuses transactions of more than
+ *  --max-txn-ops operations, 128 by default). */
+inline constexpr size_t nixl_etcd_max_batch_keys = 64;
+
 /** NIXL's default namespace. */
 inline constexpr char nixl_etcd_default_namespace[] = "/nixl/agents/";
 
@@ -148,6 +152,16 @@ public:
     nixl_status_t
     get(std::string_view key, std::optional<nixlEtcdKv> &out, int64_t *revision = nullptr);
 
+    /**
+     * Reads several keys in one request (a transaction of ranges, all at one revision), at most
+     * nixl_etcd_max_batch_keys of them: out[i] is keys[i]'s value, nullopt when absent.
+     * revision = the store's revision they were read at.
+     */
+    nixl_status_t
+    getMany(const std::vector<std::string> &keys,
+            std::vector<std::optional<nixlEtcdKv>> &out,
+            int64_t *revision = nullptr);
+
     /** Reads every key starting with prefix, in key order. */
     nixl_status_t
     getPrefix(std::string_view prefix,
@@ -166,13 +180,20 @@ public:
     nixl_status_t
     leaseGrant(int64_t ttl, int64_t &id, int64_t *granted_ttl = nullptr);
 
-    /** Renews lease id; ttl = its new TTL. NIXL_ERR_NOT_FOUND when it expired or never was. */
+    /** Renews lease id; ttl = its new TTL. NIXL_ERR_NOT_FOUND when it expired or never was.
+     *  timeout (non-zero) bounds the call instead of the request timeout. */
     nixl_status_t
-    leaseKeepAlive(int64_t id, int64_t &ttl);
+    leaseKeepAlive(int64_t id,
+                   int64_t &ttl,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
-    /** Ends lease id now, deleting its keys. NIXL_ERR_NOT_FOUND when it does not exist. */
+    /**
+     * Ends lease id now, deleting its keys. NIXL_ERR_NOT_FOUND when it does not exist. timeout
+     * (non-zero) bounds the call instead of the request timeout, and the request goes on a new
+     * connection (shutdown: see docs/metadata-etcd.md, the lease).
+     */
     nixl_status_t
-    leaseRevoke(int64_t id);
+    leaseRevoke(int64_t id, std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
     /** The endpoint the next request goes to first. */
     std::string
@@ -202,15 +223,18 @@ private:
          const std::string &body,
          nixlJsonValue &out,
          const std::string &what,
-         bool quiet_not_found = false);
+         bool quiet_not_found = false,
+         std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
+         bool fresh_connection = false);
 
-    /** One POST to endpoint ep; the raw outcome. */
+    /** One POST to endpoint ep; the raw outcome. fresh: not on a pooled connection. */
     attempt_t
     post(size_t ep,
          const char *path,
          const std::string &body,
          std::chrono::milliseconds timeout,
-         bool with_token);
+         bool with_token,
+         bool fresh = false);
 
     /** Sets the options every request shares (TLS, timeouts, no proxy) on an easy handle. */
     void
@@ -263,12 +287,16 @@ class nixlEtcdWatch {
 public:
     using events_cb_t = std::function<void(const std::vector<nixlEtcdEvent> &)>;
 
+    /** Which events the server sends (etcd's watch filters). */
+    enum class filter_t { ALL, DELETES_ONLY, PUTS_ONLY };
+
     /** client must outlive the watch. rangeEnd empty = the single key. */
     nixlEtcdWatch(nixlEtcdClient &client,
                   std::string key,
                   std::string rangeEnd,
                   int64_t startRevision,
-                  events_cb_t cb);
+                  events_cb_t cb,
+                  filter_t filter = filter_t::ALL);
     ~nixlEtcdWatch();
 
     nixlEtcdWatch(const nixlEtcdWatch &) = delete;
@@ -278,6 +306,11 @@ public:
     /** Waits until the server has confirmed the watch at least once; false on timeout/stop. */
     bool
     waitCreated(std::chrono::milliseconds timeout);
+
+    /** The revision of the server's first confirmation (events after it are delivered); 0
+     *  before it. */
+    int64_t
+    createdRevision() const;
 
     /** Ends the stream and joins the thread (idempotent). Not from the callback. */
     void
@@ -303,11 +336,13 @@ private:
     std::string rangeEnd_;
     int64_t nextRevision_;
     events_cb_t cb_;
+    filter_t filter_;
 
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable cv_;
     bool stopping_ = false;
     bool created_ = false;
+    int64_t createdRevision_ = 0;
     void *multi_ = nullptr; ///< CURLM of the current stream, for curl_multi_wakeup (under mutex_)
 
     // State of the current stream, used by the watch thread only.

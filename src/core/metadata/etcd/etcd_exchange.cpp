@@ -4,11 +4,11 @@
  */
 #include "etcd_exchange.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
 #include "common/nixl_log.h"
-#include "etcd_metadata.h"
 
 namespace {
 
@@ -41,9 +41,9 @@ nixlEtcdExchange::nixlEtcdExchange(nixlMdSink &sink,
     }
     md_ = std::make_unique<nixlEtcdMetadata>(agent_, std::move(cfg));
     ordered_.push_back([this] { connect(); });
-    worker_ = std::thread([this] { workerLoop(true); });
+    worker_ = std::thread([this] { orderedLoop(); });
     for (size_t i = 0; i < fetch_threads; ++i) {
-        fetchers_.emplace_back([this] { workerLoop(false); });
+        fetchers_.emplace_back([this] { fetchLoop(); });
     }
 }
 
@@ -52,38 +52,67 @@ nixlEtcdExchange::~nixlEtcdExchange() {
 }
 
 void
-nixlEtcdExchange::workerLoop(bool ordered) {
-    auto &queue = ordered ? ordered_ : fetches_;
+nixlEtcdExchange::noteDoneLocked() {
+    if (ordered_.empty() && fetches_.empty() && running_ == 0) {
+        idleCv_.notify_all();
+    }
+}
+
+void
+nixlEtcdExchange::orderedLoop() {
     std::unique_lock lock(mutex_);
     while (true) {
-        // The ordered worker drains its queue before stopping (a last invalidateLocalMD counts);
-        // fetches still queued at stop are abandoned.
-        workCv_.wait(lock, [&] { return !queue.empty() || stopping_; });
-        if (stopping_ && (queue.empty() || !ordered)) {
+        // Drains its queue before stopping (a last invalidateLocalMD counts).
+        workCv_.wait(lock, [&] { return !ordered_.empty() || stopping_; });
+        if (stopping_ && ordered_.empty()) {
             return;
         }
-        task_t t = std::move(queue.front());
-        queue.pop_front();
+        task_t t = std::move(ordered_.front());
+        ordered_.pop_front();
         ++running_;
         lock.unlock();
         t();
         lock.lock();
         --running_;
-        if (ordered_.empty() && fetches_.empty() && running_ == 0) {
-            idleCv_.notify_all();
+        noteDoneLocked();
+    }
+}
+
+void
+nixlEtcdExchange::fetchLoop() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+        // Fetches still queued at stop are abandoned.
+        workCv_.wait(lock, [&] { return !fetches_.empty() || stopping_; });
+        if (stopping_) {
+            return;
         }
+        // Everything queued, in one read: N fetches cost one request, not N.
+        std::vector<std::string> batch;
+        while (!fetches_.empty() && batch.size() < nixl_etcd_max_batch_keys) {
+            if (std::find(batch.begin(), batch.end(), fetches_.front()) == batch.end()) {
+                batch.push_back(std::move(fetches_.front()));
+            }
+            fetches_.pop_front();
+        }
+        ++running_;
+        lock.unlock();
+        runFetches(batch);
+        lock.lock();
+        --running_;
+        noteDoneLocked();
     }
 }
 
 nixl_status_t
-nixlEtcdExchange::post(bool ordered, task_t t) {
+nixlEtcdExchange::post(task_t t) {
     {
         std::lock_guard lock(mutex_);
         if (stopping_) {
             NIXL_ERROR << "agent " << agent_ << ": etcd exchange is stopping; request dropped";
             return NIXL_ERR_NOT_ALLOWED;
         }
-        (ordered ? ordered_ : fetches_).push_back(std::move(t));
+        ordered_.push_back(std::move(t));
     }
     workCv_.notify_all();
     return NIXL_SUCCESS;
@@ -119,7 +148,7 @@ nixlEtcdExchange::checkLink(const char *what) {
     }
     NIXL_ERROR << "agent " << agent_ << ": " << what << ": etcd at " << endpoints_
                << " was not reachable at the last attempt; trying again in the background";
-    post(true, [this] { connect(); });
+    post([this] { connect(); });
     return NIXL_ERR_BACKEND;
 }
 
@@ -141,7 +170,7 @@ nixlEtcdExchange::sendLocal(const std::string &blob, bool partial, const nixl_op
     if (nixl_status_t st = checkLink(what); st != NIXL_SUCCESS) {
         return st;
     }
-    return post(true, [this, what, label, blob] {
+    return post([this, what, label, blob] {
         {
             std::lock_guard lock(mutex_);
             if (link_ != link_t::UP) {
@@ -170,21 +199,35 @@ nixlEtcdExchange::fetchRemote(const std::string &agent, const nixl_opt_args_t *)
     if (nixl_status_t st = checkLink("fetchRemoteMD"); st != NIXL_SUCCESS) {
         return st;
     }
-    return post(false, [this, agent] { runFetch(agent); });
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            NIXL_ERROR << "agent " << agent_ << ": etcd exchange is stopping; request dropped";
+            return NIXL_ERR_NOT_ALLOWED;
+        }
+        fetches_.push_back(agent);
+    }
+    workCv_.notify_all();
+    return NIXL_SUCCESS;
 }
 
 void
-nixlEtcdExchange::runFetch(const std::string &agent) {
-    std::string blob;
-    int64_t rev = 0;
-    if (md_->fetch(agent, nixl_etcd_metadata_label, watchTimeout_, blob, &rev) != NIXL_SUCCESS) {
+nixlEtcdExchange::runFetches(const std::vector<std::string> &agents) {
+    md_->fetchMany(agents, nixl_etcd_metadata_label, watchTimeout_,
+                   [this](nixlEtcdMetadata::fetch_result_t &r) { loadFetched(r); });
+}
+
+void
+nixlEtcdExchange::loadFetched(nixlEtcdMetadata::fetch_result_t &r) {
+    if (r.status != NIXL_SUCCESS) {
         return; // fetch logged why
     }
+    const std::string &agent = r.agent;
     // Loading and watching under watchOps_, so a queued drop of an older watch of this agent
     // cannot undo what we load here.
     std::lock_guard ops(watchOps_);
     std::string name;
-    if (sink_.loadRemote(blob, agent, name) != NIXL_SUCCESS) {
+    if (sink_.loadRemote(r.blob, agent, name) != NIXL_SUCCESS) {
         NIXL_ERROR << "agent " << agent_ << ": fetchRemoteMD(" << agent
                    << "): the value in etcd was refused; nothing loaded, not watched";
         return;
@@ -197,8 +240,9 @@ nixlEtcdExchange::runFetch(const std::string &agent) {
         ++stats_.fetched;
     }
     // From the revision we loaded: a delete in between is still seen.
-    md_->watchAgent(agent, rev, [this, gen](const std::string &a, nixl_etcd_event_type_t type,
-                                            const std::string &label) {
+    md_->watchAgent(agent, r.revision, [this, gen](const std::string &a,
+                                                   nixl_etcd_event_type_t type,
+                                                   const std::string &label) {
         onPeerEvent(a, gen, type, label);
     });
 }
@@ -247,7 +291,7 @@ nixlEtcdExchange::invalidateLocal(const nixl_opt_args_t *) {
     if (nixl_status_t st = checkLink("invalidateLocalMD"); st != NIXL_SUCCESS) {
         return st;
     }
-    return post(true, [this] {
+    return post([this] {
         if (md_->removeLocal() != NIXL_SUCCESS) {
             NIXL_ERROR << "agent " << agent_ << ": invalidateLocalMD: our keys under "
                        << md_->prefix() << " not deleted from etcd";

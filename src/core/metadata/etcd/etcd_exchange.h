@@ -11,8 +11,10 @@
  * Threads: one ordered worker runs start (lease grant, at construction), publishes, our
  * invalidations and the invalidation of peers whose keys were deleted; fetches run on a small
  * pool of their own threads (a fetch may wait up to etcdWatchTimeout for a peer to publish and
- * must not hold up publishing). Watch callbacks only queue work: the worker drops the peer and
- * ends its watch, never the watch thread itself.
+ * must not hold up publishing). A fetch thread takes every queued fetch at once (up to
+ * nixl_etcd_max_batch_keys) and reads them in one request (nixlEtcdMetadata::fetchMany).
+ * Watch callbacks only queue work: the worker drops the peer and ends its watch, never the
+ * watch thread itself.
  *
  * Thread safety: all public members may be called from any thread concurrently.
  */
@@ -32,9 +34,8 @@
 #include <vector>
 
 #include "etcd_client.h"
+#include "etcd_metadata.h"
 #include "metadata/md_exchange.h"
-
-class nixlEtcdMetadata;
 
 class nixlEtcdExchange final : public nixlMdExchange {
 public:
@@ -78,11 +79,16 @@ private:
     using task_t = std::function<void()>;
     enum class link_t { PENDING, UP, DOWN };
 
-    /** Queues t on the ordered worker (ordered = true) or the fetch pool. */
+    /** Queues t on the ordered worker. */
     nixl_status_t
-    post(bool ordered, task_t t);
+    post(task_t t);
     void
-    workerLoop(bool ordered);
+    orderedLoop();
+    void
+    fetchLoop();
+    /** After any task: wakes waitIdle when nothing is left. Called with mutex_ held. */
+    void
+    noteDoneLocked();
     /** The lease and our prefix key; on the ordered worker. */
     void
     connect();
@@ -90,7 +96,9 @@ private:
     nixl_status_t
     checkLink(const char *what);
     void
-    runFetch(const std::string &agent);
+    runFetches(const std::vector<std::string> &agents);
+    void
+    loadFetched(nixlEtcdMetadata::fetch_result_t &r);
     void
     onPeerEvent(const std::string &agent,
                 uint64_t generation,
@@ -111,7 +119,7 @@ private:
     std::condition_variable workCv_;
     std::condition_variable idleCv_;
     std::deque<task_t> ordered_;
-    std::deque<task_t> fetches_;
+    std::deque<std::string> fetches_; ///< agents to fetch
     size_t running_ = 0;
     bool stopping_ = false;
     link_t link_ = link_t::PENDING;

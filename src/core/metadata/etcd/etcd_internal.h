@@ -11,7 +11,9 @@
 #define NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "etcd_client.h"
 #include "etcd_json.h"
@@ -33,6 +35,17 @@ parseKv(const nixlJsonValue &o, nixlEtcdKv &kv, std::string &err);
 /** header.revision of a reply. */
 bool
 headerRevision(const nixlJsonValue &reply, int64_t &rev);
+
+/**
+ * The reply of a transaction of n range requests (getMany): out[i] = the first key-value of
+ * response i, nullopt when the range was empty. false with err when the reply does not hold n
+ * range responses or a key-value is malformed.
+ */
+bool
+parseTxnRanges(const nixlJsonValue &reply,
+               size_t n,
+               std::vector<std::optional<nixlEtcdKv>> &out,
+               std::string &err);
 
 /**
  * One watch stream message ({"result": {...}}) into its parts. false with err when it is not

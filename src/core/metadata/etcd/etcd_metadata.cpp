@@ -4,6 +4,8 @@
  */
 #include "etcd_metadata.h"
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -31,7 +33,8 @@ nixlEtcdAgentPrefix(std::string_view name_space, std::string_view agent) {
 nixlEtcdMetadata::nixlEtcdMetadata(std::string agent, nixlEtcdConfig cfg)
     : agent_(std::move(agent)),
       client_(std::move(cfg)),
-      prefix_(nixlEtcdAgentPrefix(client_.config().nameSpace, agent_)) {
+      prefix_(nixlEtcdAgentPrefix(client_.config().nameSpace, agent_)),
+      agentsPrefix_(client_.config().nameSpace + "/") {
     if (!validAgentName(agent_)) {
         NIXL_ERROR << "etcd: agent name '" << agent_ << "' is empty or contains '/'";
         throw std::invalid_argument("etcd: agent name '" + agent_ + "' is empty or contains '/'");
@@ -39,12 +42,15 @@ nixlEtcdMetadata::nixlEtcdMetadata(std::string agent, nixlEtcdConfig cfg)
 }
 
 nixlEtcdMetadata::~nixlEtcdMetadata() {
-    std::map<std::string, std::unique_ptr<nixlEtcdWatch>> watches;
+    // The streams first (their threads call into us), then the keepalive thread.
+    std::map<std::string, std::unique_ptr<nixlEtcdWatch>> own;
     {
-        std::lock_guard lock(watchMutex_);
-        watches.swap(watches_);
+        std::lock_guard lock(peersMutex_);
+        own.swap(ownWatches_);
+        subscribers_.clear();
     }
-    watches.clear();
+    own.clear();
+    peerWatch_.reset();
     int64_t lease = 0;
     {
         std::lock_guard lock(mutex_);
@@ -56,8 +62,11 @@ nixlEtcdMetadata::~nixlEtcdMetadata() {
         keepalive_.join();
     }
     if (lease != 0) {
-        // Our keys go with it: peers see the DELETE at once instead of after the TTL.
-        const nixl_status_t st = client_.leaseRevoke(lease);
+        // Our keys go with it: peers see the DELETE at once instead of after the TTL. Bounded
+        // and on a connection of its own: a destructor must not wait for the request timeout
+        // (docs/metadata-etcd.md, the lease).
+        const auto bound = std::min(client_.config().requestTimeout, nixl_etcd_revoke_timeout);
+        const nixl_status_t st = client_.leaseRevoke(lease, bound);
         if (st != NIXL_SUCCESS && st != NIXL_ERR_NOT_FOUND) {
             NIXL_WARN << "etcd: agent " << agent_ << ": lease " << lease
                       << " not revoked; its keys stay until it expires";
@@ -122,58 +131,207 @@ nixlEtcdMetadata::fetch(const std::string &agent,
                         std::chrono::milliseconds timeout,
                         std::string &blob,
                         int64_t *revision) {
-    if (!validAgentName(agent)) {
-        NIXL_ERROR << "etcd: agent " << agent_ << ": fetch of agent '" << agent
-                   << "': the name is empty or contains '/'";
-        return NIXL_ERR_INVALID_PARAM;
-    }
-    const std::string key =
-        nixlEtcdAgentPrefix(client_.config().nameSpace, agent) + std::string(label);
-    std::optional<nixlEtcdKv> kv;
-    int64_t rev = 0;
-    nixl_status_t st = client_.get(key, kv, &rev);
-    if (st != NIXL_SUCCESS) {
-        return st;
-    }
-    if (kv) {
-        blob = std::move(kv->value);
-        if (revision != nullptr) {
-            *revision = rev;
-        }
-        return NIXL_SUCCESS;
-    }
-    // Not there yet: watch the key from just after the revision we read, so a put between the
-    // get and the watch is not missed.
-    std::mutex m;
-    std::condition_variable cv;
-    std::optional<nixlEtcdKv> got;
-    nixlEtcdWatch watch(client_, key, "", rev + 1, [&](const std::vector<nixlEtcdEvent> &events) {
-        for (const auto &ev : events) {
-            if (ev.type == nixl_etcd_event_type_t::PUT) {
-                std::lock_guard lock(m);
-                if (!got) {
-                    got = ev.kv;
-                }
-                cv.notify_all();
-                return;
+    nixl_status_t st = NIXL_ERR_UNKNOWN;
+    fetchMany({agent}, label, timeout, [&](fetch_result_t &r) {
+        st = r.status;
+        if (st == NIXL_SUCCESS) {
+            blob = std::move(r.blob);
+            if (revision != nullptr) {
+                *revision = r.revision;
             }
         }
     });
-    {
-        std::unique_lock lock(m);
-        cv.wait_for(lock, timeout, [&] { return got.has_value(); });
+    return st;
+}
+
+void
+nixlEtcdMetadata::fetchMany(const std::vector<std::string> &agents,
+                            std::string_view label,
+                            std::chrono::milliseconds timeout,
+                            const fetch_cb_t &cb) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto deliver = [&](const std::string &agent, nixl_status_t st, std::string blob,
+                       int64_t rev) {
+        fetch_result_t r{agent, st, std::move(blob), rev};
+        cb(r);
+    };
+    // The deletion stream before the reads, so the revisions read are ones it covers and a
+    // later watchAgent costs no request. Its failure is logged; the reads do not need it.
+    ensurePeerWatch();
+
+    struct pending_t {
+        std::string agent;
+        int64_t readAt = 0;
+        bool arrived = false;
+    };
+    std::map<std::string, pending_t> pending; // key -> agent not published at readAt
+    std::vector<std::string> keys;
+    std::vector<std::string> names;
+    auto flush = [&] {
+        if (keys.empty()) {
+            return;
+        }
+        std::vector<std::optional<nixlEtcdKv>> kvs;
+        int64_t rev = 0;
+        const nixl_status_t st = client_.getMany(keys, kvs, &rev);
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (st != NIXL_SUCCESS) {
+                deliver(names[i], st, {}, 0);
+            } else if (kvs[i]) {
+                deliver(names[i], NIXL_SUCCESS, std::move(kvs[i]->value), rev);
+            } else {
+                pending[keys[i]] = pending_t{names[i], rev};
+            }
+        }
+        keys.clear();
+        names.clear();
+    };
+    for (const std::string &agent : agents) {
+        if (!validAgentName(agent)) {
+            NIXL_ERROR << "etcd: agent " << agent_ << ": fetch of agent '" << agent
+                       << "': the name is empty or contains '/'";
+            deliver(agent, NIXL_ERR_INVALID_PARAM, {}, 0);
+            continue;
+        }
+        keys.push_back(nixlEtcdAgentPrefix(client_.config().nameSpace, agent) +
+                       std::string(label));
+        names.push_back(agent);
+        if (keys.size() == nixl_etcd_max_batch_keys) {
+            flush();
+        }
+    }
+    flush();
+    if (pending.empty()) {
+        return;
+    }
+
+    // Not there yet: one watch of puts over the span of the missing keys, from just after the
+    // oldest revision read, so a put between a read and the watch is not missed.
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<std::pair<std::string, nixlEtcdKv>> arrived; // agent, kv
+    int64_t from = 0;
+    for (const auto &[key, p] : pending) {
+        from = from == 0 ? p.readAt : std::min(from, p.readAt);
+    }
+    std::string span_end = pending.rbegin()->first;
+    span_end.push_back('\0'); // the key right after the last one
+    size_t left = pending.size();
+    nixlEtcdWatch watch(
+        client_,
+        pending.begin()->first,
+        span_end,
+        from + 1,
+        [&](const std::vector<nixlEtcdEvent> &events) {
+            std::lock_guard lock(m);
+            for (const auto &ev : events) {
+                auto it = pending.find(ev.kv.key);
+                // A put older than our read was followed by a delete: not the value.
+                if (ev.type != nixl_etcd_event_type_t::PUT || it == pending.end() ||
+                    it->second.arrived || ev.kv.modRevision <= it->second.readAt) {
+                    continue;
+                }
+                it->second.arrived = true;
+                arrived.emplace_back(it->second.agent, ev.kv);
+            }
+            cv.notify_all();
+        },
+        nixlEtcdWatch::filter_t::PUTS_ONLY);
+    while (left > 0) {
+        std::vector<std::pair<std::string, nixlEtcdKv>> batch;
+        {
+            std::unique_lock lock(m);
+            if (!cv.wait_until(lock, deadline, [&] { return !arrived.empty(); })) {
+                break;
+            }
+            batch.swap(arrived);
+        }
+        for (auto &[agent, kv] : batch) {
+            --left;
+            deliver(agent, NIXL_SUCCESS, std::move(kv.value), kv.modRevision);
+        }
     }
     watch.stop();
-    if (!got) {
-        NIXL_ERROR << "etcd: agent " << agent_ << ": " << key << " did not appear within "
-                   << timeout.count() << " ms";
-        return NIXL_ERR_NOT_FOUND;
+    // Arrived between the deadline and the stop: found after all.
+    for (auto &[agent, kv] : arrived) {
+        deliver(agent, NIXL_SUCCESS, std::move(kv.value), kv.modRevision);
     }
-    blob = std::move(got->value);
-    if (revision != nullptr) {
-        *revision = got->modRevision;
+    for (const auto &[key, p] : pending) {
+        if (!p.arrived) {
+            NIXL_ERROR << "etcd: agent " << agent_ << ": " << key << " did not appear within "
+                       << timeout.count() << " ms";
+            deliver(p.agent, NIXL_ERR_NOT_FOUND, {}, 0);
+        }
     }
+}
+
+nixl_status_t
+nixlEtcdMetadata::ensurePeerWatch() {
+    std::lock_guard open(peerWatchOpen_);
+    {
+        std::lock_guard lock(peersMutex_);
+        if (peerWatchFrom_ > 0) {
+            return NIXL_SUCCESS;
+        }
+    }
+    if (!peerWatch_) {
+        peerWatch_ = std::make_unique<nixlEtcdWatch>(
+            client_,
+            agentsPrefix_,
+            nixlEtcdClient::prefixEnd(agentsPrefix_),
+            0,
+            [this](const std::vector<nixlEtcdEvent> &events) { onPeerDeletes(events); },
+            nixlEtcdWatch::filter_t::DELETES_ONLY);
+    }
+    if (!peerWatch_->waitCreated(client_.config().requestTimeout)) {
+        NIXL_ERROR << "etcd: agent " << agent_ << ": the watch of " << agentsPrefix_
+                   << " was not confirmed within " << client_.config().requestTimeout.count()
+                   << " ms; it keeps retrying (peers read meanwhile get watches of their own)";
+        return NIXL_ERR_BACKEND;
+    }
+    std::lock_guard lock(peersMutex_);
+    // Started "from now": it delivers every deletion after the revision it was confirmed at.
+    peerWatchFrom_ = peerWatch_->createdRevision();
+    peerWatchAt_ = std::max(peerWatchAt_, peerWatchFrom_);
+    historyFloor_ = std::max(historyFloor_, peerWatchFrom_);
     return NIXL_SUCCESS;
+}
+
+namespace {
+
+/** Agents whose deletions are remembered for replay; more clears the history. */
+constexpr size_t nixl_etcd_delete_history = 4096;
+
+} // namespace
+
+void
+nixlEtcdMetadata::onPeerDeletes(const std::vector<nixlEtcdEvent> &events) {
+    std::lock_guard lock(peersMutex_);
+    for (const auto &ev : events) {
+        peerWatchAt_ = std::max(peerWatchAt_, ev.kv.modRevision);
+        const std::string &key = ev.kv.key;
+        if (ev.type != nixl_etcd_event_type_t::DELETE || key.size() <= agentsPrefix_.size() ||
+            key.compare(0, agentsPrefix_.size(), agentsPrefix_) != 0) {
+            continue;
+        }
+        const size_t slash = key.find('/', agentsPrefix_.size());
+        if (slash == std::string::npos) {
+            continue; // not an agent's key
+        }
+        const std::string agent = key.substr(agentsPrefix_.size(), slash - agentsPrefix_.size());
+        const std::string label = key.substr(slash + 1);
+        if (deleted_.size() >= nixl_etcd_delete_history && deleted_.count(agent) == 0) {
+            // Older readers fall back to watches of their own (historyFloor_).
+            deleted_.clear();
+            historyFloor_ = peerWatchAt_;
+        }
+        int64_t &last = deleted_[agent][label];
+        last = std::max(last, ev.kv.modRevision);
+        auto it = subscribers_.find(agent);
+        if (it != subscribers_.end() && ev.kv.modRevision > it->second.fromRevision) {
+            it->second.cb(agent, nixl_etcd_event_type_t::DELETE, label);
+        }
+    }
 }
 
 nixl_status_t
@@ -183,6 +341,33 @@ nixlEtcdMetadata::watchAgent(const std::string &agent, int64_t fromRevision, pee
                    << "': the name is empty or contains '/'";
         return NIXL_ERR_INVALID_PARAM;
     }
+    const nixl_status_t st = ensurePeerWatch();
+    std::unique_ptr<nixlEtcdWatch> old;
+    {
+        std::lock_guard lock(peersMutex_);
+        const int64_t from = fromRevision > 0 ? fromRevision : peerWatchAt_;
+        old = std::exchange(ownWatches_[agent], nullptr);
+        ownWatches_.erase(agent);
+        subscribers_.erase(agent);
+        if (st == NIXL_SUCCESS && from >= historyFloor_) {
+            // Deletions the stream delivered before this call are in the history.
+            auto hist = deleted_.find(agent);
+            if (hist != deleted_.end()) {
+                for (const auto &[label, rev] : hist->second) {
+                    if (rev > from) {
+                        cb(agent, nixl_etcd_event_type_t::DELETE, label);
+                    }
+                }
+            }
+            subscribers_[agent] = subscriber_t{from, std::move(cb)};
+            cb = nullptr;
+        }
+    }
+    old.reset();
+    if (!cb) {
+        return NIXL_SUCCESS;
+    }
+    // Read before the shared stream covers it: a stream of its own from that revision.
     const std::string pfx = nixlEtcdAgentPrefix(client_.config().nameSpace, agent);
     auto watch = std::make_unique<nixlEtcdWatch>(
         client_,
@@ -193,12 +378,13 @@ nixlEtcdMetadata::watchAgent(const std::string &agent, int64_t fromRevision, pee
             for (const auto &ev : events) {
                 cb(agent, ev.type, ev.kv.key.substr(std::min(pfx.size(), ev.kv.key.size())));
             }
-        });
+        },
+        nixlEtcdWatch::filter_t::DELETES_ONLY);
     const bool created = watch->waitCreated(client_.config().requestTimeout);
-    std::unique_ptr<nixlEtcdWatch> old;
     {
-        std::lock_guard lock(watchMutex_);
-        old = std::exchange(watches_[agent], std::move(watch));
+        std::lock_guard lock(peersMutex_);
+        old = std::exchange(ownWatches_[agent], std::move(watch));
+        ++ownWatchCount_;
     }
     old.reset();
     if (!created) {
@@ -214,14 +400,21 @@ void
 nixlEtcdMetadata::unwatchAgent(const std::string &agent) {
     std::unique_ptr<nixlEtcdWatch> old;
     {
-        std::lock_guard lock(watchMutex_);
-        auto it = watches_.find(agent);
-        if (it == watches_.end()) {
+        std::lock_guard lock(peersMutex_);
+        subscribers_.erase(agent);
+        auto it = ownWatches_.find(agent);
+        if (it == ownWatches_.end()) {
             return;
         }
         old = std::move(it->second);
-        watches_.erase(it);
+        ownWatches_.erase(it);
     }
+}
+
+uint64_t
+nixlEtcdMetadata::ownWatches() const {
+    std::lock_guard lock(peersMutex_);
+    return ownWatchCount_;
 }
 
 nixl_status_t
@@ -286,9 +479,13 @@ nixlEtcdMetadata::keepaliveLoop() {
             break;
         }
         const int64_t id = lease_;
+        // A renewal later than the next one is worthless, and the destructor joins this
+        // thread: bounded by the interval (at least 1 s), not the request timeout.
+        const auto bound = std::min(client_.config().requestTimeout,
+                                    std::max(interval, std::chrono::milliseconds(1000)));
         lock.unlock();
         int64_t ttl = 0;
-        const nixl_status_t st = client_.leaseKeepAlive(id, ttl);
+        const nixl_status_t st = client_.leaseKeepAlive(id, ttl, bound);
         lock.lock();
         if (stopping_) {
             break;

@@ -69,6 +69,38 @@ headerRevision(const nixlJsonValue &reply, int64_t &rev) {
 
 
 bool
+parseTxnRanges(const nixlJsonValue &reply,
+               size_t n,
+               std::vector<std::optional<nixlEtcdKv>> &out,
+               std::string &err) {
+    out.assign(n, std::nullopt);
+    const nixlJsonValue *responses = reply.find("responses");
+    if (responses == nullptr || responses->kind != nixlJsonValue::kind_t::ARRAY ||
+        responses->items.size() != n) {
+        err = "reply without " + std::to_string(n) + " responses";
+        return false;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const nixlJsonValue *range = responses->items[i].find("response_range");
+        const nixlJsonValue *kvs = range != nullptr ? range->find("kvs") : nullptr;
+        if (range == nullptr || range->kind != nixlJsonValue::kind_t::OBJECT ||
+            (kvs != nullptr && kvs->kind != nixlJsonValue::kind_t::ARRAY)) {
+            err = "response " + std::to_string(i) + " is not a range response";
+            return false;
+        }
+        if (kvs == nullptr || kvs->items.empty()) {
+            continue;
+        }
+        nixlEtcdKv kv;
+        if (!parseKv(kvs->items.front(), kv, err)) {
+            return false;
+        }
+        out[i] = std::move(kv);
+    }
+    return true;
+}
+
+bool
 parseWatchMessage(const nixlJsonValue &reply, watchMessage &msg, std::string &err) {
     const nixlJsonValue *result = reply.find("result");
     if (result == nullptr || result->kind != nixlJsonValue::kind_t::OBJECT) {

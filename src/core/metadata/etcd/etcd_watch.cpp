@@ -22,12 +22,14 @@ nixlEtcdWatch::nixlEtcdWatch(nixlEtcdClient &client,
                              std::string key,
                              std::string rangeEnd,
                              int64_t startRevision,
-                             events_cb_t cb)
+                             events_cb_t cb,
+                             filter_t filter)
     : client_(client),
       key_(std::move(key)),
       rangeEnd_(std::move(rangeEnd)),
       nextRevision_(startRevision),
-      cb_(std::move(cb)) {
+      cb_(std::move(cb)),
+      filter_(filter) {
     thread_ = std::thread([this] { run(); });
 }
 
@@ -55,6 +57,12 @@ nixlEtcdWatch::waitCreated(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
     cv_.wait_for(lock, timeout, [this] { return created_ || stopping_; });
     return created_;
+}
+
+int64_t
+nixlEtcdWatch::createdRevision() const {
+    std::lock_guard lock(mutex_);
+    return createdRevision_;
 }
 
 void
@@ -161,6 +169,9 @@ nixlEtcdWatch::onMessage(std::string_view line) {
         }
         {
             std::lock_guard lock(mutex_);
+            if (!created_) {
+                createdRevision_ = msg.headerRevision;
+            }
             created_ = true;
         }
         cv_.notify_all();
@@ -236,6 +247,11 @@ nixlEtcdWatch::streamOnce(size_t ep, std::string &why) {
     }
     if (nextRevision_ > 0) {
         body += ",\"start_revision\":\"" + std::to_string(nextRevision_) + "\"";
+    }
+    if (filter_ != filter_t::ALL) {
+        // etcd's filters name what the server leaves out.
+        body += filter_ == filter_t::DELETES_ONLY ? ",\"filters\":[\"NOPUT\"]" :
+                                                    ",\"filters\":[\"NODELETE\"]";
     }
     body += "}}";
     char errbuf[CURL_ERROR_SIZE] = {};
