@@ -138,4 +138,6 @@ bindTypes(py::module_ &m) {
 PYBIND11_MODULE(_bindings, m) {
     m.doc() = "libnixl's low-level binding: NIXL descriptor lists and the nixlAgent C++ API";
     nixl_py::bindTypes(m);
+    nixl_py::bindDescriptors(m);
+    nixl_py::bindAgent(m);
 }
