@@ -276,7 +276,7 @@ bindAgent(py::module_ &m) {
         .def_readwrite("etcdWatchTimeout", &nixlAgentConfig::etcdWatchTimeout);
 
     using A = nixlPyAgent;
-    using R = py::gil_scoped_release;
+    using R = nixlPyNoGil;
     py::class_<A>(m, "nixlAgent")
         .def(py::init([](const std::string &name, const nixlAgentConfig &cfg) {
                  R release;

@@ -43,6 +43,29 @@ NIXL_PY_ERROR_CLASS(nixlCancelledError)
 NIXL_PY_ERROR_CLASS(nixlNoTelemetryError)
 #undef NIXL_PY_ERROR_CLASS
 
+/**
+ * Releases the GIL for the lifetime of the object (a C++ call that needs no Python).
+ *
+ * Used instead of py::gil_scoped_release for one reason: a daemon thread that takes the GIL back
+ * while the interpreter finalises is ended by CPython with pthread_exit, which unwinds the
+ * thread's stack from inside this destructor. py::gil_scoped_release's destructor is noexcept,
+ * so the unwind calls std::terminate and the process aborts at exit (a Python thread polling a
+ * transfer in a loop is exactly such a thread); this one lets the unwind pass.
+ */
+class nixlPyNoGil {
+public:
+    nixlPyNoGil() : state_(PyEval_SaveThread()) {}
+    ~nixlPyNoGil() noexcept(false) {
+        PyEval_RestoreThread(state_);
+    }
+    nixlPyNoGil(const nixlPyNoGil &) = delete;
+    nixlPyNoGil &
+    operator=(const nixlPyNoGil &) = delete;
+
+private:
+    PyThreadState *state_;
+};
+
 /** Throws the exception of an error status (message: the status name); returns the status
  *  unchanged for NIXL_SUCCESS and NIXL_IN_PROG. An unknown value gives
  *  std::runtime_error("BAD_STATUS"). */

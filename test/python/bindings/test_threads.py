@@ -6,6 +6,7 @@ register memory, read metadata and drain notifications; several threads poll one
 request released while others poll it. Data and notification counts are verified."""
 
 import os
+import subprocess
 import sys
 import threading
 import unittest
@@ -164,6 +165,47 @@ class ManyThreadsOneAgentTest(unittest.TestCase):
             self.assertEqual(stop_reasons, ["released"] * 4)
             with self.assertRaises(b.nixlInvalidParamError):
                 self.a.releaseXferReq(req)
+
+
+EXIT_SCRIPT = r"""
+import sys, threading
+sys.path.insert(0, sys.argv[1])
+import nixl._bindings as b
+from common import Buffer, connect, make_agent
+a, _ = make_agent("exit-a", prog_thread=True)
+t, _ = make_agent("exit-t", prog_thread=True)
+n = 1 << 20
+s, d = Buffer(n), Buffer(n)
+a.registerMem(b.nixlRegDList(b.DRAM_SEG, [(s.addr, n, 0, "")]))
+t.registerMem(b.nixlRegDList(b.DRAM_SEG, [(d.addr, n, 0, "")]))
+peer = connect(a, t)
+req = a.createXferReq(b.NIXL_WRITE, b.nixlXferDList(b.DRAM_SEG, [(s.addr, n, 0)]),
+                      b.nixlXferDList(b.DRAM_SEG, [(d.addr, n, 0)]), peer, "x")
+a.postXferReq(req)
+polling = threading.Event()
+
+def poll():
+    polling.set()
+    while True:
+        a.getXferStatus(req)
+
+threading.Thread(target=poll, daemon=True).start()
+polling.wait()
+print("exiting")
+"""
+
+
+class ExitTest(unittest.TestCase):
+    def test_exit_while_a_daemon_thread_polls(self):
+        # CPython ends a daemon thread that takes the GIL back during finalisation with
+        # pthread_exit; the GIL guard around the agent call must let that unwind pass instead
+        # of aborting the process (std::terminate from a noexcept destructor).
+        for _ in range(3):
+            r = subprocess.run([sys.executable, "-c", EXIT_SCRIPT,
+                                os.path.dirname(os.path.abspath(__file__))],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+            self.assertEqual(r.returncode, 0, r.stderr.decode(errors="replace")[-2000:])
+            self.assertEqual(r.stdout, b"exiting\n")
 
 
 if __name__ == "__main__":
