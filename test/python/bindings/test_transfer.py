@@ -162,6 +162,33 @@ class TwoAgentsTest(unittest.TestCase):
                 self.t.getXferTelemetry(req)
         self.t.releaseXferReq(req)
 
+    def test_telemetry_enabled_by_environment(self):
+        # The C++ library reads NIXL_TELEMETRY_ENABLE when an agent is created, from Python
+        # as from C++: no captureTelemetry needed.
+        old = os.environ.get("NIXL_TELEMETRY_ENABLE")
+        os.environ["NIXL_TELEMETRY_ENABLE"] = "y"
+        try:
+            agent, _ = make_agent("env-telemetry", prog_thread=True)
+        finally:
+            if old is None:
+                del os.environ["NIXL_TELEMETRY_ENABLE"]
+            else:
+                os.environ["NIXL_TELEMETRY_ENABLE"] = old
+        buf = Buffer(256, fill=0x42)
+        reg = b.nixlRegDList(b.DRAM_SEG, [(buf.addr, 256, 0, "")])
+        agent.registerMem(reg)
+        peer = connect(agent, self.t)
+        req = agent.createXferReq(b.NIXL_READ, b.nixlXferDList(b.DRAM_SEG, [(buf.addr, 256, 0)]),
+                                  b.nixlXferDList(b.DRAM_SEG, [(self.dst.addr, 256, 0)]), peer)
+        agent.postXferReq(req)
+        self.assertEqual(wait_done(agent, req), b.NIXL_SUCCESS)
+        self.assertEqual(buf.bytes(), self.dst.bytes(0, 256))
+        tel = agent.getXferTelemetry(req)
+        self.assertEqual((tel.totalBytes, tel.descCount), (256, 1))
+        agent.releaseXferReq(req)
+        agent.deregisterMem(reg)
+        self.t.invalidateRemoteMD("env-telemetry")
+
 
 if __name__ == "__main__":
     unittest.main()
