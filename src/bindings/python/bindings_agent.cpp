@@ -151,6 +151,9 @@ toIndices(const py::handle &obj, const char *what) {
         }
         out.reserve(static_cast<size_t>(info.shape[0]));
         const char f = fmt.size() == 1 ? fmt[0] : '\0';
+        if ((f == 'l' || f == 'L') && info.itemsize != static_cast<py::ssize_t>(sizeof(int64_t))) {
+            throw py::type_error(std::string(what) + ": unsupported array format");
+        }
         switch (f) {
         case 'b': castColumn<int8_t>(info, out); break;
         case 'B': castColumn<uint8_t>(info, out); break;
@@ -167,10 +170,6 @@ toIndices(const py::handle &obj, const char *what) {
         default:
             throw py::type_error(std::string(what) + ": unsupported array format '" +
                                  info.format + "'");
-        }
-        if (info.itemsize != static_cast<py::ssize_t>(sizeof(int64_t)) &&
-            (f == 'l' || f == 'L')) {
-            throw py::type_error(std::string(what) + ": unsupported array format");
         }
         return out;
     }
