@@ -150,6 +150,19 @@ class TwoAgentsTest(unittest.TestCase):
         self.assertEqual(self.a.checkRemoteMD(self.peer, far), b.NIXL_ERR_NOT_FOUND)
         self.assertEqual(self.a.checkRemoteMD("nobody", far), b.NIXL_ERR_NOT_FOUND)
 
+    def test_partial_metadata(self):
+        # A third agent learns the initiator from partial metadata (connection info plus one
+        # registration) and sees exactly that registration.
+        third, _ = make_agent("third")
+        part = self.a.getLocalPartialMD(self.a_reg, True, [self.ba])
+        self.assertEqual(third.loadRemoteMD(part), b"initiator")
+        inside = b.nixlXferDList(b.DRAM_SEG, [(self.src.addr, N, 0)])
+        self.assertEqual(third.checkRemoteMD("initiator", inside), b.NIXL_SUCCESS)
+        elsewhere = b.nixlXferDList(b.DRAM_SEG, [(self.src.addr + N, 8, 0)])
+        self.assertEqual(third.checkRemoteMD("initiator", elsewhere), b.NIXL_ERR_NOT_FOUND)
+        self.assertEqual(third.invalidateRemoteMD(b"initiator"), b.NIXL_SUCCESS)
+        self.assertEqual(third.checkRemoteMD("initiator", inside), b.NIXL_ERR_NOT_FOUND)
+
     def test_no_telemetry_without_capture(self):
         local = b.nixlXferDList(b.DRAM_SEG, [(self.dst.addr, 8, 0)])
         remote = b.nixlXferDList(b.DRAM_SEG, [(self.src.addr, 8, 0)])
