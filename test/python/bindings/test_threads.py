@@ -167,6 +167,66 @@ class ManyThreadsOneAgentTest(unittest.TestCase):
                 self.a.releaseXferReq(req)
 
 
+class GilReleaseTest(unittest.TestCase):
+    """With the switch interval raised far out of reach, another Python thread gets the GIL only
+    when the running thread gives it up itself: a call that releases the GIL lets the waiting
+    thread run, one that keeps it (the control) does not."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.a, _ = make_agent("gil-a")
+        cls.t, _ = make_agent("gil-t", prog_thread=True)
+        cls.src, cls.dst = Buffer(BLK), Buffer(BLK)
+        cls.a.registerMem(b.nixlRegDList(b.DRAM_SEG, [(cls.src.addr, BLK, 0, "")]))
+        cls.t.registerMem(b.nixlRegDList(b.DRAM_SEG, [(cls.dst.addr, BLK, 0, "")]))
+        cls.peer = connect(cls.a, cls.t)
+        cls.local = b.nixlXferDList(b.DRAM_SEG, [(cls.src.addr, BLK, 0)])
+        cls.remote = b.nixlXferDList(b.DRAM_SEG, [(cls.dst.addr, BLK, 0)])
+        cls.req = cls.a.createXferReq(b.NIXL_WRITE, cls.local, cls.remote, cls.peer)
+        cls.a.postXferReq(cls.req)
+        wait_done(cls.a, cls.req)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.a.releaseXferReq(cls.req)
+        del cls.a, cls.t
+
+    @staticmethod
+    def other_thread_ran(call, max_calls):
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(1000.0)
+        go = threading.Event()
+        ran = []
+        th = threading.Thread(target=lambda: (go.wait(), ran.append(1)))
+        try:
+            th.start()
+            go.set()  # the thread now waits for the GIL only
+            for _ in range(max_calls):
+                call()
+                if ran:
+                    break
+            return bool(ran)
+        finally:
+            sys.setswitchinterval(old)
+            th.join()
+
+    def test_transfer_path_releases_the_gil(self):
+        def prep_release():
+            self.a.releasedDlistH(self.a.prepXferDlist(self.local))
+
+        calls = {
+            "getXferStatus": lambda: self.a.getXferStatus(self.req),
+            "getNotifs": lambda: self.t.getNotifs(),
+            "getLocalMD": lambda: self.a.getLocalMD(),
+            "prepXferDlist/releasedDlistH": prep_release,
+        }
+        for name, call in calls.items():
+            self.assertTrue(self.other_thread_ran(call, 2000000), name)
+
+    def test_control_call_keeping_the_gil(self):
+        self.assertFalse(self.other_thread_ran(lambda: self.a.getEffectiveSyncMode(), 20000))
+
+
 EXIT_SCRIPT = r"""
 import sys, threading
 sys.path.insert(0, sys.argv[1])
