@@ -1,0 +1,73 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file bindings_common.h
+ * @brief Shared pieces of the nixl._bindings module: the exception per error status, the
+ *        status check every wrapper ends with, and the str-or-bytes argument conversion.
+ *        Internal to src/bindings/python.
+ */
+#ifndef NIXL_BINDINGS_PYTHON_BINDINGS_COMMON_H
+#define NIXL_BINDINGS_PYTHON_BINDINGS_COMMON_H
+
+#include <stdexcept>
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+#include "nixl_types.h"
+
+namespace nixl_py {
+
+namespace py = pybind11;
+
+/** One C++ exception type per NIXL error status; each is translated to the Python exception
+ *  class of the same name (register_exception, so they derive from Exception). */
+#define NIXL_PY_ERROR_CLASS(name)                                 \
+    class name : public std::runtime_error {                     \
+    public:                                                       \
+        using std::runtime_error::runtime_error;                  \
+    };
+NIXL_PY_ERROR_CLASS(nixlNotPostedError)
+NIXL_PY_ERROR_CLASS(nixlInvalidParamError)
+NIXL_PY_ERROR_CLASS(nixlBackendError)
+NIXL_PY_ERROR_CLASS(nixlNotFoundError)
+NIXL_PY_ERROR_CLASS(nixlMismatchError)
+NIXL_PY_ERROR_CLASS(nixlNotAllowedError)
+NIXL_PY_ERROR_CLASS(nixlRepostActiveError)
+NIXL_PY_ERROR_CLASS(nixlUnknownError)
+NIXL_PY_ERROR_CLASS(nixlNotSupportedError)
+NIXL_PY_ERROR_CLASS(nixlRemoteDisconnectError)
+NIXL_PY_ERROR_CLASS(nixlCancelledError)
+NIXL_PY_ERROR_CLASS(nixlNoTelemetryError)
+#undef NIXL_PY_ERROR_CLASS
+
+/** Throws the exception of an error status (message: the status name); returns the status
+ *  unchanged for NIXL_SUCCESS and NIXL_IN_PROG. An unknown value gives
+ *  std::runtime_error("BAD_STATUS"). */
+nixl_status_t
+throwOnError(nixl_status_t status);
+
+/** Throws the exception of an error status with a message of its own. */
+[[noreturn]] void
+throwStatus(nixl_status_t status, const std::string &msg);
+
+/** A str (UTF-8) or bytes argument as a C++ string; anything else raises TypeError. Must be
+ *  called with the GIL held. */
+std::string
+toStdString(const py::handle &obj, const char *what);
+
+/** Registers the enums, exceptions and module constants. */
+void
+bindTypes(py::module_ &m);
+/** Registers nixlXferTelemetry, nixlXferDList, nixlRemoteDList and nixlRegDList. */
+void
+bindDescriptors(py::module_ &m);
+/** Registers nixlAgentConfig and nixlAgent. */
+void
+bindAgent(py::module_ &m);
+
+} // namespace nixl_py
+
+#endif // NIXL_BINDINGS_PYTHON_BINDINGS_COMMON_H
