@@ -102,8 +102,8 @@ class BadArgs(unittest.TestCase):
 
     def test_bad_metadata(self):
         good = self.b.get_agent_metadata()
-        for md in (b"", b"garbage", os.urandom(512), good[: len(good) // 2], good[:-1] + b"\x00",
-                   b"\xff" * 64):
+        for md in (b"", b"garbage", os.urandom(512), good[: len(good) // 2],
+                   b"\x00" + good[1:], b"\xff" * 64, good + b"trailing"):
             with self.assertRaises(NIXL_ERRORS + (ValueError,)):
                 self.a.add_remote_agent(md)
         with self.assertRaises(TypeError):

@@ -30,7 +30,7 @@ def peer(backend):
     agent = nixl_agent(unique("peer"), nixl_agent_config(backends=[backend]))
     buf = pattern(1)
     reg = agent.register_memory([(buf.ctypes.data, N, 0, "")], "DRAM")
-    print(json.dumps({"md": base64.b64encode(agent.get_agent_metadata()).decode(),
+    print("HELLO " + json.dumps({"md": base64.b64encode(agent.get_agent_metadata()).decode(),
                       "addr": buf.ctypes.data}), flush=True)
     parent = agent.add_remote_agent(base64.b64decode(sys.stdin.readline()))
     poll(lambda: agent.check_remote_xfer_done(parent, b"read"), "read notification")
@@ -56,7 +56,13 @@ class TwoProcess(unittest.TestCase):
             agent = nixl_agent(unique("init"), nixl_agent_config(backends=[backend]))
             mine = np.zeros(N, dtype=np.uint8)
             reg = agent.register_memory([(mine.ctypes.data, N, 0, "")], "DRAM")
-            hello = json.loads(child.stdout.readline())
+            # The peer's stdout also carries the nixl logger's lines: find ours.
+            line = ""
+            while not line.startswith("HELLO "):
+                line = child.stdout.readline()
+                if not line:
+                    self.fail("the peer exited before sending its metadata")
+            hello = json.loads(line[len("HELLO "):])
             name = agent.add_remote_agent(base64.b64decode(hello["md"]))
             child.stdin.write(base64.b64encode(agent.get_agent_metadata()).decode() + "\n")
             child.stdin.flush()

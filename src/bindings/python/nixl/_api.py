@@ -72,9 +72,8 @@ def _bind_sync(mode):
 class nixl_agent_config:
     """Configuration of a nixl_agent; arguments may be passed positionally.
 
-    sync_mode None picks STRICT (every call on the agent under one lock): unlike NIXL, whose
-    None means NONE without a listener, because Python servers share one agent across threads.
-    Pass nixl_thread_sync_t.NONE to get NIXL's unlocked mode (the caller then serialises calls).
+    sync_mode None means STRICT with the listener on, otherwise NONE (as NIXL). The bindings run
+    a NONE agent as RW (see docs/python.md), so one agent is safe from many Python threads.
     """
 
     def __init__(
@@ -189,7 +188,9 @@ class nixl_agent:
             logger.warning("nixl_agent %s: instantiate_all ignored, a config was given", agent_name)
             instantiate_all = False
         conf = nixl_conf if nixl_conf is not None else nixl_agent_config()
-        sync = conf.sync_mode if conf.sync_mode is not None else nixl_thread_sync_t.STRICT
+        sync = conf.sync_mode
+        if sync is None:
+            sync = nixl_thread_sync_t.STRICT if conf.enable_listen else nixl_thread_sync_t.NONE
         bconf = nixlBind.nixlAgentConfig(
             bool(conf.enable_pthread), bool(conf.enable_listen), int(conf.port),
             _bind_sync(sync), 1, 0, 100000, bool(conf.capture_telemetry))
@@ -331,9 +332,7 @@ class nixl_agent:
                 raise ValueError(f"descriptor array must be uint64 or int64, not {descs.dtype}")
             if not descs.flags.c_contiguous:
                 raise ValueError("descriptor array must be C-contiguous")
-            if reg:
-                return own(mem, [(int(a), int(n), int(d), "") for a, n, d in descs.tolist()])
-            return own(mem, descs if descs.dtype == np.uint64 else descs.view(np.uint64))
+            return own(mem, descs)
         if isinstance(descs, tuple):
             raise (ValueError if reg else TypeError)(
                 "descriptors must be a list, not a tuple")
@@ -508,7 +507,7 @@ class nixl_agent:
                 d = self.get_xfer_descs(descs)
                 if d is None:
                     return False
-            return self.agent.checkRemoteMD(remote_agent, d) == nixlBind.NIXL_SUCCESS
+            return self.agent.checkRemoteMD(remote_agent, d) == _SUCCESS
         except Exception as e:  # noqa: BLE001 (documented: never raises)
             logger.warning("nixl_agent %s: check_remote_metadata(%r): %s", self.name,
                            remote_agent, e)
@@ -573,10 +572,7 @@ class nixl_agent:
 
     def estimate_xfer_cost(self, handle) -> tuple:
         us, margin, method = self.agent.estimateXferCost(_raw(handle))
-        try:
-            known = int(method) == int(nixlBind.ANALYTICAL_BACKEND)
-        except (AttributeError, TypeError, ValueError):
-            known = str(method).endswith("ANALYTICAL_BACKEND")
+        known = int(method) == _COST_ANALYTICAL
         return int(us), int(margin), "ANALYTICAL_BACKEND" if known else "UNKNOWN"
 
     def query_xfer_backend(self, handle) -> str:
@@ -612,7 +608,7 @@ class nixl_agent:
 
     def get_new_notifs(self, backends: list = []) -> dict:  # noqa: B006
         """Notifications that arrived since the last call: a fresh {agent: [bytes]}."""
-        return self.agent.getNotifs(self._backend_handles(backends))
+        return self.agent.getNotifs(None, self._backend_handles(backends))
 
     def update_notifs(self, backends: list = []) -> dict:  # noqa: B006
         """Add new notifications to self.notifs and return it."""
@@ -648,21 +644,28 @@ class nixl_agent:
 
 
 def _indices(idx):
+    """Indices as the bindings take them: a 1-D array (any integer dtype, cast to uint32 there)
+    or a sequence of ints; a torch index tensor becomes an array."""
     if isinstance(idx, np.ndarray):
         if idx.ndim != 1:
             raise ValueError("index array must be 1-D")
-        return np.ascontiguousarray(idx, dtype=np.uint32)
+        return idx
+    if isinstance(idx, (list, tuple, range)):
+        return idx
     tensor_t = _torch_tensor_type()
     if tensor_t is not None and isinstance(idx, tensor_t):
-        return np.ascontiguousarray(idx.cpu().numpy(), dtype=np.uint32)
-    if isinstance(idx, (list, tuple, range)):
-        return list(idx)
+        return idx.detach().cpu().numpy().reshape(-1)
     raise TypeError(f"indices must be a sequence of int or a 1-D array, not {type(idx).__name__}")
 
 
+_SUCCESS = nixlBind.NIXL_SUCCESS
+_IN_PROG = nixlBind.NIXL_IN_PROG
+_COST_ANALYTICAL = int(nixlBind.nixl_cost_t.NIXL_COST_ANALYTICAL_BACKEND)
+
+
 def _state(status) -> str:
-    if status == nixlBind.NIXL_SUCCESS:
+    if status == _SUCCESS:
         return "DONE"
-    if status == nixlBind.NIXL_IN_PROG:
+    if status == _IN_PROG:
         return "PROC"
     return "ERR"
