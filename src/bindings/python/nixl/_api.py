@@ -135,6 +135,8 @@ class _handle_base:
             self._released = True
 
     def __del__(self):
+        if self._released:
+            return
         try:
             if not self._released:
                 self._released = True
@@ -535,17 +537,31 @@ class nixl_agent:
                           backends: list = [],  # noqa: B006
                           skip_desc_merge: bool = False) -> nixl_xfer_handle:
         """A request from index selections of two prepared lists."""
+        # The connector's per-request call: plain type tests instead of helper calls, since
+        # every Python-level step here is paid per transfer (docs/python.md, Speed).
         op = self.nixl_ops[operation]
-        li = _indices(local_indices)
-        ri = _indices(remote_indices)
-        if len(li) == 0 or len(li) != len(ri):
+        li = local_indices if local_indices.__class__ in _INDEX_TYPES else _indices(local_indices)
+        ri = (remote_indices if remote_indices.__class__ in _INDEX_TYPES
+              else _indices(remote_indices))
+        n = len(li)
+        if n <= _SHORT_INDEX and li.__class__ is np.ndarray and ri.__class__ is np.ndarray:
+            # A short array crosses into the bindings faster as a list than through the
+            # buffer protocol (measured with benchmark/python/connector_bench.py).
+            li = li.tolist()
+            ri = ri.tolist()
+        if n == 0 or n != len(ri):
             raise nixlBind.nixlInvalidParamError(
                 f"make_prepped_xfer: index lists must be non-empty and of equal length "
-                f"({len(li)} local, {len(ri)} remote)")
-        h = self.agent.makeXferReq(op, _raw(local_xfer_side), li, _raw(remote_xfer_side), ri,
-                                   _as_bytes(notif_msg), self._backend_handles(backends),
-                                   bool(skip_desc_merge))
-        return nixl_xfer_handle(self.agent, h)
+                f"({n} local, {len(ri)} remote)")
+        lh = local_xfer_side._handle if local_xfer_side.__class__ is _PREPPED else int(local_xfer_side)
+        rh = (remote_xfer_side._handle if remote_xfer_side.__class__ is _PREPPED
+              else int(remote_xfer_side))
+        msg = notif_msg if notif_msg.__class__ is bytes else _as_bytes(notif_msg)
+        agent = self.agent
+        h = agent.makeXferReq(op, lh, li, rh, ri, msg,
+                              self._backend_handles(backends) if backends else _NO_BACKENDS,
+                              bool(skip_desc_merge))
+        return _new_xfer_handle(agent, h)
 
     def initialize_xfer(self, operation: str, local_descs, remote_descs, remote_agent,
                         notif_msg: bytes = b"",
@@ -561,10 +577,13 @@ class nixl_agent:
 
     def transfer(self, handle, notif_msg: bytes = b"") -> str:
         """Post; "DONE" or "PROC" ("ERR" only for a status the bindings return, errors raise)."""
-        return _state(self.agent.postXferReq(_raw(handle), _as_bytes(notif_msg)))
+        h = handle._handle if handle.__class__ is _XFER else int(handle)
+        msg = notif_msg if notif_msg.__class__ is bytes else _as_bytes(notif_msg)
+        return _STATES.get(int(self.agent.postXferReq(h, msg)), "ERR")
 
     def check_xfer_state(self, handle) -> str:
-        return _state(self.agent.getXferStatus(_raw(handle)))
+        h = handle._handle if handle.__class__ is _XFER else int(handle)
+        return _STATES.get(int(self.agent.getXferStatus(h)), "ERR")
 
     def get_xfer_telemetry(self, handle):
         """The request's nixlXferTelemetry; nixlNoTelemetryError without telemetry."""
@@ -585,7 +604,11 @@ class nixl_agent:
 
     def release_xfer_handle(self, handle):
         """Release (cancelling if active); nixlRepostActiveError leaves the handle live."""
-        if isinstance(handle, _handle_base):
+        if handle.__class__ is _XFER:
+            if not handle._released:
+                handle._agent.releaseXferReq(handle._handle)
+                handle._released = True
+        elif isinstance(handle, _handle_base):
             handle.release()
         else:
             self.agent.releaseXferReq(int(handle))
@@ -659,13 +682,22 @@ def _indices(idx):
 
 
 _SUCCESS = nixlBind.NIXL_SUCCESS
-_IN_PROG = nixlBind.NIXL_IN_PROG
 _COST_ANALYTICAL = int(nixlBind.nixl_cost_t.NIXL_COST_ANALYTICAL_BACKEND)
+# Statuses by value: int() is one call into the bindings, where == on two pybind11 enums is
+# three (docs/python.md, Speed).
+_STATES = {int(nixlBind.NIXL_SUCCESS): "DONE", int(nixlBind.NIXL_IN_PROG): "PROC"}
+_INDEX_TYPES = (np.ndarray, list, tuple, range)
+_NO_BACKENDS: list = []
+_SHORT_INDEX = 8
+_XFER = nixl_xfer_handle
+_PREPPED = nixl_prepped_dlist_handle
+_new = object.__new__
 
 
-def _state(status) -> str:
-    if status == _SUCCESS:
-        return "DONE"
-    if status == _IN_PROG:
-        return "PROC"
-    return "ERR"
+def _new_xfer_handle(agent, value):
+    # nixl_xfer_handle(agent, value) without the __init__ call.
+    h = _new(_XFER)
+    h._handle = value
+    h._agent = agent
+    h._released = False
+    return h
