@@ -51,6 +51,7 @@ def python_side(blocks, prog_thread):
         idx = np.arange(0, 2 * k, 2, dtype=np.int64)
         make, post, state, release = (init.make_prepped_xfer, init.transfer,
                                       init.check_xfer_state, init.release_xfer_handle)
+        c0 = time.thread_time_ns()
         t0 = time.perf_counter_ns()
         for _ in range(iters):
             h = make("READ", lh, idx, rh, idx)
@@ -60,7 +61,8 @@ def python_side(blocks, prog_thread):
             if s != "DONE":
                 raise RuntimeError(f"transfer state {s}")
             release(h)
-        return (time.perf_counter_ns() - t0) / iters
+        wall = (time.perf_counter_ns() - t0) / iters
+        return wall, (time.thread_time_ns() - c0) / iters
 
     def verify():
         return bool((dst[:BLOCK] == 0x5A).all())
@@ -73,8 +75,8 @@ def cpp_round(peer, k, iters, warmup, prog_thread):
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"connector_bench_peer failed ({out.returncode}): {out.stderr.strip()}")
-    tag, kk, ns = out.stdout.split()
-    return float(ns)
+    _tag, _k, wall, cpu = out.stdout.split()
+    return float(wall), float(cpu)
 
 
 def main():
@@ -98,18 +100,24 @@ def main():
         for _ in range(a.rounds):
             py.append(run(k, a.iters))
             cpp.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread)))
-        rows.append((k, statistics.median(cpp), statistics.median(py), py, cpp))
+        rows.append((k, py, cpp))
     if not verify():
         sys.exit("python side: data mismatch")
+    med = lambda xs, i: statistics.median(x[i] for x in xs) / 1000
     print(f"# {a.rounds} alternating rounds x {a.iters} transfers, blocks of {BLOCK} bytes, "
-          f"progress thread {a.prog_thread}; median ns per transfer")
-    print("| blocks | C++ us/xfer | Python us/xfer | Python - C++ us | Python / C++ |")
-    print("|---|---|---|---|---|")
-    for k, c, p, _, _ in rows:
-        print(f"| {k} | {c / 1000:.2f} | {p / 1000:.2f} | {(p - c) / 1000:+.2f} | {p / c:.3f} |")
-    for k, _, _, py, cpp in rows:
-        print(f"# k={k} python rounds (us): {' '.join(f'{x / 1000:.2f}' for x in py)}")
-        print(f"# k={k} c++    rounds (us): {' '.join(f'{x / 1000:.2f}' for x in cpp)}")
+          f"progress thread {a.prog_thread}; medians in us per transfer; CPU = the calling "
+          f"thread's CPU time (excludes waiting for a core)")
+    print("| blocks | C++ wall | Python wall | wall Python - C++ | wall ratio "
+          "| C++ CPU | Python CPU | CPU Python - C++ | CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for k, py, cpp in rows:
+        cw, pw, cc, pc = med(cpp, 0), med(py, 0), med(cpp, 1), med(py, 1)
+        print(f"| {k} | {cw:.2f} | {pw:.2f} | {pw - cw:+.2f} | {pw / cw:.3f} "
+              f"| {cc:.2f} | {pc:.2f} | {pc - cc:+.2f} | {pc / cc:.3f} |")
+    for k, py, cpp in rows:
+        for name, xs in (("python", py), ("c++", cpp)):
+            print(f"# k={k} {name} rounds wall/cpu (us): "
+                  + " ".join(f"{w / 1000:.2f}/{c / 1000:.2f}" for w, c in xs))
     return 0
 
 

@@ -12,11 +12,15 @@
  * BLOCK bytes, the initiator prepares both descriptor lists once, then each transfer is
  * makeXferReq(READ, k block indices) + postXferReq + getXferStatus until done + releaseXferReq,
  * the same calls nixl_agent.make_prepped_xfer / transfer / check_xfer_state /
- * release_xfer_handle make. Prints one line per round: "cpp <k> <ns per transfer>".
+ * release_xfer_handle make. Prints one line per round: "cpp <k> <wall ns per transfer> <CPU ns
+ * of the calling thread per transfer>" (the CPU time does not count time spent waiting for a
+ * core, so it is the steadier figure on a loaded machine).
  *
  * Usage: connector_bench_peer --blocks 1,64 --iters N --rounds R [--block-bytes B]
  *        [--prog-thread 0|1] [--warmup N]
  */
+
+#include <time.h>
 
 #include <chrono>
 #include <cstdio>
@@ -91,6 +95,13 @@ oneXfer(nixlAgent &a, nixlDlistH *lh, nixlDlistH *rh, const std::vector<int> &id
     return ok(a.releaseXferReq(req), "releaseXferReq");
 }
 
+int64_t
+threadCpuNs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
 } // namespace
 
 int
@@ -147,6 +158,7 @@ main(int argc, char **argv) {
             if (!oneXfer(init, lh, rh, idx)) return 1;
         }
         for (int r = 0; r < o.rounds; ++r) {
+            const int64_t c0 = threadCpuNs();
             const auto t0 = std::chrono::steady_clock::now();
             for (int i = 0; i < o.iters; ++i) {
                 if (!oneXfer(init, lh, rh, idx)) return 1;
@@ -154,7 +166,8 @@ main(int argc, char **argv) {
             const auto ns = std::chrono::duration<double, std::nano>(
                                 std::chrono::steady_clock::now() - t0)
                                 .count();
-            std::printf("cpp %d %.1f\n", k, ns / o.iters);
+            const double cpu = static_cast<double>(threadCpuNs() - c0);
+            std::printf("cpp %d %.1f %.1f\n", k, ns / o.iters, cpu / o.iters);
             std::fflush(stdout);
         }
     }
