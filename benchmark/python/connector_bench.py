@@ -25,6 +25,7 @@ import time
 
 import numpy as np
 
+import nixl._bindings as nb
 from nixl._api import nixl_agent, nixl_agent_config
 
 BLOCK = 16 * 1024
@@ -64,14 +65,33 @@ def python_side(blocks, prog_thread):
         wall = (time.perf_counter_ns() - t0) / iters
         return wall, (time.thread_time_ns() - c0) / iters
 
+    def run_raw(k, iters):
+        # The same transfer through nixl._bindings alone (what the bindings cost without the
+        # nixl._api layer): pointer ints, list indices, int(status).
+        agent, lraw, rraw, rd = init.agent, lh._handle, rh._handle, nb.NIXL_READ
+        idx = list(range(0, 2 * k, 2))
+        make, post, status, release = (agent.makeXferReq, agent.postXferReq,
+                                       agent.getXferStatus, agent.releaseXferReq)
+        c0 = time.thread_time_ns()
+        t0 = time.perf_counter_ns()
+        for _ in range(iters):
+            h = make(rd, lraw, idx, rraw, idx, b"", [], False)
+            s = int(post(h, b""))
+            while s == 1:
+                s = int(status(h))
+            release(h)
+        wall = (time.perf_counter_ns() - t0) / iters
+        return wall, (time.thread_time_ns() - c0) / iters
+
     def verify():
         return bool((dst[:BLOCK] == 0x5A).all())
-    return run, verify, keep
+    return run, run_raw, verify, keep
 
 
-def cpp_round(peer, k, iters, warmup, prog_thread):
+def cpp_round(peer, k, iters, warmup, prog_thread, sync):
     out = subprocess.run([peer, "--blocks", str(k), "--iters", str(iters), "--rounds", "1",
-                          "--warmup", str(warmup), "--prog-thread", "1" if prog_thread else "0"],
+                          "--warmup", str(warmup), "--prog-thread", "1" if prog_thread else "0",
+                          "--sync", sync],
                          capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"connector_bench_peer failed ({out.returncode}): {out.stderr.strip()}")
@@ -92,15 +112,17 @@ def main():
     if a.check:
         a.rounds, a.iters, a.warmup = 1, 200, 20
     blocks = [int(x) for x in a.blocks.split(",")]
-    run, verify, _keep = python_side(blocks, bool(a.prog_thread))
+    run, run_raw, verify, _keep = python_side(blocks, bool(a.prog_thread))
     rows = []
     for k in blocks:
         run(k, a.warmup)
-        py, cpp = [], []
+        py, cpp, rw, raw = [], [], [], []
         for _ in range(a.rounds):
             py.append(run(k, a.iters))
-            cpp.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread)))
-        rows.append((k, py, cpp))
+            raw.append(run_raw(k, a.iters))
+            cpp.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread), "none"))
+            rw.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread), "rw"))
+        rows.append((k, py, cpp, rw, raw))
     if not verify():
         sys.exit("python side: data mismatch")
     med = lambda xs, i: statistics.median(x[i] for x in xs) / 1000
@@ -108,14 +130,15 @@ def main():
           f"progress thread {a.prog_thread}; medians in us per transfer; CPU = the calling "
           f"thread's CPU time (excludes waiting for a core)")
     print("| blocks | C++ wall | Python wall | wall Python - C++ | wall ratio "
-          "| C++ CPU | Python CPU | CPU Python - C++ | CPU ratio |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for k, py, cpp in rows:
-        cw, pw, cc, pc = med(cpp, 0), med(py, 0), med(cpp, 1), med(py, 1)
+          "| C++ CPU | C++ RW CPU | _bindings CPU | Python CPU | CPU Python - C++ | CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for k, py, cpp, rw, raw in rows:
+        cw, pw, cc, pc, rc = med(cpp, 0), med(py, 0), med(cpp, 1), med(py, 1), med(rw, 1)
+        bc = med(raw, 1)
         print(f"| {k} | {cw:.2f} | {pw:.2f} | {pw - cw:+.2f} | {pw / cw:.3f} "
-              f"| {cc:.2f} | {pc:.2f} | {pc - cc:+.2f} | {pc / cc:.3f} |")
-    for k, py, cpp in rows:
-        for name, xs in (("python", py), ("c++", cpp)):
+              f"| {cc:.2f} | {rc:.2f} | {bc:.2f} | {pc:.2f} | {pc - cc:+.2f} | {pc / cc:.3f} |")
+    for k, py, cpp, rw, raw in rows:
+        for name, xs in (("python", py), ("_bindings", raw), ("c++", cpp), ("c++ rw", rw)):
             print(f"# k={k} {name} rounds wall/cpu (us): "
                   + " ".join(f"{w / 1000:.2f}/{c / 1000:.2f}" for w, c in xs))
     return 0

@@ -17,7 +17,7 @@
  * core, so it is the steadier figure on a loaded machine).
  *
  * Usage: connector_bench_peer --blocks 1,64 --iters N --rounds R [--block-bytes B]
- *        [--prog-thread 0|1] [--warmup N]
+ *        [--prog-thread 0|1] [--warmup N] [--sync none|rw|strict]
  */
 
 #include <time.h>
@@ -42,6 +42,8 @@ struct options {
     int warmup = 2000;
     size_t blockBytes = 16 * 1024;
     bool progThread = true;
+    /** The Python bindings run a NONE agent as RW: --sync rw measures C++ in that mode. */
+    nixl_thread_sync_t sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE;
 };
 
 bool
@@ -73,6 +75,17 @@ parse(int argc, char **argv, options &o) {
             o.warmup = std::atoi(v);
         } else if (k == "--block-bytes") {
             o.blockBytes = std::strtoull(v, nullptr, 10);
+        } else if (k == "--sync") {
+            const std::string m = v;
+            if (m == "none") {
+                o.sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE;
+            } else if (m == "rw") {
+                o.sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_RW;
+            } else if (m == "strict") {
+                o.sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_STRICT;
+            } else {
+                return false;
+            }
         } else if (k == "--prog-thread") {
             o.progThread = std::atoi(v) != 0;
         } else {
@@ -109,13 +122,13 @@ main(int argc, char **argv) {
     options o;
     if (!parse(argc, argv, o)) {
         std::fprintf(stderr, "usage: %s --blocks 1,64 --iters N --rounds R [--block-bytes B] "
-                             "[--prog-thread 0|1] [--warmup N]\n", argv[0]);
+                             "[--prog-thread 0|1] [--warmup N] [--sync none|rw|strict]\n", argv[0]);
         return 2;
     }
     int max_blocks = 1;
     for (int k : o.blocks) max_blocks = std::max(max_blocks, k);
 
-    nixlAgentConfig cfg(o.progThread);
+    nixlAgentConfig cfg(o.progThread, false, 0, o.sync);
     nixlAgent init("bench-cpp-init", cfg);
     nixlAgent target("bench-cpp-target", cfg);
     nixlBackendH *bi = nullptr, *bt = nullptr;
