@@ -108,6 +108,16 @@ class AgentTest(unittest.TestCase):
             self.assertIn("UCX", ag.backends)
         self.assertIn("UCX", nixl_agent(unique("noconf")).backends)
 
+    def test_effective_sync_mode(self):
+        # None: NONE without a listener (run as RW by the bindings), STRICT with one.
+        eff = lambda conf: nixl_agent(unique("eff"), conf).agent.getEffectiveSyncMode()
+        self.assertEqual(eff(nixl_agent_config()), nb.NIXL_THREAD_SYNC_RW)
+        self.assertEqual(eff(nixl_agent_config(sync_mode=nixl_thread_sync_t.NONE)),
+                         nb.NIXL_THREAD_SYNC_RW)
+        self.assertEqual(eff(nixl_agent_config(sync_mode=nixl_thread_sync_t.STRICT)),
+                         nb.NIXL_THREAD_SYNC_STRICT)
+        self.assertEqual(eff(nixl_agent_config(True, True, 0)), nb.NIXL_THREAD_SYNC_STRICT)
+
     def test_missing_plugin_is_skipped_with_warning(self):
         with self.assertLogs("nixl", level="WARNING") as cm:
             ag = nixl_agent(unique("skip"), nixl_agent_config(backends=["NO_SUCH", "UCX"]))

@@ -6,10 +6,9 @@ Source-compatible with NIXL 1.4's ``nixl._api``; docs/python.md lists every call
 places where we differ. Tensors are recognised through ``sys.modules`` (this module never imports
 torch), so a process without torch pays nothing for it.
 
-Thread safety: one ``nixl_agent`` may be used from many Python threads at once. The agent is
-created with a locking sync mode unless the caller asks for NONE explicitly (see
-nixl_agent_config), the Python-side tables (``backends``, ``notifs``, the keep-alive map) are
-guarded by one lock, and handles release at most once.
+Thread safety: one ``nixl_agent`` may be used from many Python threads at once. The bindings
+run an agent asked for NONE as RW and guard each handle; the Python-side tables (``backends``,
+``notifs``, the keep-alive map) are guarded by one lock.
 """
 
 import enum
