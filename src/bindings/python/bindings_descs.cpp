@@ -194,7 +194,16 @@ py::class_<nixlDescList<D>>
 bindList(py::module_ &m, const char *name) {
     using L = nixlDescList<D>;
     py::class_<L> c(m, name);
-    c.def(py::init<nixl_mem_t, int>(), py::arg("type"), py::arg("init_size") = 0)
+    // The C++ list leaves init_size descriptors uninitialised; here they read as zeros.
+    c.def(py::init([](nixl_mem_t mem, int init_size) {
+              L l(mem, init_size);
+              for (auto &d : l) {
+                  static_cast<nixlBasicDesc &>(d) = nixlBasicDesc(0, 0, 0);
+              }
+              return l;
+          }),
+          py::arg("type"),
+          py::arg("init_size") = 0)
         .def(py::init([](nixl_mem_t mem, const py::list &descs) {
                  return listFromPy<D>(mem, descs);
              }),
