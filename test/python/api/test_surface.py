@@ -39,6 +39,11 @@ class ModuleTest(unittest.TestCase):
             [sys.executable, "-c", "import sys, nixl._api; print('torch' in sys.modules)"],
             capture_output=True, text=True, check=True)
         self.assertEqual(out.stdout.strip().splitlines()[-1], "False")
+        out = subprocess.run(
+            [sys.executable, "-c", "import sys, nixl; "
+             "print('numpy' in sys.modules, 'nixl._bindings' in sys.modules)"],
+            capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout.strip(), "False False")
 
     def test_sync_enum(self):
         self.assertEqual([m.name for m in nixl_thread_sync_t], ["NONE", "STRICT", "RW"])

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """vLLM's NixlConnector call sequence (reference §5) with torch CPU tensors shaped like a KV
 cache (layers x blocks x block bytes): the decode side READs blocks by index from the prefill
-side with a notification, polls, reads telemetry, releases, and both sides clean up."""
+side with a notification, polls, reads telemetry, releases, and both sides clean up. Also
+SGLang's sequence: WRITEs (initialize_xfer, and prepared lists with int32 index arrays), state
+polled from several threads, notifications by items()."""
 
 import os
 import unittest
@@ -108,6 +110,77 @@ class VllmFlow(unittest.TestCase):
         decode.deregister_memory(d_reg)
         prefill.deregister_memory(p_reg)
         self.assertFalse(decode.check_remote_metadata(remote))
+
+
+@unittest.skipIf(torch is None, "torch is not importable")
+class SglangFlow(unittest.TestCase):
+    def test_flow(self):
+        import threading
+
+        import numpy as np
+        from nixl._api import nixl_agent, nixl_agent_config
+        from nixl._bindings import (nixlBackendError, nixlCancelledError,  # noqa: F401
+                                    nixlRemoteDisconnectError)
+        agents = []
+        for role in ("prefill", "decode"):
+            a = nixl_agent(unique(role), nixl_agent_config(backends=[], num_threads=2))
+            a.create_backend("UCX", {})
+            self.assertIn("UCX", a.get_plugin_list())
+            agents.append(a)
+        prefill, decode = agents
+        src = torch.randint(0, 256, (BLOCKS, BLOCK_BYTES), dtype=torch.uint8)
+        dst = torch.zeros((BLOCKS, BLOCK_BYTES), dtype=torch.uint8)
+        descs = prefill.register_memory([(src.data_ptr(), src.numel(), 0, "")], "DRAM")
+        self.assertTrue(descs)                       # SGLang: `if not descs: fail`
+        decode.register_memory([(dst.data_ptr(), dst.numel(), 0, "")], "DRAM")
+        peer = prefill.add_remote_agent(decode.get_agent_metadata())
+        decode.add_remote_agent(prefill.get_agent_metadata())
+
+        # Old path: initialize_xfer of blocks 0..3, state checked for "ERR".
+        rows = lambda t, ids: [(t.data_ptr() + b * BLOCK_BYTES, BLOCK_BYTES, 0) for b in ids]
+        s = prefill.get_xfer_descs(rows(src, range(4)), "DRAM")
+        d = prefill.get_xfer_descs(rows(dst, range(4)), "DRAM")
+        h = prefill.initialize_xfer("WRITE", s, d, decode.name, b"old:0")
+        self.assertNotEqual(prefill.transfer(h), "ERR")
+
+        # New path: prepared lists from Nx3 arrays, int32 index arrays.
+        sh = prefill.prep_xfer_dlist("", np.array(rows(src, range(BLOCKS)), np.uint64), "DRAM")
+        dh = prefill.prep_xfer_dlist(peer, np.array(rows(dst, range(BLOCKS)), np.uint64), "DRAM")
+        handles = [prefill.make_prepped_xfer("WRITE", sh, np.array(ids, np.int32), dh,
+                                             np.array(ids, np.int32), f"new:{n}".encode())
+                   for n, ids in enumerate(([4, 5], [8, 9, 10, 11, 12, 13, 14, 15, 16], [31]))]
+        for x in handles:
+            self.assertNotEqual(prefill.transfer(x), "ERR")
+        states, errors = {}, []
+
+        def watch(x):
+            try:
+                poll(lambda: prefill.check_xfer_state(x) == "DONE", "WRITE done")
+                states[id(x)] = "DONE"
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(e)
+        threads = [threading.Thread(target=watch, args=(x,)) for x in [h] + handles]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(len(states), 4)
+        got = []
+        def collect():
+            for name, msgs in decode.get_new_notifs().items():
+                self.assertEqual(name, prefill.name)
+                got.extend(msgs)
+            return len(got) == 4
+        poll(collect, "four notifications")
+        self.assertEqual(sorted(got), [b"new:0", b"new:1", b"new:2", b"old:0"])
+        for b in list(range(6)) + list(range(8, 17)) + [31]:
+            self.assertTrue(torch.equal(dst[b], src[b]), f"block {b}")
+        self.assertFalse(dst[6].any() or dst[7].any() or dst[30].any())
+        decode.send_notif(prefill.name, b"ack")
+        poll(lambda: prefill.check_remote_xfer_done(decode.name, b"ack"), "ack")
+        for x in [h] + handles:
+            prefill.release_xfer_handle(x)
 
 
 if __name__ == "__main__":
