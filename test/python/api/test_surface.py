@@ -107,6 +107,16 @@ class AgentTest(unittest.TestCase):
             nixl_agent("")
         self.assertEqual(self.a.name.split("-")[0], "surface")
 
+    def test_no_plugins(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            code = ("import nixl._api as a\n"
+                    "try:\n    a.nixl_agent('x')\nexcept RuntimeError as e:\n    print('RuntimeError')\n")
+            out = subprocess.run([sys.executable, "-c", code],
+                                 env=dict(os.environ, NIXL_PLUGIN_DIR=d),
+                                 capture_output=True, text=True, check=True)
+            self.assertEqual(out.stdout.strip().splitlines()[-1], "RuntimeError")
+
     def test_default_config_and_every_sync_mode(self):
         for m in list(nixl_thread_sync_t) + [None]:
             ag = nixl_agent(unique("sync"), nixl_agent_config(sync_mode=m))
