@@ -93,6 +93,8 @@ def initiator():
     try:
         msgs = wait_for(lambda: agent.update_notifs().get("target"), "the target's descriptors")
         remote = agent.deserialize_descs(msgs.pop(0))
+        # The target's send_local_metadata is asynchronous: its notification can arrive first.
+        wait_for(lambda: agent.check_remote_metadata("target", remote), "the target's metadata")
         h = agent.initialize_xfer("WRITE", agent.get_xfer_descs([(src.ctypes.data, SIZE, 0)], "DRAM"),
                                   remote, "target", b"written")
         agent.transfer(h)

@@ -33,6 +33,7 @@ def peer(backend):
     print("HELLO " + json.dumps({"md": base64.b64encode(agent.get_agent_metadata()).decode(),
                       "addr": buf.ctypes.data}), flush=True)
     parent = agent.add_remote_agent(base64.b64decode(sys.stdin.readline()))
+    print("READY", flush=True)
     poll(lambda: agent.check_remote_xfer_done(parent, b"read"), "read notification")
     poll(lambda: agent.check_remote_xfer_done(parent, b"wrote"), "wrote notification")
     want = pattern(2)
@@ -48,6 +49,15 @@ def peer(backend):
 
 
 class TwoProcess(unittest.TestCase):
+    def read_marker(self, child, marker):
+        # The peer's stdout also carries the nixl logger's lines: find ours.
+        while True:
+            line = child.stdout.readline()
+            if not line:
+                self.fail(f"the peer exited before printing {marker!r}")
+            if line.startswith(marker):
+                return line
+
     def run_pair(self, backend):
         from nixl._api import nixl_agent, nixl_agent_config
         child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--peer", backend],
@@ -56,20 +66,13 @@ class TwoProcess(unittest.TestCase):
             agent = nixl_agent(unique("init"), nixl_agent_config(backends=[backend]))
             mine = np.zeros(N, dtype=np.uint8)
             reg = agent.register_memory([(mine.ctypes.data, N, 0, "")], "DRAM")
-            # The peer's stdout also carries the nixl logger's lines: find ours.
-            line = ""
-            while not line.startswith("HELLO "):
-                line = child.stdout.readline()
-                if not line:
-                    self.fail("the peer exited before sending its metadata")
-            hello = json.loads(line[len("HELLO "):])
+            hello = json.loads(self.read_marker(child, "HELLO ")[len("HELLO "):])
             name = agent.add_remote_agent(base64.b64decode(hello["md"]))
             child.stdin.write(base64.b64encode(agent.get_agent_metadata()).decode() + "\n")
             child.stdin.flush()
+            self.read_marker(child, "READY")    # the peer knows us: notifications have a home
             local = agent.get_xfer_descs([(mine.ctypes.data, N, 0)], "DRAM")
             remote = agent.get_xfer_descs([(hello["addr"], N, 0)], "DRAM")
-            # The peer may not have loaded our metadata yet: the READ does not need it, and
-            # its notification waits in the peer's backend until it does.
             h = agent.initialize_xfer("READ", local, remote, name, b"read")
             agent.transfer(h)
             wait_done(agent, h, "READ")
