@@ -136,10 +136,9 @@ class _handle_base:
     def __del__(self):
         if self._released:
             return
+        self._released = True
         try:
-            if not self._released:
-                self._released = True
-                getattr(self._agent, self._release_call)(self._handle)
+            getattr(self._agent, self._release_call)(self._handle)
         except Exception:  # best effort: interpreter shutdown or an active transfer
             try:
                 logger.warning("%r: release at finalisation failed", self)
@@ -167,7 +166,9 @@ def _raw(h):
 
 
 def _name_key(name):
-    return name.decode("utf-8", "replace") if isinstance(name, (bytes, bytearray)) else name
+    # The bindings decode agent names (dict keys) the same way.
+    return (name.decode("utf-8", "surrogateescape") if isinstance(name, (bytes, bytearray))
+            else name)
 
 
 def _as_bytes(msg):
