@@ -120,6 +120,40 @@ class TwoAgentsNumpy(unittest.TestCase):
         first, second = self.b.get_new_notifs(), self.b.get_new_notifs()
         self.assertIsNot(first, second)
 
+    def test_repost_and_release_while_active(self):
+        big = 32 << 20
+        src = np.ones(big, dtype=np.uint8)
+        dst = np.zeros(big, dtype=np.uint8)
+        ra = self.a.register_memory([(src.ctypes.data, big, 0, "")], "DRAM")
+        rb = self.b.register_memory([(dst.ctypes.data, big, 0, "")], "DRAM")
+        nbn = self.a.add_remote_agent(self.b.get_agent_metadata())
+        local = self.a.get_xfer_descs([(src.ctypes.data, big, 0)], "DRAM")
+        remote = self.a.get_xfer_descs([(dst.ctypes.data, big, 0)], "DRAM")
+        for _ in range(3):
+            h = self.a.initialize_xfer("WRITE", local, remote, nbn)
+            if self.a.transfer(h) == "PROC":
+                # Still active: a repost is refused (nixlRepostActiveError) unless it finished
+                # in between, when a repost is allowed; nothing else may happen.
+                try:
+                    self.a.transfer(h)
+                except nb.nixlRepostActiveError:
+                    pass
+            try:
+                self.a.release_xfer_handle(h)     # cancels an active transfer ...
+                self.assertTrue(h._released)
+            except nb.nixlRepostActiveError:    # ... or refuses and stays live
+                self.assertFalse(h._released)
+                wait_done(self.a, h)
+                self.a.release_xfer_handle(h)
+                self.assertTrue(h._released)
+        h = self.a.initialize_xfer("WRITE", local, remote, nbn)
+        self.a.transfer(h)
+        wait_done(self.a, h)
+        self.assertTrue((dst == 1).all())
+        h.release()
+        self.a.deregister_memory(ra)
+        self.b.deregister_memory(rb)
+
     def test_handles_identity_semantics(self):
         lh = self.a.prep_xfer_dlist("", [(self.src.ctypes.data, N, 0)], "DRAM")
         for cls in (nixl_prepped_dlist_handle, nixl_xfer_handle):
