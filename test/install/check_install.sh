@@ -225,4 +225,35 @@ grep -Eq '^nixlbench_like: verified [0-9]+ bytes$' "$tmp/nb_run.log" ||
     fail "nixlbench_like did not print its 'verified' line"
 echo "install check: nixlbench_like (find_library nixl, nixl_build, serdes) built and ran"
 
+# The Python package, when the build has it: the staged site-packages holds nixl/ with the
+# module and the .py files; the module's RUNPATH names <libdir>, and with the staged libdir
+# first it imports, loads libnixl from there and finds the plugins in <libdir>/plugins.
+pymod=$(meson introspect "$build" --installed | python3 -c '
+import json, sys
+print(next((v for v in json.load(sys.stdin).values() if "/nixl/_bindings" in v), ""))')
+if [ -n "$pymod" ]; then
+    read -r pyexe < <(meson introspect "$build" --buildoptions | python3 -c '
+import json, sys
+print({o["name"]: o["value"] for o in json.load(sys.stdin)}["python_path"])')
+    pkgdir=$(dirname "$tmp/stage$pymod")
+    for f in __init__.py _api.py logging.py; do
+        [ -f "$pkgdir/$f" ] || fail "nixl/$f not installed next to $(basename "$pymod")"
+    done
+    readelf -d "$tmp/stage$pymod" | grep -q "R.*PATH.*\[$libdir\]" ||
+        fail "$(basename "$pymod") does not carry RUNPATH $libdir"
+    if ! env -u NIXL_PLUGIN_DIR PYTHONPATH="$(dirname "$pkgdir")" LD_LIBRARY_PATH="$stage_libdir" \
+        "$pyexe" -c '
+import sys
+import nixl, nixl._api, nixl._bindings as b
+assert b.__file__.startswith(sys.argv[1]), b.__file__
+agent = b.nixlAgent("install-check", b.nixlAgentConfig())
+assert "TEST" in agent.getAvailPlugins(), agent.getAvailPlugins()
+print("install check: python: imported", b.__file__)
+' "$pkgdir" >"$tmp/py.log" 2>&1; then
+        cat "$tmp/py.log" >&2
+        fail "the installed Python package does not import or find its plugins"
+    fi
+    cat "$tmp/py.log"
+fi
+
 echo "install check: passed"
