@@ -561,7 +561,11 @@ class nixl_agent:
         h = agent.makeXferReq(op, lh, li, rh, ri, msg,
                               self._backend_handles(backends) if backends else _NO_BACKENDS,
                               bool(skip_desc_merge))
-        return _new_xfer_handle(agent, h)
+        x = _new(_XFER)         # nixl_xfer_handle(agent, h) without the __init__ call
+        x._handle = h
+        x._agent = agent
+        x._released = False
+        return x
 
     def initialize_xfer(self, operation: str, local_descs, remote_descs, remote_agent,
                         notif_msg: bytes = b"",
