@@ -144,11 +144,31 @@ class BadArgs(unittest.TestCase):
             self.a.get_xfer_telemetry(h)
         h.release()
 
-    def test_released_handles(self):
+    def test_released_and_foreign_handles(self):
         lh = self.a.prep_xfer_dlist("", [(self.src.ctypes.data, N, 0)], "DRAM")
+        rh = self.a.prep_xfer_dlist(self.nb_, [(self.dst.ctypes.data, N, 0)], "DRAM")
+        h = self.a.make_prepped_xfer("WRITE", lh, [0], rh, [0])
+        self.a.transfer(h)
+        wait_done(self.a, h)
+        # A handle used by another agent, or a stale pointer int: an exception, never a crash.
+        with self.assertRaises(NIXL_ERRORS):
+            self.b.check_xfer_state(h)
+        with self.assertRaises(NIXL_ERRORS):
+            self.b.make_prepped_xfer("WRITE", lh, [0], rh, [0])
+        raw = h._handle
+        h.release()
+        h.release()
+        self.a.release_xfer_handle(h)          # already released: nothing happens
+        for call in (lambda: self.a.transfer(raw), lambda: self.a.check_xfer_state(raw),
+                     lambda: self.a.get_xfer_telemetry(raw), lambda: self.a.release_xfer_handle(raw)):
+            with self.assertRaises(NIXL_ERRORS):
+                call()
         lh.release()
         lh.release()
-        self.a.release_dlist_handle(lh)       # already released: nothing happens
+        self.a.release_dlist_handle(lh)
+        with self.assertRaises(NIXL_ERRORS):
+            self.a.make_prepped_xfer("WRITE", lh, [0], rh, [0])
+        rh.release()
 
     def test_create_agent_after_bad_config(self):
         with self.assertRaises(TypeError):
