@@ -236,9 +236,11 @@ class DescsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             a.get_reg_descs(np.array([[addr, 1, 0]], dtype=np.float64), "DRAM")
         with self.assertRaises(ValueError):
-            a.get_reg_descs(np.array([addr, 1, 0], dtype=np.uint64), "DRAM")
-        with self.assertRaises(TypeError):
-            a.get_reg_descs("not descriptors", "DRAM")
+            a.get_reg_descs(np.zeros((4, 3), dtype=np.uint64)[:, ::-1], "DRAM")   # layout
+        self.assertIsNone(a.get_reg_descs(np.array([addr, 1, 0], dtype=np.uint64), "DRAM"))
+        self.assertIsNone(a.get_reg_descs(np.zeros((2, 4), dtype=np.uint64), "DRAM"))
+        self.assertIsNone(a.get_reg_descs("not descriptors", "DRAM"))
+        self.assertIsNone(a.get_reg_descs([1, 2, 3], "DRAM"))
 
     def test_xfer_inputs_and_errors(self):
         a, addr = self.a, self.addr

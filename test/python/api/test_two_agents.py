@@ -112,11 +112,14 @@ class TwoAgentsNumpy(unittest.TestCase):
         poll(lambda: sum(len(v) for v in self.b.update_notifs().values()) >= 3, "3 notifs")
         self.assertIs(self.b.update_notifs(), self.b.notifs)
         self.assertEqual(sorted(self.b.notifs[self.a.name]), [b"hello\x00world", b"tag:7", b"text"])
-        self.assertFalse(self.b.check_remote_xfer_done(self.a.name, b"tag", tag_is_prefix=False))
+        self.assertFalse(self.b.check_remote_xfer_done(self.a.name, b":7"))   # not a prefix
         self.assertTrue(self.b.check_remote_xfer_done(self.na_, b"tag"))
         self.assertFalse(self.b.check_remote_xfer_done(self.na_, b"tag"))   # consumed
-        self.assertTrue(self.b.check_remote_xfer_done(self.a.name, b"text", tag_is_prefix=False))
-        self.assertEqual(self.b.notifs[self.a.name], [b"hello\x00world"])
+        self.assertTrue(self.b.check_remote_xfer_done(self.a.name, b"ex", tag_is_prefix=False))
+        self.assertFalse(self.b.check_remote_xfer_done(self.a.name, b"ex", tag_is_prefix=False))
+        self.assertTrue(self.b.check_remote_xfer_done(self.a.name, lookup_tag=b"\x00w",
+                                                      backends=["UCX"], tag_is_prefix=False))
+        self.assertEqual(self.b.notifs[self.a.name], [])
         first, second = self.b.get_new_notifs(), self.b.get_new_notifs()
         self.assertIsNot(first, second)
 

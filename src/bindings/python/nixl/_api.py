@@ -329,30 +329,34 @@ class nixl_agent:
                 return None
             mem = self._mem(mem_type)
             if descs.ndim != 2 or descs.shape[1] != 3:
-                raise ValueError(f"descriptor array must be Nx3, not {descs.shape}")
-            if descs.dtype not in (np.uint64, np.int64):
-                raise ValueError(f"descriptor array must be uint64 or int64, not {descs.dtype}")
-            if not descs.flags.c_contiguous:
-                raise ValueError("descriptor array must be C-contiguous")
+                logger.error("nixl_agent %s: a descriptor array must be Nx3, not %s", self.name,
+                             descs.shape)
+                return None
+            # dtype and layout: the bindings raise ValueError
             return own(mem, descs)
         if isinstance(descs, tuple):
             raise (ValueError if reg else TypeError)(
                 "descriptors must be a list, not a tuple")
         if not isinstance(descs, list):
-            raise TypeError(f"cannot describe memory from {type(descs).__name__}")
+            logger.error("nixl_agent %s: cannot describe memory from a %s", self.name,
+                         type(descs).__name__)
+            return None
         if len(descs) == 0:
             raise IndexError("empty descriptor list")
         first = descs[0]
         if tensor_t is not None and isinstance(first, tensor_t):
             if not all(isinstance(t, tensor_t) for t in descs):
-                raise TypeError("a tensor list must hold only tensors")
+                logger.error("nixl_agent %s: a tensor list must hold only tensors", self.name)
+                return None
             built = self._tensor_list(descs, reg)
             if built is None:
                 return None
             return own(built[1], built[0])
         arity = 4 if reg else 3
         if not isinstance(first, tuple):
-            raise TypeError(f"descriptor list entries must be tuples, not {type(first).__name__}")
+            logger.error("nixl_agent %s: descriptor list entries must be tuples or tensors, not %s",
+                         self.name, type(first).__name__)
+            return None
         if len(first) != arity:
             logger.error("nixl_agent %s: %s descriptors are %d-tuples, got %d", self.name,
                          kind, arity, len(first))
@@ -645,20 +649,20 @@ class nixl_agent:
                 self.notifs.setdefault(agent, []).extend(msgs)
             return self.notifs
 
-    def check_remote_xfer_done(self, remote_agent_name, lookup_msg: bytes,
+    def check_remote_xfer_done(self, remote_agent_name, lookup_tag: bytes,
                                backends: list = [],  # noqa: B006
                                tag_is_prefix: bool = True) -> bool:
-        """Consume one notification from remote_agent_name that starts with (or equals)
-        lookup_msg; True if one was found."""
+        """Consume one notification from remote_agent_name that starts with lookup_tag
+        (tag_is_prefix) or contains it; True if one was found."""
         self.update_notifs(backends)
         key = _name_key(remote_agent_name)
-        tag = _as_bytes(lookup_msg)
+        tag = _as_bytes(lookup_tag)
         with self._lock:
             msgs = self.notifs.get(key)
             if not msgs:
                 return False
             for i, m in enumerate(msgs):
-                if (m.startswith(tag) if tag_is_prefix else m == tag):
+                if (m.startswith(tag) if tag_is_prefix else tag in m):
                     del msgs[i]
                     return True
         return False
