@@ -597,8 +597,8 @@ class nixl_agent:
         """The request's nixlXferTelemetry; nixlNoTelemetryError without telemetry."""
         return self.agent.getXferTelemetry(_raw(handle))
 
-    def estimate_xfer_cost(self, handle) -> tuple:
-        us, margin, method = self.agent.estimateXferCost(_raw(handle))
+    def estimate_xfer_cost(self, req_handle) -> tuple:
+        us, margin, method = self.agent.estimateXferCost(_raw(req_handle))
         known = int(method) == _COST_ANALYTICAL
         return int(us), int(margin), "ANALYTICAL_BACKEND" if known else "UNKNOWN"
 
