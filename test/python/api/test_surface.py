@@ -3,6 +3,7 @@
 """nixl._api surface: module contents, nixl_agent_config, nixl_agent construction, backends,
 descriptor building (every accepted input and the documented None/exception cases)."""
 
+import inspect
 import logging
 import os
 import subprocess
@@ -65,6 +66,75 @@ class ModuleTest(unittest.TestCase):
             out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                                  text=True, check=True)
             self.assertEqual(out.stdout.strip().splitlines()[-1], want)
+
+
+# Every nixl_agent method with its argument names and defaults (keyword callers depend on them).
+SIGNATURES = {
+    "__init__": "(self, agent_name, nixl_conf=None, instantiate_all=False)",
+    "get_plugin_list": "(self)",
+    "get_plugin_mem_types": "(self, backend)",
+    "get_plugin_params": "(self, backend)",
+    "get_backend_mem_types": "(self, backend)",
+    "get_backend_params": "(self, backend)",
+    "create_backend": "(self, backend, initParams={})",
+    "get_reg_descs": "(self, descs, mem_type=None)",
+    "get_xfer_descs": "(self, descs, mem_type=None)",
+    "get_remote_descs": "(self, descs, mem_type=None)",
+    "register_memory": "(self, reg_list, mem_type=None, backends=[])",
+    "deregister_memory": "(self, dereg_list, backends=[])",
+    "query_memory": "(self, reg_list, backend, mem_type=None)",
+    "get_agent_metadata": "(self)",
+    "get_partial_agent_metadata": "(self, descs, inc_conn_info=False, backends=[])",
+    "add_remote_agent": "(self, metadata)",
+    "remove_remote_agent": "(self, agent)",
+    "send_local_metadata": "(self, ip_addr='', port=8888)",
+    "send_partial_agent_metadata": "(self, descs, inc_conn_info=False, backends=[], "
+                                   "ip_addr='', port=8888, label='')",
+    "fetch_remote_metadata": "(self, remote_agent, ip_addr='', port=8888, label='')",
+    "invalidate_local_metadata": "(self, ip_addr='', port=8888)",
+    "check_remote_metadata": "(self, agent, descs=None)",
+    "make_connection": "(self, remote_agent, backends=[])",
+    "prep_xfer_dlist": "(self, agent_name, xfer_list, mem_type=None, backends=[])",
+    "make_prepped_xfer": "(self, operation, local_xfer_side, local_indices, remote_xfer_side, "
+                         "remote_indices, notif_msg=b'', backends=[], skip_desc_merge=False)",
+    "initialize_xfer": "(self, operation, local_descs, remote_descs, remote_agent, "
+                       "notif_msg=b'', backends=[])",
+    "transfer": "(self, handle, notif_msg=b'')",
+    "check_xfer_state": "(self, handle)",
+    "get_xfer_telemetry": "(self, handle)",
+    "estimate_xfer_cost": "(self, req_handle)",
+    "query_xfer_backend": "(self, handle)",
+    "release_xfer_handle": "(self, handle)",
+    "release_dlist_handle": "(self, handle)",
+    "get_new_notifs": "(self, backends=[])",
+    "update_notifs": "(self, backends=[])",
+    "check_remote_xfer_done": "(self, remote_agent_name, lookup_tag, backends=[], "
+                              "tag_is_prefix=True)",
+    "send_notif": "(self, remote_agent_name, notif_msg, backend=None)",
+    "get_serialized_descs": "(self, descs)",
+    "deserialize_descs": "(self, serialized_descs)",
+    "prep_mem_view": "(self, dlist, *, backends=None)",
+    "release_mem_view": "(self, mvh)",
+}
+
+
+class SignatureTest(unittest.TestCase):
+    @staticmethod
+    def plain(fn):
+        sig = inspect.signature(fn)
+        return str(sig.replace(parameters=[p.replace(annotation=inspect.Parameter.empty)
+                                           for p in sig.parameters.values()],
+                               return_annotation=inspect.Signature.empty))
+
+    def test_agent_methods(self):
+        for name, want in SIGNATURES.items():
+            self.assertEqual(self.plain(getattr(nixl_agent, name)), want, name)
+
+    def test_config(self):
+        self.assertEqual(self.plain(nixl_agent_config.__init__),
+                         "(self, enable_prog_thread=True, enable_listen_thread=False, "
+                         "listen_port=8888, capture_telemetry=False, num_threads=0, "
+                         "backends=['UCX'], sync_mode=None)")
 
 
 class ConfigTest(unittest.TestCase):

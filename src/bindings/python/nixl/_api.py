@@ -504,7 +504,7 @@ class nixl_agent:
     def invalidate_local_metadata(self, ip_addr: str = "", port: int = DEFAULT_COMM_PORT):
         self.agent.invalidateLocalMD(ip_addr, port)
 
-    def check_remote_metadata(self, remote_agent: str, descs=None) -> bool:
+    def check_remote_metadata(self, agent, descs=None) -> bool:
         """True when the peer's metadata (and descs, if given) is loaded; never raises."""
         try:
             if descs is None:
@@ -513,10 +513,9 @@ class nixl_agent:
                 d = self.get_xfer_descs(descs)
                 if d is None:
                     return False
-            return self.agent.checkRemoteMD(remote_agent, d) == _SUCCESS
+            return self.agent.checkRemoteMD(agent, d) == _SUCCESS
         except Exception as e:  # noqa: BLE001 (documented: never raises)
-            logger.warning("nixl_agent %s: check_remote_metadata(%r): %s", self.name,
-                           remote_agent, e)
+            logger.warning("nixl_agent %s: check_remote_metadata(%r): %s", self.name, agent, e)
             return False
 
     def make_connection(self, remote_agent: str, backends: list = []):  # noqa: B006
