@@ -409,12 +409,15 @@ bindAgent(py::module_ &m) {
                 R release;
                 nixlXferReqH *req = nullptr;
                 // Both lists stay prepared for the whole call; another thread may use them too.
+                // Stripes in address order, so no two threads take a pair in opposite orders.
                 auto &ls = a.dlists.stripeOf(lh);
                 auto &rs = a.dlists.stripeOf(rh);
-                std::shared_lock l1(ls.mutex);
+                auto *first = &ls < &rs ? &ls : &rs;
+                auto *second = &ls < &rs ? &rs : &ls;
+                std::shared_lock l1(first->mutex);
                 std::shared_lock<std::shared_mutex> l2;
-                if (&rs != &ls) {
-                    l2 = std::shared_lock(rs.mutex);
+                if (second != first) {
+                    l2 = std::shared_lock(second->mutex);
                 }
                 if (ls.live.count(lh) == 0) {
                     unknownHandle("prepared list", lh);
