@@ -17,7 +17,7 @@ two_peers.py). Uses torch CPU tensors when torch is importable, numpy arrays oth
 
 Run from the build tree:
     PYTHONPATH=build/src/bindings/python NIXL_PLUGIN_DIR=build/src/plugins \
-        python3 examples/python/connector_flow.py
+        /usr/bin/python3 examples/python/connector_flow.py
 """
 
 import sys

@@ -17,7 +17,7 @@ again, then says "bye". Exit status 0 when every byte arrived intact on both sid
 
 Run from the build tree:
     PYTHONPATH=build/src/bindings/python NIXL_PLUGIN_DIR=build/src/plugins \
-        python3 examples/python/two_peers.py
+        /usr/bin/python3 examples/python/two_peers.py
 """
 
 import socket
