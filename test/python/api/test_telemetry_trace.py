@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 from nixl_test_util import DEADLINE_S, plugin_present

@@ -700,11 +700,3 @@ _XFER = nixl_xfer_handle
 _PREPPED = nixl_prepped_dlist_handle
 _new = object.__new__
 
-
-def _new_xfer_handle(agent, value):
-    # nixl_xfer_handle(agent, value) without the __init__ call.
-    h = _new(_XFER)
-    h._handle = value
-    h._agent = agent
-    h._released = False
-    return h
