@@ -113,6 +113,13 @@ class Lifetime(unittest.TestCase):
         a.deregister_memory(r2)
         gc.collect()
         self.assertIsNone(w2())
+        t3 = torch.zeros(512)
+        w3 = weakref.ref(t3)
+        a.register_memory([t3])
+        a.deregister_memory(t3)          # by the tensor itself
+        del t3
+        gc.collect()
+        self.assertIsNone(w3())
 
     def test_addresses_keep_nothing(self):
         a = nixl_agent(unique("addr"))
