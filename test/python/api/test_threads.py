@@ -80,6 +80,9 @@ class Threads(unittest.TestCase):
     def test_rw_sync_mode(self):
         self.run_mode(sync_mode=nixl_thread_sync_t.RW)
 
+    def test_strict_sync_mode(self):
+        self.run_mode(sync_mode=nixl_thread_sync_t.STRICT)
+
 
 if __name__ == "__main__":
     unittest.main()
