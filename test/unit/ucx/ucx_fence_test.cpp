@@ -74,11 +74,23 @@ shmNames() {
     return out;
 }
 
-/** The name in /dev/shm that is not in before ("" if none). */
+/** The registration table this process created since `before` was taken ("" if none). */
 std::string
 newName(const std::set<std::string> &before) {
+    // Only a table this process owns: tests of other processes running at the same time create
+    // tables too, and picking one of theirs would watch (or chmod) the wrong file.
     for (const auto &n : shmNames()) {
-        if (before.count(n) == 0) {
+        if (before.count(n) != 0) {
+            continue;
+        }
+        int fd = ::open(("/dev/shm/" + n).c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            continue;
+        }
+        nixlUcx::regTableHeader h{};
+        const bool ok = ::pread(fd, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h));
+        ::close(fd);
+        if (ok && h.pid == static_cast<int32_t>(::getpid())) {
             return n;
         }
     }
