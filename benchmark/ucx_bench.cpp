@@ -10,7 +10,9 @@
 // it posts one prepared request of `batch` descriptors of `block` bytes again and again, for
 // at least --min-ms per point. Reported: GB/s (10^9 bytes per second of data moved), the
 // latency of one post-to-completion, and, measured the same way in the same run, memcpy of
-// the same descriptors between two buffers of this process (the floor of any copy).
+// the same descriptors between two buffers of this process (the floor of any copy), and, with
+// two processes, bare process_vm_writev/readv of the same descriptors to the target's buffer
+// (one system call per post, no agent: the floor of the direct cma path).
 //
 //   NIXL_PLUGIN_DIR=build/src/plugins ucx_bench [--mode twoproc|inproc] [--ops WRITE,READ]
 //       [--blocks 4K,...,64M] [--batches 1,4,16,64,256] [--max-total 256M] [--min-ms 300]
@@ -31,6 +33,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -321,14 +324,15 @@ initiatorMain(const options &o, const char *self) {
     nixl_notifs_t tnotifs;
 
     if (o.csv) {
-        std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us,memcpy_GBps,memcpy_p50_us\n");
+        std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us,memcpy_GBps,memcpy_p50_us,"
+                    "cma_GBps,cma_p50_us,agent_minus_cma_p50_us\n");
     } else {
         std::printf("# ucx_bench: %s, UCX backend, direct %s, progress thread %s\n",
                     o.inproc ? "two agents of one process" : "two processes", o.direct.c_str(),
                     o.progThread ? "on" : "off");
-        std::printf("%-6s %8s %6s %8s %10s %12s %12s %12s %12s %12s\n", "op", "block", "batch",
-                    "iters", "GB/s", "avg lat us", "p50 lat us", "p99 lat us", "memcpy GB/s",
-                    "memcpy p50");
+        std::printf("%-6s %8s %6s %8s %10s %12s %12s %12s %12s %12s %10s %10s %10s\n", "op",
+                    "block", "batch", "iters", "GB/s", "avg lat us", "p50 lat us", "p99 lat us",
+                    "memcpy GB/s", "memcpy p50", "cma GB/s", "cma p50", "agent-cma");
     }
     for (const std::string &op : o.ops) {
         for (size_t block : o.blocks) {
@@ -374,7 +378,6 @@ initiatorMain(const options &o, const char *self) {
                     std::fprintf(stderr, "transfer failed\n");
                     return 1;
                 }
-                agent.releaseXferReq(req);
                 point p{op, block, batch, lat.size(), 0, 0, 0, 0};
                 p.gbps = static_cast<double>(total) * lat.size() / secs / 1e9;
                 double sum = 0;
@@ -403,14 +406,67 @@ initiatorMain(const options &o, const char *self) {
                 const double mgbps = static_cast<double>(total) * mlat.size() / msecs / 1e9;
                 std::sort(mlat.begin(), mlat.end());
                 const double mp50 = mlat[mlat.size() / 2];
+                // Two processes: the same descriptors with one bare process_vm_writev/readv per
+                // post into the target's buffer (batches are at most IOV_MAX = 1024 here),
+                // alternating with posts through the agent, so that both see the machine in
+                // the same state (the syscall's own cost varies by 2x here with the load of the
+                // other core). Reported: the syscall's p50 and GB/s, and the median over the
+                // pairs of (agent - syscall), the agent path's cost beyond the copy.
+                double cgbps = -1;
+                double cp50 = -1;
+                double dp50 = -1;
+                if (!o.inproc && batch <= 1024) {
+                    std::vector<struct iovec> liov(batch);
+                    std::vector<struct iovec> riov(batch);
+                    for (size_t i = 0; i < batch; ++i) {
+                        liov[i] = {reinterpret_cast<void *>(laddr + i * block), block};
+                        riov[i] = {reinterpret_cast<void *>(raddr + i * block), block};
+                    }
+                    const bool rd = op == "READ";
+                    std::vector<double> clat;
+                    std::vector<double> diff;
+                    double csum = 0;
+                    const auto end = steady::now() + std::chrono::milliseconds(o.minMs);
+                    bool ok = true;
+                    while (ok && (clat.size() < 5 || steady::now() < end) &&
+                           clat.size() < 200000) {
+                        const auto t0 = steady::now();
+                        ok = run_once() == NIXL_SUCCESS;
+                        const auto t1 = steady::now();
+                        const ssize_t n = rd ?
+                            ::process_vm_readv(pid, liov.data(), batch, riov.data(), batch, 0) :
+                            ::process_vm_writev(pid, liov.data(), batch, riov.data(), batch, 0);
+                        const auto t2 = steady::now();
+                        ok = ok && n == static_cast<ssize_t>(total);
+                        const double a = std::chrono::duration<double, std::micro>(t1 - t0).count();
+                        const double c = std::chrono::duration<double, std::micro>(t2 - t1).count();
+                        clat.push_back(c);
+                        diff.push_back(a - c);
+                        csum += c;
+                    }
+                    if (ok) {
+                        cgbps = static_cast<double>(total) * clat.size() / (csum * 1e-6) / 1e9;
+                        std::sort(clat.begin(), clat.end());
+                        std::sort(diff.begin(), diff.end());
+                        cp50 = clat[clat.size() / 2];
+                        dp50 = diff[diff.size() / 2];
+                    }
+                }
+                agent.releaseXferReq(req);
                 if (o.csv) {
-                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f,%.3f,%.2f\n", op.c_str(),
-                                block, batch, p.iters, p.gbps, p.avgUs, p.p99Us, p.p50Us, mgbps,
-                                mp50);
-                } else {
-                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %12.3f %12.2f\n",
+                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f,%.3f,%.2f,%.3f,%.2f,%.2f\n",
+                                op.c_str(), block, batch, p.iters, p.gbps, p.avgUs, p.p99Us,
+                                p.p50Us, mgbps, mp50, cgbps, cp50, dp50);
+                } else if (cp50 < 0) {
+                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %12.3f %12.2f %10s "
+                                "%10s %10s\n",
                                 op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
-                                p.avgUs, p.p50Us, p.p99Us, mgbps, mp50);
+                                p.avgUs, p.p50Us, p.p99Us, mgbps, mp50, "-", "-", "-");
+                } else {
+                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %12.3f %12.2f "
+                                "%10.3f %10.2f %10.2f\n",
+                                op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
+                                p.avgUs, p.p50Us, p.p99Us, mgbps, mp50, cgbps, cp50, dp50);
                 }
                 std::fflush(stdout);
             }

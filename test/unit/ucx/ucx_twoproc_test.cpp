@@ -329,6 +329,72 @@ TEST(ucxTwoProc, TargetProgressThreadWithoutPolling) {
     EXPECT_EQ(b.cmdWhile("await quiet", [&] { box.poll(*a->agent); }), "ok");
 }
 
+TEST(ucxTwoProc, DirectPostsAnswerThePeersWireup) {
+    // A process without a progress thread that only posts direct transfers (each completes
+    // inside postXferReq) never reached a call that progresses its workers, so the UCX wireup
+    // request its peer sent on connecting waited in its FIFO until the agent was destroyed;
+    // with the peer gone by then, UCX (which logs to stdout) printed "shmat(...) failed" /
+    // "mm ep failed to connect to remote FIFO". The post now progresses the workers at most
+    // once per ucx_peer_check_ms.
+    if (!cmaInTls()) {
+        GTEST_SKIP() << "UCX_TLS leaves out cma: no direct path";
+    }
+    ucxSetup s;
+    s.params["ucx_peer_check_ms"] = "1";
+    struct stdoutCapture {
+        bool on = true;
+        stdoutCapture() {
+            ::testing::internal::CaptureStdout();
+        }
+        ~stdoutCapture() {
+            if (on) {
+                (void)::testing::internal::GetCapturedStdout();
+            }
+        }
+        std::string
+        stop() {
+            on = false;
+            return ::testing::internal::GetCapturedStdout();
+        }
+    } capture;
+    {
+        auto a = ucxAgent::make("A", s);
+        ASSERT_TRUE(a);
+        testMem buf(4096);
+        ASSERT_EQ(a->registerDram(buf.addr(), buf.size()), NIXL_SUCCESS);
+        peerConfig cfg;
+        cfg.name = "B";
+        cfg.bufSize = 4096;
+        cfg.setup = s;
+        peerProcess b;
+        std::string err;
+        ASSERT_TRUE(b.start(cfg, err)) << err;
+        std::string name;
+        ASSERT_EQ(a->agent->loadRemoteMD(b.md(), name), NIXL_SUCCESS);
+        ASSERT_TRUE(b.loadMD(a->md())); // B's endpoint to A sends its wireup request now
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(a->agent->createXferReq(NIXL_WRITE, xferList({{buf.addr(), buf.size()}}),
+                                          xferList({{b.bufAddr(), buf.size()}}), "B", req),
+                  NIXL_SUCCESS);
+        // Only posts, each complete on return, past a few check periods: every 64th post of
+        // a thread looks at the clock.
+        const auto start = std::chrono::steady_clock::now();
+        size_t posts = 0;
+        while (posts < 256 ||
+               std::chrono::steady_clock::now() - start < std::chrono::milliseconds(5)) {
+            ASSERT_EQ(a->agent->postXferReq(req), NIXL_SUCCESS) << "post " << posts;
+            ++posts;
+        }
+        a->agent->releaseXferReq(req);
+        ASSERT_EQ(b.cmd("exit"), "bye");
+        ASSERT_EQ(b.wait(), 0);
+        a.reset(); // tears down A's connection to B with B gone
+    }
+    const std::string out = capture.stop();
+    EXPECT_EQ(out.find("failed to connect to remote FIFO"), std::string::npos) << out;
+    EXPECT_EQ(out.find("UCX  ERROR"), std::string::npos) << out;
+}
+
 } // namespace
 
 namespace {

@@ -458,6 +458,13 @@ private:
     wakeProgress() const;
     void
     progressLoop();
+    /**
+     * Without a progress thread: a direct transfer that completed inside postXferReq never
+     * reaches checkXfer, which progresses the workers; this does it from the post, at most
+     * once per ucx_peer_check_ms (a clock read every 64th post of a thread).
+     */
+    void
+    directHousekeeping() const;
     /** Round-robins the direct requests of the active list; returns bytes copied. */
     size_t
     stepActive() const;

@@ -293,6 +293,25 @@ nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
     w.progressLocked();
 }
 
+void
+nixlUcxEngine::directHousekeeping() const {
+    // A process that only posts direct transfers would otherwise leave UCX's wireup requests
+    // from peers that connected to it unanswered in its home workers' FIFOs until its agent is
+    // destroyed; if the peer has exited by then, UCX attaches to the peer's removed FIFO and
+    // logs "shmat(...) failed: Invalid argument" / "mm ep failed to connect to remote FIFO".
+    thread_local unsigned posts = 0;
+    if (progThread_ || (++posts & 63) != 0) {
+        return;
+    }
+    const int64_t now = nixlUcx::nowNs();
+    if (now - lastPeerCheckNs_.load(std::memory_order_relaxed) <
+        static_cast<int64_t>(cfg_.peerCheckMs) * 1000000) {
+        return;
+    }
+    progressAll(true);
+    checkPeers();
+}
+
 size_t
 nixlUcxEngine::stepActive() const {
     std::lock_guard<std::mutex> g(activeLock_);

@@ -340,6 +340,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         stepDirectLocked(*req, req->totalBytes <= inline_bytes ? inline_bytes : step_budget);
     }
     if (req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
+        directHousekeeping();
         return req->status.load(std::memory_order_acquire); // nothing left for the thread
     }
     if (progThread_) {
