@@ -146,9 +146,14 @@ nixlTracePhaseName(nixl_be_trace_phase_t phase) noexcept {
  *              wire, or null for work that belongs to no request
  *   label      always recorded; the event's name for NIXL_BE_PHASE_OTHER; borrowed
  *   ts_us      when it happened, nixlTime::getUs() (steady clock microseconds, not wall time);
- *              0 means now
+ *              0 (nixlTraceNow) means now: core reads its trace clock, the same counter in
+ *              the same units, from the TSC where usable, much cheaper than a steady_clock
+ *              read in the plugin
  *   attrs      extra attributes (keys are NUL-terminated literals), borrowed for the call
  */
+/** ts_us of a phase recorded as it happens: core takes the time (see nixlRecordPhase). */
+inline constexpr uint64_t nixlTraceNow = 0;
+
 inline void
 nixlRecordPhase(const nixl_be_trace_sink_t *sink,
                 const nixl_be_trace_ctx_t *ctx,

@@ -235,7 +235,7 @@ nixlUcxEngine::tracePhase(const nixl_be_trace_ctx_t *ctx,
                           nixl_be_trace_phase_t phase,
                           std::string_view label) const noexcept {
     if (traceSink_ != nullptr) {
-        recordPhase(ctx, phase, label, nixlUcx::nowUs());
+        recordPhase(ctx, phase, label, nixlTraceNow); // core reads its (TSC) clock
     }
 }
 

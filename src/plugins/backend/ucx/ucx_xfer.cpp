@@ -323,7 +323,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         attrs[2].key = "ucx.bytes";
         attrs[2].type = NIXL_TRACE_ATTR_INT64;
         attrs[2].value.i64 = static_cast<int64_t>(req->totalBytes);
-        recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "ucx.post", nixlUcx::nowUs(), attrs);
+        recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "ucx.post", nixlTraceNow, attrs);
     }
 
     if (req->path == nixlUcxReq::path_t::UCX) {
