@@ -530,7 +530,10 @@ nixlUcxEngine::estimateXferCost(const nixl_xfer_op_t &operation,
             seconds += eval(0); // the flush: remote completion costs a round trip's latency
         }
         if (req->hasNotif) {
-            seconds += eval(localAgent.size() + req->notif.size());
+            // The message as sendAm() builds it: its header (version 2 with the trace context
+            // when it carries one, else version 1) and the body.
+            seconds += eval(nixlUcx::notifHeaderSize(localAgent.size(), carriesTrace(req)) +
+                            req->notif.size());
         }
     }
     if (st != UCS_OK) {
