@@ -14,7 +14,10 @@
  * transfers, so load that changes within milliseconds hits all of them alike. Reported per
  * variant: the median, min and max of the rounds' ops/s, and the median of the per-round
  * ratios (a round's ops/s over the "off" variant's in the same round) and of the per-round
- * nanoseconds added per request (1/ops/s minus the "off" variant's, in the same round).
+ * nanoseconds added per request (1/ops/s minus the "off" variant's, in the same round), and
+ * the same from the calling thread's CPU time ("cpu ns", "cpu added": what the transfer path
+ * itself spends, without the time the thread waited for a core on a loaded machine or what
+ * background threads such as a trace plugin's writer do).
  * --trace NAME adds two variants with the initiator tracing to trace plugin NAME (e.g.
  * chrome, into a temporary NIXL_TRACE_DIR), UCX's trace phases included: "trace" (telemetry
  * off) and "tel+trace" (telemetry on, NOP exporter).
@@ -70,6 +73,9 @@ struct pairRun {
     std::vector<double> opsPerSec;
     std::vector<double> ratios; ///< per cycle: this round / the "off" round of the cycle
     std::vector<double> addedNs; ///< per cycle: ns per request over the "off" round's
+    double cpuSecs = 0; ///< the calling thread's CPU time in the current round's blocks
+    std::vector<double> cpuNs; ///< per cycle: the calling thread's CPU ns per request
+    std::vector<double> cpuAddedNs; ///< per cycle: cpuNs over the "off" round's
     uint64_t ops = 0;
     bool failed = false;
 
@@ -148,10 +154,20 @@ makePair(const std::string &variant,
     return p;
 }
 
-/** Runs n transfers; returns the seconds they took, or a negative value on failure. */
+/** CPU time of the calling thread, in seconds. */
+double
+threadCpuSecs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/** Runs n transfers; returns the seconds they took, or a negative value on failure. Adds the
+ *  calling thread's CPU time to p.cpuSecs. */
 double
 runBlock(pairRun &p, int n) {
     using clock = std::chrono::steady_clock;
+    const double cpu0 = threadCpuSecs();
     const auto start = clock::now();
     for (int k = 0; k < n; ++k) {
         nixl_status_t st = p.initiator->postXferReq(p.req);
@@ -166,7 +182,9 @@ runBlock(pairRun &p, int n) {
         }
     }
     p.ops += static_cast<uint64_t>(n);
-    return std::chrono::duration<double>(clock::now() - start).count();
+    const double wall = std::chrono::duration<double>(clock::now() - start).count();
+    p.cpuSecs += threadCpuSecs() - cpu0;
+    return wall;
 }
 
 /** Runs transfers for about ms milliseconds (the warm-up); returns ops/s, or a negative value
@@ -369,6 +387,9 @@ main(int argc, char **argv) {
     for (int r = 0; r < opt.rounds; ++r) {
         std::vector<double> secs(pairs.size(), 0.0);
         std::vector<uint64_t> ops(pairs.size(), 0);
+        for (auto &p : pairs) {
+            p->cpuSecs = 0;
+        }
         const auto roundEnd = std::chrono::steady_clock::now() +
             std::chrono::milliseconds(opt.roundMs * static_cast<int>(pairs.size()));
         for (size_t turn = 0; std::chrono::steady_clock::now() < roundEnd; ++turn) {
@@ -386,9 +407,13 @@ main(int argc, char **argv) {
             pairs[v]->opsPerSec.push_back(static_cast<double>(ops[v]) / secs[v]);
         }
         const double base_round = pairs[0]->opsPerSec.back();
+        for (size_t v = 0; v < pairs.size(); ++v) {
+            pairs[v]->cpuNs.push_back(pairs[v]->cpuSecs * 1e9 / static_cast<double>(ops[v]));
+        }
         for (auto &p : pairs) {
             p->ratios.push_back(p->opsPerSec.back() / base_round);
             p->addedNs.push_back(1e9 / p->opsPerSec.back() - 1e9 / base_round);
+            p->cpuAddedNs.push_back(p->cpuNs.back() - pairs[0]->cpuNs.back());
         }
     }
 
@@ -397,14 +422,16 @@ main(int argc, char **argv) {
     const double base = median(pairs[0]->opsPerSec);
     std::printf("UCX WRITE of %zu x %zu bytes per request, %d rounds x %d ms per variant\n",
                 opt.descs, opt.size, opt.rounds, opt.roundMs);
-    std::printf("%-9s %14s %14s %14s %12s %12s %10s\n", "variant", "median ops/s", "min ops/s",
-                "max ops/s", "median/off", "round ratio", "ns added");
+    std::printf("%-9s %14s %14s %14s %12s %12s %10s %10s %10s\n", "variant", "median ops/s",
+                "min ops/s", "max ops/s", "median/off", "round ratio", "ns added", "cpu ns",
+                "cpu added");
     for (auto &p : pairs) {
         const auto [mn, mx] = std::minmax_element(p->opsPerSec.begin(), p->opsPerSec.end());
         const double med = median(p->opsPerSec);
-        std::printf("%-9s %14.0f %14.0f %14.0f %12.3f %12.3f %10.1f\n", p->variant.c_str(), med,
-                    *mn, *mx, base > 0 ? med / base : 0.0, median(p->ratios),
-                    median(p->addedNs));
+        std::printf("%-9s %14.0f %14.0f %14.0f %12.3f %12.3f %10.1f %10.1f %10.1f\n",
+                    p->variant.c_str(), med, *mn, *mx, base > 0 ? med / base : 0.0,
+                    median(p->ratios), median(p->addedNs), median(p->cpuNs),
+                    median(p->cpuAddedNs));
         // Each variant proves its own delivery: clear the shared target, one more transfer.
         std::memset(p->dst, 0, total);
         nixl_status_t st = p->initiator->postXferReq(p->req);

@@ -28,8 +28,9 @@ namespace {
 
     static_assert(max_phase_label == 127, "the drop message below names the limit");
 
-    /** Core attributes of every phase, before the plugin's. */
-    constexpr size_t core_attrs = 5;
+    /** Core attributes of a phase at most (backend, name, label, trace id), before the
+     *  plugin's. */
+    constexpr size_t core_attrs = 4;
 
     bool
     validTraceId(const nixl_be_trace_ctx_t &c) noexcept {
@@ -133,14 +134,21 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
     // attributes are written field by field into the array the plugins read: building them as
     // temporaries and copying them costs a store-forwarding stall per attribute (wide loads of
     // fields just written narrow), the largest part of this function before.
+    // Only what a viewer cannot derive from the mark itself (its name, time and correlation
+    // id): the mark's time is exactly timestamp_us microseconds, the fixed phases' names say
+    // the phase, and a request's own trace id is on its post span, which the mark's
+    // correlation id names. The trace id is an attribute only for a context with no local
+    // request (correlation id 0: a target's context decoded from the wire), where it is the
+    // only link to the initiator.
     char traceHex[2 * sizeof(nixl_be_trace_ctx_t::trace_id)];
-    const bool hasTrace = trace != nullptr && validTraceId(*trace);
+    const bool hasTrace =
+        trace != nullptr && trace->correlation_id == 0 && validTraceId(*trace);
     if (hasTrace) {
         hexBytes(trace->trace_id, sizeof(trace->trace_id), traceHex);
     }
     // 0 means "now": core's trace clock (a TSC read where usable, trace_clock.h), which is
-    // CLOCK_MONOTONIC like nixlTime::getUs(); truncated to microseconds so that the attribute
-    // and the mark's time are exactly a getUs() value, as if the plugin had passed one.
+    // CLOCK_MONOTONIC like nixlTime::getUs(); truncated to microseconds so that the mark's
+    // time is exactly a getUs() value, as if the plugin had passed one.
     const uint64_t tsUs = timestamp_us != 0 ? timestamp_us : nowNs() / 1000u;
 
     nixl_trace_attr_t buf[core_attrs + max_phase_attrs];
@@ -154,15 +162,11 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
         a.value.str.len = len;
     };
     putStr("nixl.phase.backend", backend_.data(), backend_.size());
-    putStr("nixl.phase.name", kPhaseNames[phase].data(), kPhaseNames[phase].size());
-    putStr("nixl.phase.label", label.len != 0 ? label.data : "", label.len);
-    {
-        nixl_trace_attr_t &a = buf[n++];
-        a.key = "nixl.phase.timestamp_us";
-        a.type = NIXL_TRACE_ATTR_INT64;
-        a.reserved = 0;
-        a.value.i64 = static_cast<int64_t>(tsUs);
+    if (phase == NIXL_BE_PHASE_OTHER) {
+        // Named by its label: the phase is not otherwise visible.
+        putStr("nixl.phase.name", kPhaseNames[phase].data(), kPhaseNames[phase].size());
     }
+    putStr("nixl.phase.label", label.len != 0 ? label.data : "", label.len);
     if (hasTrace) {
         putStr("nixl.phase.trace_id", traceHex, sizeof(traceHex));
     }
