@@ -40,6 +40,27 @@ namespace {
         return (w[0] | w[1]) != 0;
     }
 
+    /**
+     * dst = src, field by field in 8-byte words: the plugin usually wrote src field by field
+     * just before the call, and one wide copy of the struct would read across those narrow
+     * stores (a store-forwarding stall per attribute).
+     */
+    inline void
+    copyAttr(nixl_trace_attr_t &dst, const nixl_trace_attr_t &src) noexcept {
+        static_assert(sizeof(src.value) == 16);
+        uint64_t w0;
+        uint64_t w1;
+        std::memcpy(&w0, &src.value, 8);
+        std::memcpy(&w1, reinterpret_cast<const char *>(&src.value) + 8, 8);
+        uint32_t type = src.type;
+        asm("" : "+r"(w0), "+r"(w1), "+r"(type)); // no wide load across the narrow stores
+        dst.key = src.key;
+        dst.type = type;
+        dst.reserved = 0;
+        std::memcpy(&dst.value, &w0, 8);
+        std::memcpy(reinterpret_cast<char *>(&dst.value) + 8, &w1, 8);
+    }
+
     /** "00" ... "ff": two lower-case hex digits per byte value. */
     struct hexTable {
         char pairs[512];
@@ -176,7 +197,7 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
             droppedAttrs_.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
-        buf[n++] = attrs[i];
+        copyAttr(buf[n++], attrs[i]);
         ++extra;
     }
 
