@@ -155,8 +155,9 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
     // attributes are written field by field into the array the plugins read: building them as
     // temporaries and copying them costs a store-forwarding stall per attribute (wide loads of
     // fields just written narrow), the largest part of this function before.
+    //
     // Only what a viewer cannot derive from the mark itself (its name, time and correlation
-    // id): the mark's time is exactly timestamp_us microseconds, the fixed phases' names say
+    // id) is an attribute: the mark's time is exactly timestamp_us microseconds, the fixed phases' names say
     // the phase, and a request's own trace id is on its post span, which the mark's
     // correlation id names. The trace id is an attribute only for a context with no local
     // request (correlation id 0: a target's context decoded from the wire), where it is the
