@@ -13,9 +13,17 @@
  * same page-aligned buffers. Within each round the variants take turns in blocks of 256
  * transfers, so load that changes within milliseconds hits all of them alike. Reported per
  * variant: the median, min and max of the rounds' ops/s, and the median of the per-round
- * ratios (a round's ops/s over the "off" variant's in the same round).
+ * ratios (a round's ops/s over the "off" variant's in the same round) and of the per-round
+ * nanoseconds added per request (1/ops/s minus the "off" variant's, in the same round), and
+ * the same from the calling thread's CPU time ("cpu ns", "cpu added": what the transfer path
+ * itself spends, without the time the thread waited for a core on a loaded machine or what
+ * background threads such as a trace plugin's writer do).
+ * --trace NAME adds two variants with the initiator tracing to trace plugin NAME (e.g.
+ * chrome, into a temporary NIXL_TRACE_DIR), UCX's trace phases included: "trace" (telemetry
+ * off) and "tel+trace" (telemetry on, NOP exporter).
  *
- *   telemetry_cost [--rounds N] [--round-ms MS] [--size BYTES] [--descs N] [--quick]
+ *   telemetry_cost [--rounds N] [--round-ms MS] [--size BYTES] [--descs N] [--trace NAME]
+ *                  [--quick]
  *
  * Exit status is non-zero when a transfer fails or the data did not arrive.
  */
@@ -41,6 +49,7 @@ struct options {
     int roundMs = 250;
     size_t size = 4096; ///< bytes per descriptor
     size_t descs = 1; ///< descriptors per request
+    std::string trace; ///< trace plugin of the tracing variants; empty: none
 };
 
 /** Sets or unsets an environment variable. */
@@ -63,6 +72,10 @@ struct pairRun {
     nixlXferReqH *req = nullptr;
     std::vector<double> opsPerSec;
     std::vector<double> ratios; ///< per cycle: this round / the "off" round of the cycle
+    std::vector<double> addedNs; ///< per cycle: ns per request over the "off" round's
+    double cpuSecs = 0; ///< the calling thread's CPU time in the current round's blocks
+    std::vector<double> cpuNs; ///< per cycle: the calling thread's CPU ns per request
+    std::vector<double> cpuAddedNs; ///< per cycle: cpuNs over the "off" round's
     uint64_t ops = 0;
     bool failed = false;
 
@@ -95,11 +108,15 @@ makePair(const std::string &variant,
         why = e.what();
         return nullptr;
     }
-    // The target never has telemetry: only the initiator's path is measured.
+    // The target never has telemetry nor tracing: only the initiator's path is measured.
     setVar("NIXL_TELEMETRY_ENABLE", "false");
+    const char *traceVar = ::getenv("NIXL_TRACE_BACKENDS");
+    const std::string initTrace = traceVar != nullptr ? traceVar : "";
+    setVar("NIXL_TRACE_BACKENDS", "");
     nixlAgentConfig tcfg(false, false);
     p->target = std::make_unique<nixlAgent>("target-" + variant, tcfg);
     setVar("NIXL_TELEMETRY_ENABLE", nullptr);
+    setVar("NIXL_TRACE_BACKENDS", initTrace.c_str());
 
     nixlBackendH *bi = nullptr;
     nixlBackendH *bt = nullptr;
@@ -137,10 +154,20 @@ makePair(const std::string &variant,
     return p;
 }
 
-/** Runs n transfers; returns the seconds they took, or a negative value on failure. */
+/** CPU time of the calling thread, in seconds. */
+double
+threadCpuSecs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/** Runs n transfers; returns the seconds they took, or a negative value on failure. Adds the
+ *  calling thread's CPU time to p.cpuSecs. */
 double
 runBlock(pairRun &p, int n) {
     using clock = std::chrono::steady_clock;
+    const double cpu0 = threadCpuSecs();
     const auto start = clock::now();
     for (int k = 0; k < n; ++k) {
         nixl_status_t st = p.initiator->postXferReq(p.req);
@@ -155,7 +182,9 @@ runBlock(pairRun &p, int n) {
         }
     }
     p.ops += static_cast<uint64_t>(n);
-    return std::chrono::duration<double>(clock::now() - start).count();
+    const double wall = std::chrono::duration<double>(clock::now() - start).count();
+    p.cpuSecs += threadCpuSecs() - cpu0;
+    return wall;
 }
 
 /** Runs transfers for about ms milliseconds (the warm-up); returns ops/s, or a negative value
@@ -253,10 +282,12 @@ main(int argc, char **argv) {
             opt.size = static_cast<size_t>(std::max(1L, std::atol(argv[++i])));
         } else if (a == "--descs" && i + 1 < argc) {
             opt.descs = static_cast<size_t>(std::max(1L, std::atol(argv[++i])));
+        } else if (a == "--trace" && i + 1 < argc) {
+            opt.trace = argv[++i];
         } else {
             std::fprintf(stderr,
                          "usage: %s [--rounds N] [--round-ms MS] [--size BYTES] [--descs N] "
-                         "[--quick]\n",
+                         "[--trace NAME] [--quick]\n",
                          argv[0]);
             return 2;
         }
@@ -265,6 +296,7 @@ main(int argc, char **argv) {
                           "NIXL_TELEMETRY_ENABLED_METRICS"}) {
         setVar(v, nullptr);
     }
+    setVar("NIXL_TRACE_BACKENDS", ""); // set but empty: off, also under Nsight Systems
 
     // One page-aligned source and destination for every variant: buffers of their own would sit
     // at different page offsets and cost differently to copy, which is a bigger difference than
@@ -315,6 +347,31 @@ main(int argc, char **argv) {
     setVar("NIXL_TELEMETRY_EXPORTER", nullptr);
     setVar("NIXL_TELEMETRY_DIR", nullptr);
 
+    char trace_tmpl[] = "/tmp/nixl-trace-cost-XXXXXX";
+    const char *traceDir = nullptr;
+    if (!opt.trace.empty()) {
+        traceDir = ::mkdtemp(trace_tmpl);
+        if (traceDir == nullptr) {
+            std::fprintf(stderr, "cannot create a trace directory\n");
+            return 1;
+        }
+        setVar("NIXL_TRACE_DIR", traceDir);
+        setVar("NIXL_TRACE_BACKENDS", opt.trace.c_str());
+        auto trace = makePair("trace", src.get(), dst.get(), opt.size, opt.descs, false, why);
+        setVar("NIXL_TELEMETRY_EXPORTER", "nop");
+        auto both = trace ? makePair("tel+trace", src.get(), dst.get(), opt.size, opt.descs, true,
+                                     why) :
+                            nullptr;
+        setVar("NIXL_TELEMETRY_EXPORTER", nullptr);
+        setVar("NIXL_TRACE_BACKENDS", "");
+        if (!trace || !both) {
+            std::fprintf(stderr, "tracing to %s: %s\n", opt.trace.c_str(), why.c_str());
+            return 1;
+        }
+        pairs.push_back(std::move(trace));
+        pairs.push_back(std::move(both));
+    }
+
     // Warm-up round for each (connection setup, caches), not counted.
     for (auto &p : pairs) {
         if (runRound(*p, std::max(10, opt.roundMs / 5)) < 0) {
@@ -330,6 +387,9 @@ main(int argc, char **argv) {
     for (int r = 0; r < opt.rounds; ++r) {
         std::vector<double> secs(pairs.size(), 0.0);
         std::vector<uint64_t> ops(pairs.size(), 0);
+        for (auto &p : pairs) {
+            p->cpuSecs = 0;
+        }
         const auto roundEnd = std::chrono::steady_clock::now() +
             std::chrono::milliseconds(opt.roundMs * static_cast<int>(pairs.size()));
         for (size_t turn = 0; std::chrono::steady_clock::now() < roundEnd; ++turn) {
@@ -347,8 +407,13 @@ main(int argc, char **argv) {
             pairs[v]->opsPerSec.push_back(static_cast<double>(ops[v]) / secs[v]);
         }
         const double base_round = pairs[0]->opsPerSec.back();
+        for (size_t v = 0; v < pairs.size(); ++v) {
+            pairs[v]->cpuNs.push_back(pairs[v]->cpuSecs * 1e9 / static_cast<double>(ops[v]));
+        }
         for (auto &p : pairs) {
             p->ratios.push_back(p->opsPerSec.back() / base_round);
+            p->addedNs.push_back(1e9 / p->opsPerSec.back() - 1e9 / base_round);
+            p->cpuAddedNs.push_back(p->cpuNs.back() - pairs[0]->cpuNs.back());
         }
     }
 
@@ -357,13 +422,16 @@ main(int argc, char **argv) {
     const double base = median(pairs[0]->opsPerSec);
     std::printf("UCX WRITE of %zu x %zu bytes per request, %d rounds x %d ms per variant\n",
                 opt.descs, opt.size, opt.rounds, opt.roundMs);
-    std::printf("%-8s %14s %14s %14s %12s %12s\n", "variant", "median ops/s", "min ops/s",
-                "max ops/s", "median/off", "round ratio");
+    std::printf("%-9s %14s %14s %14s %12s %12s %10s %10s %10s\n", "variant", "median ops/s",
+                "min ops/s", "max ops/s", "median/off", "round ratio", "ns added", "cpu ns",
+                "cpu added");
     for (auto &p : pairs) {
         const auto [mn, mx] = std::minmax_element(p->opsPerSec.begin(), p->opsPerSec.end());
         const double med = median(p->opsPerSec);
-        std::printf("%-8s %14.0f %14.0f %14.0f %12.3f %12.3f\n", p->variant.c_str(), med, *mn,
-                    *mx, base > 0 ? med / base : 0.0, median(p->ratios));
+        std::printf("%-9s %14.0f %14.0f %14.0f %12.3f %12.3f %10.1f %10.1f %10.1f\n",
+                    p->variant.c_str(), med, *mn, *mx, base > 0 ? med / base : 0.0,
+                    median(p->ratios), median(p->addedNs), median(p->cpuNs),
+                    median(p->cpuAddedNs));
         // Each variant proves its own delivery: clear the shared target, one more transfer.
         std::memset(p->dst, 0, total);
         nixl_status_t st = p->initiator->postXferReq(p->req);
@@ -377,9 +445,11 @@ main(int argc, char **argv) {
         }
     }
     pairs.clear(); // agents go (final flushes) before the ring directory
-    if (dir != nullptr) {
-        std::error_code ec;
-        std::filesystem::remove_all(dir, ec);
+    for (const char *d : {dir, traceDir}) {
+        if (d != nullptr) {
+            std::error_code ec;
+            std::filesystem::remove_all(d, ec);
+        }
     }
     return rc;
 }

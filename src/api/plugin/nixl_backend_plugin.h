@@ -150,7 +150,9 @@ typedef struct nixl_be_trace_ctx {
  *   phase      nixl_be_trace_phase_t
  *   label      always recorded; names the event for NIXL_BE_PHASE_OTHER; borrowed
  *   timestamp_us  when it happened, on the nixlTime::getUs() microsecond counter
- *              (steady clock, CLOCK_MONOTONIC based; not a wall clock)
+ *              (steady clock, CLOCK_MONOTONIC based; not a wall clock), or 0 for "now":
+ *              core then takes the time from its trace clock (CLOCK_MONOTONIC as well, read
+ *              from the TSC where usable), the cheaper choice for a phase recorded as it happens
  *   attrs      extra attributes, borrowed for the call (may be NULL when n_attrs is 0)
  */
 typedef struct nixl_be_trace_sink {

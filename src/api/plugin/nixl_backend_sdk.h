@@ -31,7 +31,7 @@
  * re-post allocates nothing beyond what a longer notification needs.
  *
  * Trace phases (backend ABI v2, docs/tracing.md "Backend phases"): an engine records what it
- * does for a request with recordPhase(ctx, phase, label, nixlTime::getUs(), attrs), a no-op
+ * does for a request with recordPhase(ctx, phase, label, nixlTraceNow, attrs), a no-op
  * when the agent does not trace (traceSink_ null); nixlRecordPhase does the same from code
  * outside the engine, and nixlTracePhaseName names a phase.
  *
@@ -138,6 +138,9 @@ nixlTracePhaseName(nixl_be_trace_phase_t phase) noexcept {
     }
 }
 
+/** ts_us of a phase recorded as it happens: core takes the time (see nixlRecordPhase). */
+inline constexpr uint64_t nixlTraceNow = 0;
+
 /**
  * Records one trace phase through sink; does nothing when sink is null (the agent does not
  * trace) or too old to have record_phase. Never fails and never throws: a phase core cannot
@@ -146,7 +149,9 @@ nixlTracePhaseName(nixl_be_trace_phase_t phase) noexcept {
  *              wire, or null for work that belongs to no request
  *   label      always recorded; the event's name for NIXL_BE_PHASE_OTHER; borrowed
  *   ts_us      when it happened, nixlTime::getUs() (steady clock microseconds, not wall time);
- *              0 means now
+ *              0 (nixlTraceNow) means now: core reads its trace clock, the same counter in
+ *              the same units, from the TSC where usable, much cheaper than a steady_clock
+ *              read in the plugin
  *   attrs      extra attributes (keys are NUL-terminated literals), borrowed for the call
  */
 inline void

@@ -225,12 +225,13 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
     nixl::trace::Span span(tracer,
                            req->op == NIXL_WRITE ? nixl::trace::NameId::POST_XFER_WRITE :
                                                    nixl::trace::NameId::POST_XFER_READ,
-                           {{"remote_agent", req->remoteAgent},
-                            {"bytes", req->totalBytes},
-                            {"trace_id",
-                             std::string_view(req->traceIdHex, sizeof(req->traceIdHex))}});
+                           nixl::trace::defer_begin);
+    span.addString("remote_agent", req->remoteAgent.data(), req->remoteAgent.size())
+        .addInt("bytes", static_cast<int64_t>(req->totalBytes))
+        .addString("trace_id", req->traceIdHex, sizeof(req->traceIdHex));
+    span.begin();
     if (req->hasTraceParent) {
-        span.add("parent_id", std::string_view(req->parentIdHex, sizeof(req->parentIdHex)));
+        span.addString("parent_id", req->parentIdHex, sizeof(req->parentIdHex));
     }
     postClock clock;
     clock.begin = span.beginTicks();
@@ -239,7 +240,7 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
         const uint64_t end = nixl::trace::ticksToNs(clock.posted);
         if (st == NIXL_SUCCESS) {
             // Completed by the post: the mark and the span's end are its return.
-            tracer.markAt(nixl::trace::NameId::XFER_COMPLETE, end);
+            tracer.markInSpan(span, nixl::trace::NameId::XFER_COMPLETE, end);
         }
         span.setEndNs(end);
     }

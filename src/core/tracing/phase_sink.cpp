@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 
 #include "common/nixl_log.h"
 #include "nixl_trace_context.h"
@@ -27,18 +28,74 @@ namespace {
 
     static_assert(max_phase_label == 127, "the drop message below names the limit");
 
-    /** Core attributes of every phase, before the plugin's. */
-    constexpr size_t core_attrs = 5;
+    /** Core attributes of a phase at most (backend, name, label, trace id), before the
+     *  plugin's. */
+    constexpr size_t core_attrs = 4;
 
     bool
     validTraceId(const nixl_be_trace_ctx_t &c) noexcept {
-        for (uint8_t b : c.trace_id) {
-            if (b != 0) {
-                return true;
+        uint64_t w[2];
+        static_assert(sizeof(w) == sizeof(c.trace_id));
+        std::memcpy(w, c.trace_id, sizeof(w));
+        return (w[0] | w[1]) != 0;
+    }
+
+    /**
+     * dst = src, field by field in 8-byte words: the plugin usually wrote src field by field
+     * just before the call, and one wide copy of the struct would read across those narrow
+     * stores (a store-forwarding stall per attribute).
+     */
+    inline void
+    copyAttr(nixl_trace_attr_t &dst, const nixl_trace_attr_t &src) noexcept {
+        static_assert(sizeof(src.value) == 16);
+        uint64_t w0;
+        uint64_t w1;
+        std::memcpy(&w0, &src.value, 8);
+        std::memcpy(&w1, reinterpret_cast<const char *>(&src.value) + 8, 8);
+        uint32_t type = src.type;
+        asm("" : "+r"(w0), "+r"(w1), "+r"(type)); // no wide load across the narrow stores
+        dst.key = src.key;
+        dst.type = type;
+        dst.reserved = 0;
+        std::memcpy(&dst.value, &w0, 8);
+        std::memcpy(reinterpret_cast<char *>(&dst.value) + 8, &w1, 8);
+    }
+
+    /** "00" ... "ff": two lower-case hex digits per byte value. */
+    struct hexTable {
+        char pairs[512];
+        constexpr hexTable() : pairs{} {
+            constexpr char digits[] = "0123456789abcdef";
+            for (int i = 0; i < 256; ++i) {
+                pairs[2 * i] = digits[i >> 4];
+                pairs[2 * i + 1] = digits[i & 15];
             }
         }
-        return false;
+    };
+    constexpr hexTable kHex;
+
+    /** n bytes as 2n lower-case hex digits (nixl_trace_ctx_to_hex's output, a byte at a time). */
+    inline void
+    hexBytes(const uint8_t *bytes, size_t n, char *out) noexcept {
+        for (size_t i = 0; i < n; ++i) {
+            std::memcpy(out + 2 * i, kHex.pairs + 2 * bytes[i], 2);
+        }
     }
+
+    /** nixl_be_trace_phase_name() of each phase, with its length (no strlen per phase). */
+    struct phaseNames {
+        std::string_view names[NIXL_BE_PHASE_COUNT];
+        phaseNames() noexcept {
+            for (uint32_t p = 0; p < NIXL_BE_PHASE_COUNT; ++p) {
+                names[p] = nixl_be_trace_phase_name(p);
+            }
+        }
+        std::string_view
+        operator[](uint32_t p) const noexcept {
+            return names[p];
+        }
+    };
+    const phaseNames kPhaseNames; // at load time: no guard on the phase path
 
 } // namespace
 
@@ -94,27 +151,46 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
         drop(phase, "its attributes are null with a non-zero count");
         return;
     }
-    // Everything the event borrows lives on this stack: no allocation on the phase path.
-    char labelText[max_phase_label + 1];
-    if (label.len != 0) {
-        std::memcpy(labelText, label.data, label.len);
-    }
-    labelText[label.len] = '\0';
+    // Everything the event borrows lives on this stack: no allocation on the phase path. The
+    // attributes are written field by field into the array the plugins read: building them as
+    // temporaries and copying them costs a store-forwarding stall per attribute (wide loads of
+    // fields just written narrow), the largest part of this function before.
+    //
+    // Only what a viewer cannot derive from the mark itself (its name, time and correlation
+    // id) is an attribute: the mark's time is exactly timestamp_us microseconds, the fixed phases' names say
+    // the phase, and a request's own trace id is on its post span, which the mark's
+    // correlation id names. The trace id is an attribute only for a context with no local
+    // request (correlation id 0: a target's context decoded from the wire), where it is the
+    // only link to the initiator.
     char traceHex[2 * sizeof(nixl_be_trace_ctx_t::trace_id)];
-    const bool hasTrace = trace != nullptr && validTraceId(*trace);
+    const bool hasTrace =
+        trace != nullptr && trace->correlation_id == 0 && validTraceId(*trace);
     if (hasTrace) {
-        nixl_trace_ctx_to_hex(trace->trace_id, sizeof(trace->trace_id), traceHex);
+        hexBytes(trace->trace_id, sizeof(trace->trace_id), traceHex);
     }
+    // 0 means "now": core's trace clock (a TSC read where usable, trace_clock.h), which is
+    // CLOCK_MONOTONIC like nixlTime::getUs(); truncated to microseconds so that the mark's
+    // time is exactly a getUs() value, as if the plugin had passed one.
+    const uint64_t tsUs = timestamp_us != 0 ? timestamp_us : nowNs() / 1000u;
 
     nixl_trace_attr_t buf[core_attrs + max_phase_attrs];
     size_t n = 0;
-    auto put = [&](const Attr &a) { buf[n++] = a.raw(); };
-    put(Attr("nixl.phase.backend", backend_));
-    put(Attr("nixl.phase.name", nixl_be_trace_phase_name(phase)));
-    put(Attr("nixl.phase.label", std::string_view(labelText, label.len)));
-    put(Attr("nixl.phase.timestamp_us", timestamp_us));
+    auto putStr = [&](const char *key, const char *data, size_t len) {
+        nixl_trace_attr_t &a = buf[n++];
+        a.key = key;
+        a.type = NIXL_TRACE_ATTR_STRING;
+        a.reserved = 0;
+        a.value.str.data = data;
+        a.value.str.len = len;
+    };
+    putStr("nixl.phase.backend", backend_.data(), backend_.size());
+    if (phase == NIXL_BE_PHASE_OTHER) {
+        // Named by its label: the phase is not otherwise visible.
+        putStr("nixl.phase.name", kPhaseNames[phase].data(), kPhaseNames[phase].size());
+    }
+    putStr("nixl.phase.label", label.len != 0 ? label.data : "", label.len);
     if (hasTrace) {
-        put(Attr("nixl.phase.trace_id", std::string_view(traceHex, sizeof(traceHex))));
+        putStr("nixl.phase.trace_id", traceHex, sizeof(traceHex));
     }
     size_t extra = 0;
     for (size_t i = 0; i < n_attrs; ++i) {
@@ -122,15 +198,20 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
             droppedAttrs_.fetch_add(1, std::memory_order_relaxed);
             continue;
         }
-        buf[n++] = attrs[i];
+        copyAttr(buf[n++], attrs[i]);
         ++extra;
     }
 
     uint32_t nameId;
     const char *name;
     Kind kind;
+    char labelText[max_phase_label + 1]; // OTHER's name: the label, NUL-terminated
     if (phase == NIXL_BE_PHASE_OTHER) {
         nameId = NIXL_TRACE_NAME_DYNAMIC;
+        if (label.len != 0) {
+            std::memcpy(labelText, label.data, label.len);
+            labelText[label.len] = '\0';
+        }
         name = label.len != 0 ? labelText : "nixl::backend.other";
         kind = Kind::Generic;
     } else {
@@ -140,8 +221,8 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
         kind = kindOf(id);
     }
     // nixlTime::getUs() reads std::chrono::steady_clock, which libstdc++ on Linux reads from
-    // CLOCK_MONOTONIC: the tracer's clock, in microseconds. 0 means "now".
-    const uint64_t atNs = timestamp_us != 0 ? timestamp_us * 1000u : nowNs();
+    // CLOCK_MONOTONIC: the tracer's clock, in microseconds.
+    const uint64_t atNs = tsUs * 1000u;
     // No context: the request of the agent call running on this thread, if any (a backend
     // recording from inside postXfer), else none.
     const uint64_t corr =

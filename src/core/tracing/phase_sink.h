@@ -14,9 +14,11 @@
  * request's correlation id (the context's; with no context, that of the agent call running on
  * the recording thread, if any), with no parent span (a microsecond timestamp may fall just
  * before the span that records it; the correlation id links it to the request), and the
- * attributes nixl.phase.backend, .name, .label,
- * .timestamp_us, .trace_id (when the context is valid), then the plugin's own (at most
- * max_phase_attrs; extras are dropped and counted in droppedAttrs()).
+ * attributes nixl.phase.backend, .name (OTHER only: its name is the label), .label,
+ * .trace_id (when the context is valid and has no local request, i.e. came from the wire;
+ * a local request's trace id is on its post span), then the plugin's own (at most
+ * max_phase_attrs; extras are dropped and counted in droppedAttrs()). The mark's time is
+ * exactly the plugin's timestamp_us (0: core's trace clock now, in whole microseconds).
  *
  * A phase that cannot be recorded (phase out of range, label longer than max_phase_label or
  * with null data, attributes null with a non-zero count, a trace plugin throwing) is dropped:

@@ -115,6 +115,12 @@ Span::Span(const Tracer &tracer, NameId name, std::initializer_list<Attr> attrs)
     start(attrs);
 }
 
+Span::Span(const Tracer &tracer, NameId name, DeferBegin) noexcept
+    : tracer_(tracer),
+      name_(kNames[static_cast<size_t>(name)].name),
+      nameId_(static_cast<uint32_t>(name)),
+      kind_(static_cast<Kind>(kNames[static_cast<size_t>(name)].kind)) {}
+
 Span::Span(const Tracer &tracer,
            const char *name,
            Kind kind,
@@ -260,6 +266,29 @@ void
 Tracer::markAt(NameId name, uint64_t at_ns, std::initializer_list<Attr> attrs) const noexcept {
     const nixl_trace_name_t &n = kNames[static_cast<size_t>(name)];
     emitMark(n.id, n.name, static_cast<Kind>(n.kind), at_ns, attrs);
+}
+
+void
+Tracer::markInSpan(const Span &span, NameId name, uint64_t at_ns) const noexcept {
+    if (mark_.empty()) {
+        return;
+    }
+    const nixl_trace_name_t &n = kNames[static_cast<size_t>(name)];
+    nixl_trace_event_t ev;
+    ev.size = sizeof(ev);
+    ev.name_id = n.id;
+    ev.kind = n.kind;
+    ev.name = n.name;
+    ev.span_id = 0;
+    ev.parent_span_id = span.id_;
+    ev.correlation_id = span.correlation_;
+    ev.begin_ns = at_ns;
+    ev.end_ns = 0;
+    ev.attrs = nullptr;
+    ev.attr_count = 0;
+    for (const target &i : mark_) {
+        i.fn(i.backend, &ev);
+    }
 }
 
 void

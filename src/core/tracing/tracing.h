@@ -162,6 +162,10 @@ private:
 
 class Tracer;
 
+/** Tag of the Span constructor that does not begin the span (see Span::begin()). */
+struct DeferBegin {};
+inline constexpr DeferBegin defer_begin{};
+
 /** Attributes a span holds; more are dropped. Enough for every core span with room to spare. */
 inline constexpr std::size_t max_span_attrs = 8;
 
@@ -184,6 +188,20 @@ public:
          Kind kind,
          std::initializer_list<Attr> attrs = {}) noexcept;
 
+    /**
+     * A span named by core's table that has not begun: give it its begin attributes with
+     * addString()/addInt(), written in place (the hot post span: no Attr temporaries to copy),
+     * then call begin() exactly once before anything else happens on this thread's spans. The
+     * destructor requires begin() to have run.
+     */
+    Span(const Tracer &tracer, NameId name, DeferBegin) noexcept;
+
+    /** Begins a span made with defer_begin (span_begin gets the attributes added so far). */
+    void
+    begin() noexcept {
+        start({});
+    }
+
     ~Span();
 
     Span(const Span &) = delete;
@@ -201,6 +219,37 @@ public:
     Span &
     add(const char *key, const T &value) noexcept {
         return add(Attr(key, value));
+    }
+
+    /** add() of a string attribute, written in place; data is borrowed until the span ends. */
+    Span &
+    addString(const char *key, const char *data, std::size_t len) noexcept {
+        if (count_ < max_span_attrs) [[likely]] {
+            nixl_trace_attr_t &a = attrs_[count_++];
+            a.key = key;
+            a.type = NIXL_TRACE_ATTR_STRING;
+            a.reserved = 0;
+            a.value.str.data = data;
+            a.value.str.len = len;
+        } else {
+            ++dropped_;
+        }
+        return *this;
+    }
+
+    /** add() of an int64 attribute, written in place. */
+    Span &
+    addInt(const char *key, std::int64_t value) noexcept {
+        if (count_ < max_span_attrs) [[likely]] {
+            nixl_trace_attr_t &a = attrs_[count_++];
+            a.key = key;
+            a.type = NIXL_TRACE_ATTR_INT64;
+            a.reserved = 0;
+            a.value.i64 = value;
+        } else {
+            ++dropped_;
+        }
+        return *this;
     }
 
     /**
@@ -323,6 +372,14 @@ public:
     /** mark() at a time the caller already read with nowNs() (one clock read less). */
     void
     markAt(NameId name, std::uint64_t at_ns, std::initializer_list<Attr> attrs = {}) const noexcept;
+
+    /**
+     * markAt() of a mark inside span, which is open on this thread and innermost for this
+     * tracer (e.g. the completion of a post that completed at once): its parent is span and its
+     * correlation id span's, without walking the thread's chains.
+     */
+    void
+    markInSpan(const Span &span, NameId name, std::uint64_t at_ns) const noexcept;
 
     /** An instant event with a name outside the table; name is borrowed for the call. */
     void

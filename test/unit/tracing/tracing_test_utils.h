@@ -51,7 +51,7 @@ struct traceEvent {
     /** A backend's trace phase (a mark the phase sink made). */
     bool
     isPhase() const {
-        return what == 'M' && attrs.find("nixl.phase.name=") != std::string::npos;
+        return what == 'M' && attrs.find("nixl.phase.backend=") != std::string::npos;
     }
 
     /** "B nixl::registerMem" and friends: what a sequence assertion compares first. */
@@ -113,7 +113,7 @@ public:
 
     /**
      * The span and mark events of core, in arrival order: without the backends' trace phases
-     * (marks carrying nixl.phase.name), which depend on the backend; allEvents() has them.
+     * (marks carrying nixl.phase.backend), which depend on the backend; allEvents() has them.
      */
     std::vector<traceEvent>
     events() const {

@@ -48,15 +48,22 @@ struct traceFile {
     }
 };
 
-/** The value of "nixl.phase.trace_id" in a line, "" when absent. */
+/** The string value of "name" in a line (up to its closing quote), "" when absent. */
 std::string
-traceIdOf(const std::string &line) {
-    const std::string key = "\"nixl.phase.trace_id\":\"";
+stringOf(const std::string &line, const std::string &name) {
+    const std::string key = "\"" + name + "\":\"";
     const size_t at = line.find(key);
     if (at == std::string::npos) {
         return "";
     }
-    return line.substr(at + key.size(), 32);
+    const size_t end = line.find('"', at + key.size());
+    return end == std::string::npos ? "" : line.substr(at + key.size(), end - at - key.size());
+}
+
+/** The value of "nixl.phase.trace_id" in a line, "" when absent. */
+std::string
+traceIdOf(const std::string &line) {
+    return stringOf(line, "nixl.phase.trace_id");
 }
 
 /** The trace file of process pid in dir; empty lines if there is none. */
@@ -199,16 +206,26 @@ TEST_P(ucxTraceTwoProcTest, TargetRecordsTheInitiatorsTraceId) {
     ASSERT_FALSE(init.lines.empty());
     ASSERT_FALSE(other.lines.empty());
 
-    // The initiator: one request, so one trace id on all four of its phases.
-    std::set<std::string> ids;
+    // The initiator: one request, so one correlation id on all four of its phases, which
+    // names the post span; that span carries the request's trace id (the phases do not repeat
+    // it).
+    std::set<std::string> corrs;
     for (const char *p : {"nixl::backend.submit", "nixl::backend.wire_submitted",
                           "nixl::backend.wire_completed", "nixl::backend.notif_sent"}) {
         const auto marks = init.phases(p);
         ASSERT_EQ(marks.size(), 1u) << p;
-        ids.insert(traceIdOf(marks[0]));
+        EXPECT_EQ(traceIdOf(marks[0]), "") << marks[0];
+        corrs.insert(stringOf(marks[0], "correlation_id"));
     }
-    ASSERT_EQ(ids.size(), 1u);
-    const std::string id = *ids.begin();
+    ASSERT_EQ(corrs.size(), 1u);
+    ASSERT_NE(*corrs.begin(), "");
+    std::string id;
+    for (const auto &l : init.lines) {
+        if (l.find("\"name\":\"nixl::postXferReq.write\"") != std::string::npos &&
+            stringOf(l, "correlation_id") == *corrs.begin()) {
+            id = stringOf(l, "trace_id");
+        }
+    }
     ASSERT_EQ(id.size(), 32u);
     EXPECT_NE(id, std::string(32, '0'));
     EXPECT_NE(init.phases("nixl::backend.submit")[0].find(

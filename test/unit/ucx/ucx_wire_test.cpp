@@ -221,6 +221,20 @@ TEST(ucxWire, NotifHeaderVersion2CarriesTheContext) {
     EXPECT_EQ(out.trace.correlation_id, 0u);
 }
 
+// The cost estimate counts the header through notifHeaderSize: it must be what is sent.
+TEST(ucxWire, NotifHeaderSizeIsWhatEncodeWrites) {
+    for (const std::string &sender : {std::string(), std::string("A"), std::string("agentA"),
+                                     std::string(300, 'n')}) {
+        for (const bool trace : {false, true}) {
+            std::string h = "x"; // appended to, not replaced
+            encodeNotifHeader(h, sender, trace ? sampleTrace() : nullptr);
+            EXPECT_EQ(h.size() - 1, notifHeaderSize(sender.size(), trace))
+                << sender.size() << (trace ? " with trace" : " without");
+        }
+    }
+    EXPECT_EQ(notifHeaderSize(6, true) - notifHeaderSize(6, false), 31u);
+}
+
 TEST(ucxWire, NotifHeaderLaterVersionIsReadAsVersion2) {
     std::string h;
     encodeNotifHeader(h, "A", sampleTrace());

@@ -79,24 +79,31 @@ namespace detail {
             }
         }
 
+        // Event calls go through the concrete class (create made a Tracer): when Tracer or its
+        // method is final, the call is direct, not a second indirect call after core's.
+        static Tracer *
+        concrete(nixl_trace_backend_t *t) noexcept {
+            return static_cast<Tracer *>(self(t));
+        }
+
         static void
         spanBegin(nixl_trace_backend_t *t, const nixl_trace_event_t *ev) noexcept {
             if (ev != nullptr) {
-                self(t)->spanBegin(*ev);
+                concrete(t)->spanBegin(*ev);
             }
         }
 
         static void
         spanEnd(nixl_trace_backend_t *t, const nixl_trace_event_t *ev) noexcept {
             if (ev != nullptr) {
-                self(t)->spanEnd(*ev);
+                concrete(t)->spanEnd(*ev);
             }
         }
 
         static void
         mark(nixl_trace_backend_t *t, const nixl_trace_event_t *ev) noexcept {
             if (ev != nullptr) {
-                self(t)->mark(*ev);
+                concrete(t)->mark(*ev);
             }
         }
 

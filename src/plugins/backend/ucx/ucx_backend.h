@@ -372,6 +372,13 @@ public:
         return traceSink_ != nullptr;
     }
 
+    /**
+     * Whether a notification of req carries its trace context (a version-2 header): the agent
+     * traces, the context is valid and the name fits the header's 16-bit length.
+     */
+    bool
+    carriesTrace(const nixlUcxReq *req) const noexcept;
+
     /** Records a phase under ctx now; a no-op when the agent does not trace. Any thread. */
     void
     tracePhase(const nixl_be_trace_ctx_t *ctx,

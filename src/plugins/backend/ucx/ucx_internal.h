@@ -47,14 +47,6 @@ nowNs() {
         .count();
 }
 
-/** nixlTime::getUs()'s counter (steady clock microseconds): trace phase timestamps. */
-inline uint64_t
-nowUs() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-}
-
 /** A small per-thread number, so that threads spread over the workers without asking. */
 inline size_t
 threadSlot() {

@@ -160,6 +160,13 @@ nixlUcxEngine::sendXferNotifLocked(nixlUcxReq &req) const {
     }
 }
 
+bool
+nixlUcxEngine::carriesTrace(const nixlUcxReq *req) const noexcept {
+    return req != nullptr && tracing() &&
+        localAgent.size() <= std::numeric_limits<uint16_t>::max() &&
+        nixl_trace_ctx_is_valid(req->traceCtx);
+}
+
 nixl_status_t
 nixlUcxEngine::sendAm(nixlUcxLane &lane,
                       const std::string &remote,
@@ -172,9 +179,8 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
     // The request's trace context goes along only when the agent traces and it is valid, so
     // that without tracing the message is the version-1 one, byte for byte.
     uint8_t trace[NIXL_BE_TRACE_CTX_WIRE_SIZE];
-    const bool carry = req != nullptr && tracing() &&
-        localAgent.size() <= std::numeric_limits<uint16_t>::max() &&
-        nixl_trace_ctx_encode(req->traceCtx, trace) == NIXL_TRACE_CTX_OK;
+    const bool carry =
+        carriesTrace(req) && nixl_trace_ctx_encode(req->traceCtx, trace) == NIXL_TRACE_CTX_OK;
     if (carry && cfg_.faultNotifTrace != 0) {
         damageTrace(trace);
     }
@@ -235,7 +241,7 @@ nixlUcxEngine::tracePhase(const nixl_be_trace_ctx_t *ctx,
                           nixl_be_trace_phase_t phase,
                           std::string_view label) const noexcept {
     if (traceSink_ != nullptr) {
-        recordPhase(ctx, phase, label, nixlUcx::nowUs());
+        recordPhase(ctx, phase, label, nixlTraceNow); // core reads its (TSC) clock
     }
 }
 

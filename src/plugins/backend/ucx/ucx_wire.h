@@ -132,6 +132,13 @@ inline constexpr uint8_t notif_flag_trace = 0x01;
 /** Fixed part of a version-2 header: magic, version, flags, sender length. */
 inline constexpr size_t notif_v2_fixed = 8;
 
+/** Bytes encodeNotifHeader() writes for a sender name of sender_len, with or without trace. */
+constexpr size_t
+notifHeaderSize(size_t sender_len, bool trace) noexcept {
+    return trace ? notif_v2_fixed + sender_len + 1 + NIXL_BE_TRACE_CTX_WIRE_SIZE :
+                   sizeof(notif_magic) + sender_len;
+}
+
 /** What a notification header says. */
 struct notifHeaderWire {
     std::string_view sender; ///< points into the decoded header

@@ -323,7 +323,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         attrs[2].key = "ucx.bytes";
         attrs[2].type = NIXL_TRACE_ATTR_INT64;
         attrs[2].value.i64 = static_cast<int64_t>(req->totalBytes);
-        recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "ucx.post", nixlUcx::nowUs(), attrs);
+        recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "ucx.post", nixlTraceNow, attrs);
     }
 
     if (req->path == nixlUcxReq::path_t::UCX) {
@@ -531,7 +531,10 @@ nixlUcxEngine::estimateXferCost(const nixl_xfer_op_t &operation,
             seconds += eval(0); // the flush: remote completion costs a round trip's latency
         }
         if (req->hasNotif) {
-            seconds += eval(localAgent.size() + req->notif.size());
+            // The message as sendAm() builds it: its header (version 2 with the trace context
+            // when it carries one, else version 1) and the body.
+            seconds += eval(nixlUcx::notifHeaderSize(localAgent.size(), carriesTrace(req)) +
+                            req->notif.size());
         }
     }
     if (st != UCS_OK) {

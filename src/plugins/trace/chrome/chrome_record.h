@@ -84,9 +84,16 @@ cstr(const char *s) noexcept {
     return s == nullptr ? std::string_view() : std::string_view(s);
 }
 
-/** Bytes of the record for ev (nameInTable: its name travels as the id). */
+/** Attribute keys whose length size() hands to encode() (more are measured again). */
+inline constexpr size_t kKeyLenCache = 16;
+
+/**
+ * Bytes of the record for ev (nameInTable: its name travels as the id). With keyLens (room for
+ * kKeyLenCache), it also keeps the length of each attribute's key for encode(), so a key is
+ * measured once per event, not once per pass.
+ */
 inline size_t
-size(const nixl_trace_event_t &ev, bool nameInTable) noexcept {
+size(const nixl_trace_event_t &ev, bool nameInTable, size_t *keyLens = nullptr) noexcept {
     size_t n = sizeof(header);
     if (!nameInTable) {
         n += 4 + storedLen(cstr(ev.name).size());
@@ -96,7 +103,11 @@ size(const nixl_trace_event_t &ev, bool nameInTable) noexcept {
         if (!knownAttrType(a.type)) {
             continue;
         }
-        n += 1 + 4 + storedLen(cstr(a.key).size());
+        const size_t keyLen = cstr(a.key).size();
+        if (keyLens != nullptr && i < kKeyLenCache) {
+            keyLens[i] = keyLen;
+        }
+        n += 1 + 4 + storedLen(keyLen);
         n += a.type == NIXL_TRACE_ATTR_STRING ?
             4 + storedLen(a.value.str.data == nullptr ? 0 : a.value.str.len) :
             8;
@@ -106,12 +117,12 @@ size(const nixl_trace_event_t &ev, bool nameInTable) noexcept {
 
 /**
  * Writes the record of ev (whose size() is n) through put(offset, bytes, len), which copies
- * into the ring at offset bytes from the record's start.
+ * into the ring at offset bytes from the record's start. keyLens: what size() kept, or null.
  */
 template<typename Put>
 void
 encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, bool nameInTable,
-       size_t n) noexcept {
+       size_t n, const size_t *keyLens = nullptr) noexcept {
     header h;
     h.size = static_cast<uint32_t>(n);
     h.type = span ? kSpan : kMark;
@@ -147,7 +158,9 @@ encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, bool 
         const uint8_t t = static_cast<uint8_t>(a.type);
         put(at, &t, 1);
         ++at;
-        const std::string_view key = cstr(a.key);
+        const std::string_view key = keyLens != nullptr && i < kKeyLenCache ?
+            std::string_view(a.key != nullptr ? a.key : "", keyLens[i]) :
+            cstr(a.key);
         putString(key.data(), key.size());
         if (a.type == NIXL_TRACE_ATTR_STRING) {
             putString(a.value.str.data, a.value.str.data == nullptr ? 0 : a.value.str.len);

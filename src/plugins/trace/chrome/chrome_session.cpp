@@ -510,6 +510,10 @@ nixlChromeSession::cycle(bool final) {
             }
         }
         r->consume(n); // formatted: the producer may reuse the space while we write
+        // After the drain: an orphaned ring's last drops are visible (read under the lock).
+        if (const uint64_t lost = r->takeDrops(); lost != 0) {
+            dropped_.fetch_add(lost, std::memory_order_relaxed);
+        }
     }
     const uint64_t d = dropped();
     if (final || d != droppedWritten_) {

@@ -106,6 +106,25 @@ public:
         tail_.store(tail_.load(std::memory_order_relaxed) + n, std::memory_order_release);
     }
 
+    /**
+     * Producer: counts a record that did not fit. The producer's own counter, next to its head:
+     * a plain increment, not a locked add on a line every thread shares (when the writer falls
+     * behind, most events take this path). The writer adds it to the session's count.
+     */
+    void
+    countDrop() noexcept {
+        dropped_.store(dropped_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+
+    /** Consumer: drops counted since the last call. */
+    uint64_t
+    takeDrops() noexcept {
+        const uint64_t d = dropped_.load(std::memory_order_relaxed);
+        const uint64_t n = d - droppedTaken_;
+        droppedTaken_ = d;
+        return n;
+    }
+
     /** Set (under the session registry lock) when the producing thread has exited. */
     std::atomic<bool> orphaned{false};
 
@@ -119,6 +138,8 @@ private:
     const size_t capacity_;
     alignas(64) std::atomic<uint64_t> head_{0}; // written by the producer
     uint64_t cachedTail_ = 0; // producer's last view of tail_
+    std::atomic<uint64_t> dropped_{0}; // written by the producer only
+    uint64_t droppedTaken_ = 0; // consumer's part of dropped_ already counted
     alignas(64) std::atomic<uint64_t> tail_{0}; // written by the consumer
 };
 
@@ -126,7 +147,8 @@ private:
 inline bool
 nixlChromeEnqueue(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, uint32_t agent,
                   bool nameInTable) noexcept {
-    const size_t n = nixlChromeRecord::size(ev, nameInTable);
+    size_t keyLens[nixlChromeRecord::kKeyLenCache];
+    const size_t n = nixlChromeRecord::size(ev, nameInTable, keyLens);
     if (!r.fits(n)) {
         return false;
     }
@@ -136,10 +158,10 @@ nixlChromeEnqueue(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, ui
             [w](size_t at, const void *p, size_t len) {
                 nixlChromeCopyBytes(w + at, static_cast<const char *>(p), len);
             },
-            ev, span, agent, nameInTable, n);
+            ev, span, agent, nameInTable, n, keyLens);
     } else {
         nixlChromeRecord::encode([&r](size_t at, const void *p, size_t len) { r.put(at, p, len); },
-                                 ev, span, agent, nameInTable, n);
+                                 ev, span, agent, nameInTable, n, keyLens);
     }
     r.publish(n);
     return true;
@@ -194,7 +216,7 @@ public:
     commit(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, uint32_t agent,
            bool nameInTable) noexcept {
         if (!nixlChromeEnqueue(r, ev, span, agent, nameInTable)) {
-            dropped_.fetch_add(1, std::memory_order_relaxed);
+            r.countDrop();
         }
     }
 
@@ -212,6 +234,7 @@ public:
     void
     flush();
 
+    /** Events dropped, as of the writer's last pass (rings' own counts are added there). */
     uint64_t
     dropped() const noexcept {
         return dropped_.load(std::memory_order_relaxed);

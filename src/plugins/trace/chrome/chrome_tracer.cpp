@@ -47,7 +47,7 @@ readConfig() {
     return c;
 }
 
-class nixlChromeTracer : public nixlTraceBackendBase {
+class nixlChromeTracer final : public nixlTraceBackendBase {
 public:
     explicit nixlChromeTracer(const nixlTraceBackendContext &ctx)
         : session_(nixlChromeSession::acquire(readConfig())) {

@@ -39,7 +39,7 @@
 
 #include "nixl_trace_backend_sdk.h"
 
-class nixlNvtxTracer : public nixlTraceBackendBase {
+class nixlNvtxTracer final : public nixlTraceBackendBase {
 public:
     /** Static payload schema ids this plugin registers in each agent's domain. */
     static constexpr uint64_t schemaCorrelation = (1ull << 24) + 1;
