@@ -176,6 +176,35 @@ toIndices(const py::handle &obj, const char *what) {
     if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr())) {
         throw py::type_error(std::string(what) + " must be a sequence of ints or a 1-D array");
     }
+    auto push = [&](long long v) {
+        if (v == -1 && PyErr_Occurred()) {
+            throw py::error_already_set();
+        }
+        if (v < INT_MIN || v > INT_MAX) {
+            throw py::index_error(std::string(what) + ": index " + std::to_string(v) +
+                                  " out of range");
+        }
+        out.push_back(static_cast<int>(v));
+    };
+    // Fast path for what nixl._api passes (a list of ints): read the items in place, with no
+    // iterator object and no __index__ call per element. The GIL is held and reading an exact
+    // int runs no Python code, so the list cannot change under the loop.
+    if (PyList_CheckExact(obj.ptr())) {
+        const Py_ssize_t n = PyList_GET_SIZE(obj.ptr());
+        out.reserve(static_cast<size_t>(n));
+        Py_ssize_t i = 0;
+        for (; i < n; ++i) {
+            PyObject *item = PyList_GET_ITEM(obj.ptr(), i);
+            if (!PyLong_CheckExact(item)) {
+                break;
+            }
+            push(PyLong_AsLongLong(item));
+        }
+        if (i == n) {
+            return out;
+        }
+        out.clear(); // an element of another type: take the general path below
+    }
     py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
     out.reserve(seq.size());
     for (const py::handle &item : seq) {
@@ -238,6 +267,25 @@ paramsAndMems(const nixl_b_params_t &params, const nixl_mem_list_t &mems) {
     return {params, names};
 }
 
+// The Python object of a status the transfer path returns (post, status, release). pybind11
+// casts an enum result by allocating a new instance each time; the two non-error statuses are
+// built once (at bindAgent, after bindTypes registered the enum) and returned by reference
+// instead, which saves an allocation per call (docs/python.md, Speed). Intentionally leaked:
+// they must outlive every module-level destructor that may still run at interpreter exit.
+py::object *gStatusSuccess = nullptr;
+py::object *gStatusInProg = nullptr;
+
+py::object
+statusObject(nixl_status_t st) {
+    if (st == NIXL_SUCCESS && gStatusSuccess != nullptr) {
+        return *gStatusSuccess;
+    }
+    if (st == NIXL_IN_PROG && gStatusInProg != nullptr) {
+        return *gStatusInProg;
+    }
+    return py::cast(st);
+}
+
 [[noreturn]] void
 noMemViews() {
     throw nixlNotSupportedError(
@@ -276,6 +324,10 @@ bindAgent(py::module_ &m) {
 
     using A = nixlPyAgent;
     using R = nixlPyNoGil;
+    if (gStatusSuccess == nullptr) {
+        gStatusSuccess = new py::object(py::cast(NIXL_SUCCESS));
+        gStatusInProg = new py::object(py::cast(NIXL_IN_PROG));
+    }
     py::class_<A>(m, "nixlAgent")
         .def(py::init([](const std::string &name, const nixlAgentConfig &cfg) {
                  R release;
@@ -485,22 +537,31 @@ bindAgent(py::module_ &m) {
                 if (override_notif) {
                     extra.notif = notif;
                 }
-                R release;
-                return withHandle<true>(a.xfers, reqh, "transfer request", [&] {
-                    return throwOnError(a.agent().postXferReq(
-                        reinterpret_cast<nixlXferReqH *>(reqh), override_notif ? &extra : nullptr));
-                });
+                nixl_status_t st;
+                {
+                    R release;
+                    st = withHandle<true>(a.xfers, reqh, "transfer request", [&] {
+                        return throwOnError(a.agent().postXferReq(
+                            reinterpret_cast<nixlXferReqH *>(reqh),
+                            override_notif ? &extra : nullptr));
+                    });
+                }
+                return statusObject(st);
             },
             py::arg("reqh"),
             py::arg("notif_msg") = std::string())
         .def(
             "getXferStatus",
             [](A &a, uintptr_t reqh) {
-                R release;
-                return withHandle<true>(a.xfers, reqh, "transfer request", [&] {
-                    return throwOnError(
-                        a.agent().getXferStatus(reinterpret_cast<nixlXferReqH *>(reqh)));
-                });
+                nixl_status_t st;
+                {
+                    R release;
+                    st = withHandle<true>(a.xfers, reqh, "transfer request", [&] {
+                        return throwOnError(
+                            a.agent().getXferStatus(reinterpret_cast<nixlXferReqH *>(reqh)));
+                    });
+                }
+                return statusObject(st);
             },
             py::arg("reqh"))
         .def(
@@ -530,10 +591,14 @@ bindAgent(py::module_ &m) {
         .def(
             "releaseXferReq",
             [](A &a, uintptr_t reqh) {
-                R release;
-                return releaseHandle(a.xfers, reqh, "transfer request", [&] {
-                    return a.agent().releaseXferReq(reinterpret_cast<nixlXferReqH *>(reqh));
-                });
+                nixl_status_t st;
+                {
+                    R release;
+                    st = releaseHandle(a.xfers, reqh, "transfer request", [&] {
+                        return a.agent().releaseXferReq(reinterpret_cast<nixlXferReqH *>(reqh));
+                    });
+                }
+                return statusObject(st);
             },
             py::arg("reqh"))
         .def(

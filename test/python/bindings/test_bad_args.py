@@ -134,6 +134,21 @@ class BadArgumentsTest(unittest.TestCase):
             self.a.makeXferReq(b.NIXL_WRITE, self.lh, b"\x00", self.rh, [0])
         with self.assertRaises(IndexError):
             self.a.makeXferReq(b.NIXL_WRITE, self.lh, [2**40], self.rh, [0])
+        # The exact-int list fast path: a huge int, a later non-int element, an int subclass
+        # or an __index__ object in the list take the same checks as before.
+        with self.assertRaises(IndexError):
+            self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0, -2**40], self.rh, [0, 0])
+        with self.assertRaises(OverflowError):
+            self.a.makeXferReq(b.NIXL_WRITE, self.lh, [2**70], self.rh, [0])
+        with self.assertRaises(TypeError):
+            self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0, 0.5], self.rh, [0, 0])
+
+        class Idx:
+            def __index__(self):
+                return 0
+        for li in ([False], [Idx()], (0,)):
+            req = self.a.makeXferReq(b.NIXL_WRITE, self.lh, li, self.rh, [0] * len(li))
+            self.assertEqual(self.a.releaseXferReq(req), b.NIXL_SUCCESS)
         with self.assertRaises(TypeError):
             self.a.makeXferReq(1, self.lh, [0], self.rh, [0])  # op must be the enum
         with self.assertRaises(TypeError):

@@ -64,6 +64,11 @@ class TwoAgentsTest(unittest.TestCase):
         self.assertIn(self.a.postXferReq(req), (b.NIXL_SUCCESS, b.NIXL_IN_PROG))
         self.assertEqual(wait_done(self.a, req), b.NIXL_SUCCESS)
         self.assertEqual(self.a.getXferStatus(req), b.NIXL_SUCCESS)  # DONE stays DONE
+        # Statuses are returned as shared enum objects; they are still the enum, by value.
+        st = self.a.getXferStatus(req)
+        self.assertIsInstance(st, b.nixl_status_t)
+        self.assertEqual(int(st), 0)
+        self.assertEqual(st.name, "NIXL_SUCCESS")
         for i in range(BLOCKS):
             want = b"\x5a" * BLK if i in (2, 4, 6) else b"\x00" * BLK
             self.assertEqual(self.dst.bytes(i * BLK, BLK), want, "block %d" % i)
