@@ -39,12 +39,11 @@ finishXfer(const nixlAgentData &data, nixlXferReqH &req) noexcept {
     }
     req.statusReported = true;
     if (req.status == NIXL_SUCCESS) {
-        const auto post = nixlFastClock::toMicros(req.postTicks - req.startTicks);
-        const auto xfer = nixlFastClock::toMicros(req.doneTicks - req.startTicks);
-        data.telemetry->recordTransfer(req.op,
-                                       req.totalBytes,
-                                       static_cast<uint64_t>(post.count()),
-                                       static_cast<uint64_t>(xfer.count()));
+        // Raw tick intervals: the flush thread converts them to microseconds.
+        data.telemetry->recordTransferTicks(req.op,
+                                            req.totalBytes,
+                                            req.postTicks - req.startTicks,
+                                            req.doneTicks - req.startTicks);
     } else {
         data.telemetry->recordStatus(req.status);
     }
