@@ -32,7 +32,7 @@ markDisconnected(const nixlAgentData &data, nixlXferReqH &req) {
  * batch (post time, transfer time, bytes, request), a failure as its error event. Called when
  * req.status stopped being NIXL_IN_PROG. Hot path: no allocation.
  */
-void
+[[gnu::always_inline]] inline void
 finishXfer(const nixlAgentData &data, nixlXferReqH &req) noexcept {
     if (req.statusReported || data.telemetry == nullptr) {
         return;

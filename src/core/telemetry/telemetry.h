@@ -188,6 +188,23 @@ private:
         if (set.count == 0) {
             return;
         }
+        if (set.count == xferEvents::kValues) [[likely]] {
+            // Every type enabled (the default): four fixed writes, no index table.
+            queue_.tryPushWith(xferEvents::kValues, [&set, post_time, xfer_time, bytes,
+                                                     time_mark](size_t i) {
+                switch (i) {
+                case 0:
+                    return nixl_telemetry_event_abi_t{set.type[0], time_mark, post_time};
+                case 1:
+                    return nixl_telemetry_event_abi_t{set.type[1], time_mark, xfer_time};
+                case 2:
+                    return nixl_telemetry_event_abi_t{set.type[2], 0u, bytes};
+                default:
+                    return nixl_telemetry_event_abi_t{set.type[3], 0u, 1u};
+                }
+            });
+            return;
+        }
         const uint64_t values[xferEvents::kValues] = {post_time, xfer_time, bytes, 1};
         queue_.tryPushWith(set.count, [&set, &values, time_mark](size_t i) {
             const uint8_t v = set.value[i];
