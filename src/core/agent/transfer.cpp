@@ -32,19 +32,18 @@ markDisconnected(const nixlAgentData &data, nixlXferReqH &req) {
  * batch (post time, transfer time, bytes, request), a failure as its error event. Called when
  * req.status stopped being NIXL_IN_PROG. Hot path: no allocation.
  */
-void
+[[gnu::always_inline]] inline void
 finishXfer(const nixlAgentData &data, nixlXferReqH &req) noexcept {
     if (req.statusReported || data.telemetry == nullptr) {
         return;
     }
     req.statusReported = true;
     if (req.status == NIXL_SUCCESS) {
-        const auto post = nixlFastClock::toMicros(req.postTicks - req.startTicks);
-        const auto xfer = nixlFastClock::toMicros(req.doneTicks - req.startTicks);
-        data.telemetry->recordTransfer(req.op,
-                                       req.totalBytes,
-                                       static_cast<uint64_t>(post.count()),
-                                       static_cast<uint64_t>(xfer.count()));
+        // Raw tick intervals: the flush thread converts them to microseconds.
+        data.telemetry->recordTransferTicks(req.op,
+                                            req.totalBytes,
+                                            req.postTicks - req.startTicks,
+                                            req.doneTicks - req.startTicks);
     } else {
         data.telemetry->recordStatus(req.status);
     }

@@ -8,7 +8,10 @@
 #include <bit>
 #include <stdexcept>
 
-thread_local constinit nixl_telemetry_internal::laneCache nixl_telemetry_internal::tlsLanes{};
+#include "common/fast_clock.h"
+
+thread_local constinit nixl_telemetry_internal::laneCache nixl_telemetry_internal::tlsLanes
+    __attribute__((tls_model("initial-exec"))){};
 
 namespace {
 
@@ -205,7 +208,12 @@ nixlTelemetryStagingQueue::drainPending() noexcept {
         const uint64_t t = l.tail.load(std::memory_order_acquire);
         uint64_t taken = h;
         while (taken != t && drained_.size() < room) {
-            drained_.push_back(l.slots[taken & l.mask]);
+            nixl_telemetry_event_abi_t ev = l.slots[taken & l.mask];
+            if (ev.reserved == nixl_telemetry_internal::kSlotTicksToMicros) {
+                ev.value = static_cast<uint64_t>(nixlFastClock::toMicros(ev.value).count());
+                ev.reserved = 0;
+            }
+            drained_.push_back(ev);
             ++taken;
         }
         if (taken != h) {

@@ -21,6 +21,9 @@
  * bound it sets); the next drain resumes at the lane where the previous one ran out of room, so
  * a busy lane cannot starve the others.
  *
+ * A pushed slot whose reserved word is kSlotTicksToMicros carries a tick interval; the drain
+ * returns it in microseconds with the reserved word zero (see recordTransferTicks).
+ *
  * When a lane has no room the newest events are refused (drop-newest) and counted; a batch goes
  * in whole or not at all, so an exporter never sees half of a completed transfer. Events are
  * stored in their ABI form (reserved word zero) so the drained buffer goes to the exporter as
@@ -66,7 +69,16 @@ struct laneCache {
 };
 
 // constinit: statically initialised, so an access is a TLS address computation, no guard.
-extern thread_local constinit laneCache tlsLanes;
+// initial-exec: a fixed offset from the thread pointer instead of a __tls_get_addr call per
+// push (libnixl.so is a shared library); 136 bytes of the static TLS surplus, as the tracer's.
+extern thread_local constinit laneCache tlsLanes __attribute__((tls_model("initial-exec")));
+
+/**
+ * A slot's reserved word holding this marks its value as a TSC/steady tick interval
+ * (nixlFastClock::ticks_t) that the drain converts to whole microseconds and clears the mark:
+ * the transfer path stores the raw interval and the flush thread does the arithmetic.
+ */
+inline constexpr uint32_t kSlotTicksToMicros = 1;
 
 } // namespace nixl_telemetry_internal
 

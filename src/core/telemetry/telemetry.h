@@ -115,16 +115,21 @@ public:
      */
     void
     recordTransfer(nixl_xfer_op_t op, uint64_t bytes, uint64_t post_us, uint64_t xfer_us) noexcept {
-        // The enabled types were worked out at construction; the events go straight into the
-        // lane, without a staging copy of their own.
-        const xferEvents &set = op == NIXL_WRITE ? writeEvents_ : readEvents_;
-        if (set.count == 0) {
-            return;
-        }
-        const uint64_t values[xferEvents::kValues] = {post_us, xfer_us, bytes, 1};
-        queue_.tryPushWith(set.count, [&set, &values](size_t i) {
-            return nixl_telemetry_event_abi_t{set.type[i], 0u, values[set.value[i]]};
-        });
+        pushTransfer(op, bytes, post_us, xfer_us, 0u);
+    }
+
+    /**
+     * As recordTransfer, the two times given as nixlFastClock tick intervals: they are staged
+     * as they are and converted to microseconds by the flush thread, so the transfer path does
+     * no arithmetic on them (the agent's hot path). Hot path.
+     */
+    void
+    recordTransferTicks(nixl_xfer_op_t op,
+                        uint64_t bytes,
+                        uint64_t post_ticks,
+                        uint64_t xfer_ticks) noexcept {
+        pushTransfer(op, bytes, post_ticks, xfer_ticks,
+                     nixl_telemetry_internal::kSlotTicksToMicros);
     }
 
     /**
@@ -169,6 +174,44 @@ public:
     }
 
 private:
+    /** The transfer's enabled events straight into this thread's lane; time_mark goes into the
+     *  reserved word of the two time events (0, or kSlotTicksToMicros for tick intervals). */
+    void
+    pushTransfer(nixl_xfer_op_t op,
+                 uint64_t bytes,
+                 uint64_t post_time,
+                 uint64_t xfer_time,
+                 uint32_t time_mark) noexcept {
+        // The enabled types were worked out at construction; the events go straight into the
+        // lane, without a staging copy of their own.
+        const xferEvents &set = op == NIXL_WRITE ? writeEvents_ : readEvents_;
+        if (set.count == 0) {
+            return;
+        }
+        if (set.count == xferEvents::kValues) [[likely]] {
+            // Every type enabled (the default): four fixed writes, no index table.
+            queue_.tryPushWith(xferEvents::kValues, [&set, post_time, xfer_time, bytes,
+                                                     time_mark](size_t i) {
+                switch (i) {
+                case 0:
+                    return nixl_telemetry_event_abi_t{set.type[0], time_mark, post_time};
+                case 1:
+                    return nixl_telemetry_event_abi_t{set.type[1], time_mark, xfer_time};
+                case 2:
+                    return nixl_telemetry_event_abi_t{set.type[2], 0u, bytes};
+                default:
+                    return nixl_telemetry_event_abi_t{set.type[3], 0u, 1u};
+                }
+            });
+            return;
+        }
+        const uint64_t values[xferEvents::kValues] = {post_time, xfer_time, bytes, 1};
+        queue_.tryPushWith(set.count, [&set, &values, time_mark](size_t i) {
+            const uint8_t v = set.value[i];
+            return nixl_telemetry_event_abi_t{set.type[i], v < 2 ? time_mark : 0u, values[v]};
+        });
+    }
+
     nixlTelemetry(const std::string &agent,
                   const nixlTelemetryConfig &cfg,
                   const nixlTelemetryExporterRef &exporter);

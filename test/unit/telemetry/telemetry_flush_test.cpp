@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/fast_clock.h"
 #include "telemetry/nop_exporter.h"
 #include "telemetry/telemetry.h"
 #include "telemetry_test_utils.h"
@@ -195,6 +196,25 @@ TEST_F(telemetryFlushTest, ReadIsRxSide) {
                                      event(type_t::AGENT_XFER_TIME, 2),
                                      event(type_t::AGENT_RX_BYTES, 77),
                                      event(type_t::AGENT_RX_REQUESTS_NUM, 1)}),
+              fake_.events());
+}
+
+TEST_F(telemetryFlushTest, TickIntervalsAreExportedInMicroseconds) {
+    // The agent stages raw clock intervals; the exporter must see whole microseconds, with the
+    // reserved word clear, and the other events untouched.
+    nixlFastClock::init();
+    const uint64_t post_ticks = 123'456'789;
+    const uint64_t xfer_ticks = 987'654'321;
+    const auto post_us = static_cast<uint64_t>(nixlFastClock::toMicros(post_ticks).count());
+    const auto xfer_us = static_cast<uint64_t>(nixlFastClock::toMicros(xfer_ticks).count());
+    ASSERT_NE(post_ticks, post_us); // a tick is shorter than a microsecond on every source
+    auto t = make();
+    t->recordTransferTicks(NIXL_WRITE, 4096, post_ticks, xfer_ticks);
+    t->flushNow();
+    EXPECT_EQ((std::vector<recorded>{event(type_t::AGENT_XFER_POST_TIME, post_us),
+                                     event(type_t::AGENT_XFER_TIME, xfer_us),
+                                     event(type_t::AGENT_TX_BYTES, 4096),
+                                     event(type_t::AGENT_TX_REQUESTS_NUM, 1)}),
               fake_.events());
 }
 
