@@ -228,6 +228,13 @@ nixlUcxEngine::setupLaneLocked(nixlUcxConn &conn, nixlUcxLane &lane) const {
             w.worker = nullptr;
             w.efd = -1;
         }
+        // A peer that exited since its load cannot be reached: that is the status its
+        // transfers get anyway (markLost logs the one line).
+        if (conn.watched && nixlUcx::probeProcess(conn.peer.pid, conn.peer.startTime) ==
+                                nixlUcx::proc_state_t::GONE) {
+            markLost(conn, "process " + std::to_string(conn.peer.pid) + " exited");
+            return NIXL_ERR_REMOTE_DISCONNECT;
+        }
         NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot reach " << conn.name
                                 << " (lane " << lane.index << " of its connection info): "
                                 << ucs_status_string(st) << "; no common transport");
