@@ -425,21 +425,22 @@ nixlUcxEngine::learnRkeyLayout() {
     return true;
 }
 
-std::shared_ptr<nixlUcxWorker>
-nixlUcxEngine::createWorker(bool home, const std::string &name) {
+bool
+nixlUcxEngine::openWorker(const std::string &name, ucp_worker_h &h, int &efd) const {
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_NAME;
     // Every use of a worker holds its mutex, so UCX needs no locking of its own.
     wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
     wp.name = name.c_str();
-    ucp_worker_h h = nullptr;
+    h = nullptr;
     ucs_status_t st = ucp_worker_create(ctx_, &wp, &h);
     if (st != UCS_OK) {
         NIXL_SDK_ERROR("agent " << localAgent << ": ucp_worker_create(" << name
                                 << "): " << ucs_status_string(st));
-        return nullptr;
+        h = nullptr;
+        return false;
     }
-    int efd = -1;
+    efd = -1;
     if (progThread_) {
         st = ucp_worker_get_efd(h, &efd);
         if (st != UCS_OK) {
@@ -449,6 +450,17 @@ nixlUcxEngine::createWorker(bool home, const std::string &name) {
             efd = -1;
         }
     }
+    return true;
+}
+
+std::shared_ptr<nixlUcxWorker>
+nixlUcxEngine::createWorker(bool home, const std::string &name) const {
+    ucp_worker_h h = nullptr;
+    int efd = -1;
+    if (!openWorker(name, h, efd)) {
+        return nullptr;
+    }
+    ucs_status_t st;
     auto w = std::make_shared<nixlUcxWorker>(h, efd, home, name);
     w->engine = this;
     if (home) {

@@ -79,9 +79,17 @@ public:
 
     /** Held for every call into UCX on this worker and while its callbacks run. */
     std::mutex lock;
-    /** nullptr once destroyed (a private worker of a lost or disconnected peer). */
+    /**
+     * nullptr once destroyed (a private worker of a lost or disconnected peer), and while
+     * pending.
+     */
     ucp_worker_h worker;
-    const int efd;
+    int efd; ///< set with worker (guarded by lock)
+    /**
+     * A private worker not created yet: the connection's first use (connect, prepXfer,
+     * postXfer, genNotif) creates it and its endpoint, under lock, once (ensureLanes).
+     */
+    bool pending = false;
     const bool home;
     const std::string name;
     const nixlUcxEngine *engine = nullptr;
@@ -122,6 +130,8 @@ struct nixlUcxLane {
     ucp_ep_h ep = nullptr; ///< guarded by worker->lock
     nixlUcxConn *conn = nullptr;
     size_t index = 0;
+    /** The peer's worker address this lane connects to (kept for a deferred endpoint). */
+    std::string addr;
 };
 
 /** @brief What the engine knows about one remote agent (or itself, for loopback). */
@@ -150,6 +160,8 @@ public:
     std::vector<std::unique_ptr<nixlUcxLane>> lanes;
 
     std::atomic<int> state{ALIVE};
+    /** Every lane has its worker and endpoint (no pending private worker left). */
+    std::atomic<bool> lanesReady{false};
     /** Remote registrations loaded for this connection; rkeys are per lane. */
     std::mutex mdLock;
     std::unordered_set<nixlUcxRemoteMD *> mds;
@@ -427,7 +439,24 @@ private:
     bool
     learnRkeyLayout();
     std::shared_ptr<nixlUcxWorker>
-    createWorker(bool home, const std::string &name);
+    createWorker(bool home, const std::string &name) const;
+    /** ucp_worker_create (serialized, named) and, with a progress thread, its event fd. */
+    bool
+    openWorker(const std::string &name, ucp_worker_h &h, int &efd) const;
+    /**
+     * Creates lane's endpoint, and first its private worker when pending; then unpacks the
+     * remote keys of the registrations loaded so far. Lane worker lock held. Logs a failure
+     * (naming the peer) and leaves the lane as it was, so a later use tries again.
+     */
+    nixl_status_t
+    setupLaneLocked(nixlUcxConn &conn, nixlUcxLane &lane) const;
+    /**
+     * The connection's first use: builds every pending lane, each exactly once even when
+     * several threads arrive at once (the lane's worker lock orders them); afterwards one
+     * atomic load. A lost or closed connection builds nothing: its uses report that.
+     */
+    nixl_status_t
+    ensureLanes(nixlUcxConn &conn) const;
     nixl_status_t
     buildConn(const std::string &remote_agent,
               const std::string &conn_info,

@@ -108,53 +108,30 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
         auto lane = std::make_unique<nixlUcxLane>();
         lane->conn = conn.get();
         lane->index = i;
+        lane->addr = addrs[i % addrs.size()];
         if (conn->privateWorkers) {
-            lane->worker = createWorker(false, localAgent + "->" + remote_agent + "/" +
-                                                   std::to_string(i));
-            if (!lane->worker) {
-                cleanup();
-                return NIXL_ERR_BACKEND;
-            }
-        } else {
-            lane->worker = home_[i];
+            // Created at first use (ensureLanes): a worker costs tens of milliseconds, most
+            // of it zero-filling its shared-memory segments, and a process of a mesh loads
+            // every peer but may move data with few of them.
+            lane->worker = std::make_shared<nixlUcxWorker>(
+                nullptr, -1, false, localAgent + "->" + remote_agent + "/" + std::to_string(i));
+            lane->worker->engine = this;
+            lane->worker->pending = true;
+            conn->lanes.push_back(std::move(lane));
+            continue;
         }
-        const std::string_view addr = addrs[i % addrs.size()];
-        const std::string ep_name = localAgent + "->" + remote_agent;
-        ucp_ep_params_t ep{};
-        ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-            UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_NAME;
-        ep.address = reinterpret_cast<const ucp_address_t *>(addr.data());
-        ep.err_mode = conn->peerMode ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
-        ep.name = ep_name.c_str();
-        if (conn->peerMode) {
-            ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
-            ep.err_handler.cb = epErrorCb;
-            ep.err_handler.arg = lane.get();
-        }
+        lane->worker = home_[i];
         nixlUcxLane *raw = lane.get();
         conn->lanes.push_back(std::move(lane));
-        ucs_status_t st;
-        std::string transports;
+        nixl_status_t st;
         {
             std::lock_guard<std::mutex> g(raw->worker->lock);
-            st = ucp_ep_create(raw->worker->worker, &ep, &raw->ep);
-            if (st != UCS_OK) {
-                raw->ep = nullptr;
-            } else if (nixlSdk::logEnabled(NIXL_PLUGIN_LOG_DEBUG)) {
-                transports = nixlUcx::epTransports(raw->ep);
-            }
+            st = setupLaneLocked(*conn, *raw);
         }
-        if (st != UCS_OK) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot reach " << remote_agent
-                                    << " (worker " << (i % addrs.size())
-                                    << " of its connection info): " << ucs_status_string(st)
-                                    << "; no common transport");
+        if (st != NIXL_SUCCESS) {
             cleanup();
-            return NIXL_ERR_BACKEND;
+            return st;
         }
-        NIXL_SDK_DEBUG("agent " << localAgent << ": UCX lane " << i << " to " << remote_agent
-                                << " on " << raw->worker->name << ": transports " << transports
-                                << ", error handling " << (conn->peerMode ? "peer" : "none"));
     }
 
     std::string why_not;
@@ -217,6 +194,119 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
 }
 
 nixl_status_t
+nixlUcxEngine::setupLaneLocked(nixlUcxConn &conn, nixlUcxLane &lane) const {
+    nixlUcxWorker &w = *lane.worker;
+    if (lane.ep != nullptr) {
+        return NIXL_SUCCESS;
+    }
+    const bool create = w.pending;
+    if (create && !openWorker(w.name, w.worker, w.efd)) {
+        w.worker = nullptr;
+        w.efd = -1;
+        return NIXL_ERR_BACKEND;
+    }
+    if (w.worker == nullptr) {
+        return NIXL_SUCCESS; // destroyed: the connection's uses report it lost or closed
+    }
+    const std::string ep_name = localAgent + "->" + conn.name;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+        UCP_EP_PARAM_FIELD_NAME;
+    ep.address = reinterpret_cast<const ucp_address_t *>(lane.addr.data());
+    ep.err_mode = conn.peerMode ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+    ep.name = ep_name.c_str();
+    if (conn.peerMode) {
+        ep.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        ep.err_handler.cb = epErrorCb;
+        ep.err_handler.arg = &lane;
+    }
+    ucs_status_t st = ucp_ep_create(w.worker, &ep, &lane.ep);
+    if (st != UCS_OK) {
+        lane.ep = nullptr;
+        if (create) {
+            ucp_worker_destroy(w.worker); // nothing ran on it yet
+            w.worker = nullptr;
+            w.efd = -1;
+        }
+        // A peer that exited since its load cannot be reached: that is the status its
+        // transfers get anyway (markLost logs the one line).
+        if (conn.watched && nixlUcx::probeProcess(conn.peer.pid, conn.peer.startTime) ==
+                                nixlUcx::proc_state_t::GONE) {
+            markLost(conn, "process " + std::to_string(conn.peer.pid) + " exited");
+            return NIXL_ERR_REMOTE_DISCONNECT;
+        }
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot reach " << conn.name
+                                << " (lane " << lane.index << " of its connection info): "
+                                << ucs_status_string(st) << "; no common transport");
+        return NIXL_ERR_BACKEND;
+    }
+    if (create) {
+        w.pending = false;
+        std::lock_guard<std::mutex> g(workersLock_);
+        workers_.push_back(lane.worker);
+    }
+    // Registrations loaded before the endpoint existed have no key on this lane yet.
+    {
+        std::lock_guard<std::mutex> m(conn.mdLock);
+        for (nixlUcxRemoteMD *md : conn.mds) {
+            if (md->rkeys[lane.index] != nullptr) {
+                continue;
+            }
+            st = ucp_ep_rkey_unpack(lane.ep, md->packedRkey.data(), &md->rkeys[lane.index]);
+            if (st != UCS_OK) {
+                // Its transfers on this lane fail at post (no key), each with a log line.
+                md->rkeys[lane.index] = nullptr;
+                NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot unpack the remote key of "
+                                        << md->len << " bytes at 0x" << std::hex << md->base
+                                        << std::dec << " of " << conn.name << " (lane "
+                                        << lane.index << "): " << ucs_status_string(st));
+            }
+        }
+    }
+    NIXL_SDK_DEBUG("agent " << localAgent << ": UCX lane " << lane.index << " to " << conn.name
+                            << " on " << w.name << (create ? " (created now)" : "")
+                            << ": transports "
+                            << (nixlSdk::logEnabled(NIXL_PLUGIN_LOG_DEBUG) ?
+                                    nixlUcx::epTransports(lane.ep) :
+                                    std::string())
+                            << ", error handling " << (conn.peerMode ? "peer" : "none"));
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlUcxEngine::ensureLanes(nixlUcxConn &conn) const {
+    if (conn.lanesReady.load(std::memory_order_acquire)) {
+        return NIXL_SUCCESS;
+    }
+    bool all = true;
+    bool built = false;
+    for (auto &lane : conn.lanes) {
+        std::lock_guard<std::mutex> g(lane->worker->lock);
+        if (!lane->worker->pending) {
+            continue; // built by another thread, or on a home worker since the load
+        }
+        // Checked under the lock that closeConn and reapLost take after changing the state:
+        // a worker is either built before they look, and torn down by them, or never.
+        if (!conn.usable()) {
+            all = false;
+            continue;
+        }
+        nixl_status_t st = setupLaneLocked(conn, *lane);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+        built = true;
+    }
+    if (all) {
+        conn.lanesReady.store(true, std::memory_order_release);
+    }
+    if (built) {
+        wakeProgress(); // the progress thread watches the new workers' event fds
+    }
+    return NIXL_SUCCESS;
+}
+
+nixl_status_t
 nixlUcxEngine::loadRemoteConnInfo(const std::string &remote_agent,
                                   const std::string &remote_conn_info) {
     if (findConn(remote_agent)) {
@@ -256,8 +346,11 @@ nixlUcxEngine::connect(const std::string &remote_agent) {
                                 << " was lost");
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
-    // The endpoints exist since the connection info was loaded; a flush starts the wireup now
-    // rather than with the first transfer.
+    // Private workers and their endpoints are made here if no transfer made them yet; a
+    // flush starts the wireup now rather than with the first transfer.
+    if (nixl_status_t st = ensureLanes(*conn); st != NIXL_SUCCESS) {
+        return st;
+    }
     for (auto &lane : conn->lanes) {
         std::lock_guard<std::mutex> g(lane->worker->lock);
         if (lane->worker->worker == nullptr || lane->ep == nullptr) {

@@ -125,7 +125,10 @@ nixl_status_t
 nixlUcxEngine::unpackRkeys(nixlUcxRemoteMD &md) const {
     for (auto &lane : md.conn->lanes) {
         std::lock_guard<std::mutex> g(lane->worker->lock);
-        if (lane->worker->worker == nullptr || lane->ep == nullptr) {
+        // A pending lane unpacks the key when its endpoint is made (setupLaneLocked), which
+        // may have happened between our insertion into conn->mds and this lock.
+        if (lane->worker->worker == nullptr || lane->ep == nullptr ||
+            md.rkeys[lane->index] != nullptr) {
             continue;
         }
         ucs_status_t st =

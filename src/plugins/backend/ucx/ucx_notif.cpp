@@ -305,6 +305,9 @@ nixlUcxEngine::genNotif(const std::string &remote_agent, const std::string &msg)
                                 << " was lost or disconnected");
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
+    if (nixl_status_t st = ensureLanes(*conn); st != NIXL_SUCCESS) {
+        return st;
+    }
     nixlUcxLane &lane = *conn->lanes[threadSlot() % conn->lanes.size()];
     nixl_status_t st;
     {

@@ -112,6 +112,10 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
                                 << remote_agent);
         return NIXL_ERR_NOT_FOUND;
     }
+    // First use of a same-host peer: its private workers and endpoints are made now.
+    if (nixl_status_t st = ensureLanes(*conn); st != NIXL_SUCCESS) {
+        return st;
+    }
     auto req = std::make_unique<nixlUcxReq>();
     req->engine = this;
     req->op = operation;
@@ -293,6 +297,10 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         NIXL_SDK_ERROR("agent " << localAgent << ": UCX postXfer: " << remote_agent
                                 << (lost ? " was lost" : " was disconnected"));
         return lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND;
+    }
+    // prepXfer made the lanes unless that failed then; one atomic load otherwise.
+    if (nixl_status_t st = ensureLanes(*req->conn); st != NIXL_SUCCESS) {
+        return st;
     }
     {
         // The progress thread may still hold the request in its active list from the last
