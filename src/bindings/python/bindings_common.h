@@ -90,6 +90,10 @@ bindDescriptors(py::module_ &m);
 /** Registers nixlAgentConfig and nixlAgent. */
 void
 bindAgent(py::module_ &m);
+/** Adds makeXferReq, postXferReq, getXferStatus and releaseXferReq to the nixlAgent class
+ *  (bindings_fast.cpp: entry points of their own, not pybind11's dispatcher). */
+void
+bindAgentTransferPath(py::object &agent_class);
 
 } // namespace nixl_py
 

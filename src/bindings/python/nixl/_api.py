@@ -547,11 +547,6 @@ class nixl_agent:
         ri = (remote_indices if remote_indices.__class__ in _INDEX_TYPES
               else _indices(remote_indices))
         n = len(li)
-        if n <= _SHORT_INDEX and li.__class__ is np.ndarray and ri.__class__ is np.ndarray:
-            # A short array crosses into the bindings faster as a list than through the
-            # buffer protocol (measured with benchmark/python/connector_bench.py).
-            li = li.tolist()
-            ri = ri.tolist()
         if n == 0 or n != len(ri):
             raise nixlBind.nixlInvalidParamError(
                 f"make_prepped_xfer: index lists must be non-empty and of equal length "
@@ -563,7 +558,8 @@ class nixl_agent:
         agent = self.agent
         h = agent.makeXferReq(op, lh, li, rh, ri, msg,
                               self._backend_handles(backends) if backends else _NO_BACKENDS,
-                              bool(skip_desc_merge))
+                              skip_desc_merge if skip_desc_merge.__class__ is bool
+                              else bool(skip_desc_merge))
         x = _new(_XFER)         # nixl_xfer_handle(agent, h) without the __init__ call
         x._handle = h
         x._agent = agent
@@ -586,11 +582,15 @@ class nixl_agent:
         """Post; "DONE" or "PROC" ("ERR" only for a status the bindings return, errors raise)."""
         h = handle._handle if handle.__class__ is _XFER else int(handle)
         msg = notif_msg if notif_msg.__class__ is bytes else _as_bytes(notif_msg)
-        return _STATES.get(int(self.agent.postXferReq(h, msg)), "ERR")
+        s = self.agent.postXferReq(h, msg)
+        # The bindings return the enum's own members: `is` costs nothing, where int() or ==
+        # on a pybind11 enum is a call into the module (docs/python.md, Speed).
+        return "DONE" if s is _SUCCESS else "PROC" if s is _IN_PROG else "ERR"
 
     def check_xfer_state(self, handle) -> str:
         h = handle._handle if handle.__class__ is _XFER else int(handle)
-        return _STATES.get(int(self.agent.getXferStatus(h)), "ERR")
+        s = self.agent.getXferStatus(h)
+        return "DONE" if s is _SUCCESS else "PROC" if s is _IN_PROG else "ERR"
 
     def get_xfer_telemetry(self, handle):
         """The request's nixlXferTelemetry; nixlNoTelemetryError without telemetry."""
@@ -689,13 +689,10 @@ def _indices(idx):
 
 
 _SUCCESS = nixlBind.NIXL_SUCCESS
+_IN_PROG = nixlBind.NIXL_IN_PROG
 _COST_ANALYTICAL = int(nixlBind.nixl_cost_t.NIXL_COST_ANALYTICAL_BACKEND)
-# Statuses by value: int() is one call into the bindings, where == on two pybind11 enums is
-# three (docs/python.md, Speed).
-_STATES = {int(nixlBind.NIXL_SUCCESS): "DONE", int(nixlBind.NIXL_IN_PROG): "PROC"}
 _INDEX_TYPES = (np.ndarray, list, tuple, range)
 _NO_BACKENDS: list = []
-_SHORT_INDEX = 8
 _XFER = nixl_xfer_handle
 _PREPPED = nixl_prepped_dlist_handle
 _new = object.__new__
