@@ -565,7 +565,7 @@ bindAgent(py::module_ &m) {
             py::arg("backends") = BackendList())
         .def(
             "releaseMemView", [](A &, uintptr_t) { noMemViews(); }, py::arg("mvh"));
-    bindAgentTransferPath(agent_class);
+    bindAgentTransferPath(m, agent_class);
 }
 
 } // namespace nixl_py

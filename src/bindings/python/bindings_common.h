@@ -91,9 +91,10 @@ bindDescriptors(py::module_ &m);
 void
 bindAgent(py::module_ &m);
 /** Adds makeXferReq, postXferReq, getXferStatus and releaseXferReq to the nixlAgent class
- *  (bindings_fast.cpp: entry points of their own, not pybind11's dispatcher). */
+ *  (bindings_fast.cpp: entry points of their own, not pybind11's dispatcher), and the module's
+ *  _handle type (the base of nixl._api's handle classes). */
 void
-bindAgentTransferPath(py::object &agent_class);
+bindAgentTransferPath(py::module_ &m, py::object &agent_class);
 
 } // namespace nixl_py
 

@@ -115,14 +115,14 @@ def _tensor_mem(t):
     return nixlBind.DRAM_SEG if t.get_device() == -1 else nixlBind.VRAM_SEG
 
 
-class _handle_base:
+class _handle_base(nixlBind._handle):
+    """Base of the handle classes. The slots _handle (the int the bindings gave out), _agent (the
+    bindings agent: a handle keeps it alive) and _released live in the C base
+    (nixl._bindings._handle), which also releases an unreleased handle when it is collected: no
+    Python-level __del__ runs per transfer."""
+
     __slots__ = ()
     _release_call = ""
-
-    def __init__(self, agent, value):
-        self._handle = int(value)
-        self._agent = agent  # the bindings agent: a handle keeps it alive
-        self._released = False
 
     def __repr__(self):
         return f"{type(self).__name__}(0x{self._handle:x}, released={self._released})"
@@ -133,23 +133,19 @@ class _handle_base:
             getattr(self._agent, self._release_call)(self._handle)
             self._released = True
 
-    def __del__(self):
-        if self._released:
-            return
-        self._released = True
+    def _release_failed(self):
+        # Called by the C base when the release at collection raised (best effort: interpreter
+        # shutdown or an active transfer).
         try:
-            getattr(self._agent, self._release_call)(self._handle)
-        except Exception:  # best effort: interpreter shutdown or an active transfer
-            try:
-                logger.warning("%r: release at finalisation failed", self)
-            except Exception:
-                pass
+            logger.warning("%r: release at finalisation failed", self)
+        except Exception:
+            pass
 
 
 class nixl_prepped_dlist_handle(_handle_base):
     """A prepared descriptor list (prep_xfer_dlist); no __eq__/__len__/__bool__ on purpose."""
 
-    __slots__ = ("_handle", "_agent", "_released")
+    __slots__ = ()
     _release_call = "releasedDlistH"
 
 
@@ -157,7 +153,7 @@ class nixl_xfer_handle(_handle_base):
     """A transfer request; release() of an active transfer cancels it, or raises
     nixlRepostActiveError and leaves the handle live. No __eq__/__len__/__bool__ on purpose."""
 
-    __slots__ = ("_handle", "_agent", "_released")
+    __slots__ = ()
     _release_call = "releaseXferReq"
 
 
@@ -560,11 +556,7 @@ class nixl_agent:
                               self._backend_handles(backends) if backends else _NO_BACKENDS,
                               skip_desc_merge if skip_desc_merge.__class__ is bool
                               else bool(skip_desc_merge))
-        x = _new(_XFER)         # nixl_xfer_handle(agent, h) without the __init__ call
-        x._handle = h
-        x._agent = agent
-        x._released = False
-        return x
+        return _XFER(agent, h)
 
     def initialize_xfer(self, operation: str, local_descs, remote_descs, remote_agent,
                         notif_msg: bytes = b"",
@@ -695,5 +687,4 @@ _INDEX_TYPES = (np.ndarray, list, tuple, range)
 _NO_BACKENDS: list = []
 _XFER = nixl_xfer_handle
 _PREPPED = nixl_prepped_dlist_handle
-_new = object.__new__
 
