@@ -544,13 +544,23 @@ PyObject *
 handleNew(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     PyObject *agent = nullptr;
     PyObject *value = nullptr;
-    static const char *kw[] = {"agent", "value", nullptr};
-    if (!PyArg_ParseTupleAndKeywords(
-            args, kwds, "OO:_handle", const_cast<char **>(kw), &agent, &value)) {
-        return nullptr;
+    // nixl._api makes one handle per transfer with two positional arguments: read them from the
+    // tuple; keywords take the general parser.
+    if (kwds == nullptr && PyTuple_GET_SIZE(args) == 2) {
+        agent = PyTuple_GET_ITEM(args, 0);
+        value = PyTuple_GET_ITEM(args, 1);
+    } else {
+        static const char *kw[] = {"agent", "value", nullptr};
+        if (!PyArg_ParseTupleAndKeywords(
+                args, kwds, "OO:_handle", const_cast<char **>(kw), &agent, &value)) {
+            return nullptr;
+        }
     }
-    PyObject *h = PyNumber_Long(value); // int(value), as the Python class did
-    if (h == nullptr) {
+    PyObject *h; // int(value), as the Python class did
+    if (PyLong_CheckExact(value)) {
+        Py_INCREF(value);
+        h = value;
+    } else if ((h = PyNumber_Long(value)) == nullptr) {
         return nullptr;
     }
     auto *self = reinterpret_cast<nixlPyHandleObject *>(type->tp_alloc(type, 0));
