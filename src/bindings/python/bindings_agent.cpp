@@ -81,20 +81,31 @@ nixlPyAgent::addBackend(nixlBackendH *b) {
 namespace {
 
 // Tags of the live handle tables of the process (1..65535; 0 is never a tag, so small ints
-// are never handles).
-std::mutex gTagMutex;
-std::vector<bool> gTagUsed(size_t(1) << nixlPyHandleTable::kTagBits);
-uint64_t gTagNext = 1;
+// are never handles). Never destroyed: an agent may be destroyed after static destructors ran.
+std::mutex &
+tagMutex() {
+    static auto *m = new std::mutex;
+    return *m;
+}
+
+std::vector<bool> &
+tagUsed() {
+    static auto *used = new std::vector<bool>(size_t(1) << nixlPyHandleTable::kTagBits);
+    return *used;
+}
+
+uint64_t gTagNext = 1; // guarded by tagMutex()
 
 } // namespace
 
 nixlPyHandleTable::nixlPyHandleTable() {
-    std::lock_guard lock(gTagMutex);
-    const uint64_t n = gTagUsed.size();
+    std::lock_guard lock(tagMutex());
+    std::vector<bool> &used = tagUsed();
+    const uint64_t n = used.size();
     for (uint64_t i = 0; i + 1 < n; ++i) {
         const uint64_t t = (gTagNext + i - 1) % (n - 1) + 1;
-        if (!gTagUsed[t]) {
-            gTagUsed[t] = true;
+        if (!used[t]) {
+            used[t] = true;
             gTagNext = t % (n - 1) + 1; // next time start after it: tags come back late
             tag_ = t;
             return;
@@ -107,8 +118,8 @@ nixlPyHandleTable::~nixlPyHandleTable() {
     for (auto &c : chunks_) {
         delete[] c.load(std::memory_order_relaxed);
     }
-    std::lock_guard lock(gTagMutex);
-    gTagUsed[tag_] = false;
+    std::lock_guard lock(tagMutex());
+    tagUsed()[tag_] = false;
 }
 
 uint32_t
