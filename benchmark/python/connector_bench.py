@@ -67,8 +67,9 @@ def python_side(blocks, prog_thread):
 
     def run_raw(k, iters):
         # The same transfer through nixl._bindings alone (what the bindings cost without the
-        # nixl._api layer): pointer ints, list indices, int(status).
-        agent, lraw, rraw, rd = init.agent, lh._handle, rh._handle, nb.NIXL_READ
+        # nixl._api layer): handle ints, list indices; a status that is not the module's
+        # NIXL_SUCCESS object itself is read with int() (older builds return other objects).
+        agent, lraw, rraw, rd, done = init.agent, lh._handle, rh._handle, nb.NIXL_READ, nb.NIXL_SUCCESS
         idx = list(range(0, 2 * k, 2))
         make, post, status, release = (agent.makeXferReq, agent.postXferReq,
                                        agent.getXferStatus, agent.releaseXferReq)
@@ -76,9 +77,9 @@ def python_side(blocks, prog_thread):
         t0 = time.perf_counter_ns()
         for _ in range(iters):
             h = make(rd, lraw, idx, rraw, idx, b"", [], False)
-            s = int(post(h, b""))
-            while s == 1:
-                s = int(status(h))
+            s = post(h, b"")
+            while s is not done and int(s) == 1:
+                s = status(h)
             release(h)
         wall = (time.perf_counter_ns() - t0) / iters
         return wall, (time.thread_time_ns() - c0) / iters

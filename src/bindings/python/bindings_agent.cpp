@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 // nixl._bindings: nixlAgentConfig and nixlAgent (one camelCase method per nixlAgent call;
-// handles are pointer ints).
+// handles are the ints of nixlPyHandleTable, bindings_agent.h). The per-transfer methods are in
+// bindings_fast.cpp.
 //
 // GIL: every call that can block or take more than a few microseconds converts its Python
 // arguments to C++ values first (descriptor lists are copied, so another thread changing the
@@ -20,8 +21,9 @@
 // RW alone still leaves two threads on the SAME request racing (getXferStatus writes the
 // request's state under the reader lock), and a released handle int reaching the agent is a
 // use-after-free. The handle tables (bindings_agent.h) close both: each call on a request holds
-// that request's stripe exclusively, prepared lists are held shared, and an int that is not a
-// live handle of this agent raises nixlInvalidParamError instead of crashing.
+// that request's slot exclusively, prepared lists are held shared, and an int that is not a
+// live handle of this agent (never made, released, of another agent) raises
+// nixlInvalidParamError instead of crashing.
 
 #include <climits>
 #include <cstring>
@@ -78,154 +80,91 @@ nixlPyAgent::addBackend(nixlBackendH *b) {
 
 namespace {
 
-using BackendList = std::vector<uintptr_t>;
+// Tags of the live handle tables of the process (1..65535; 0 is never a tag, so small ints
+// are never handles). Never destroyed: an agent may be destroyed after static destructors ran.
+std::mutex &
+tagMutex() {
+    static auto *m = new std::mutex;
+    return *m;
+}
 
-[[noreturn]] void
-unknownHandle(const char *kind, uintptr_t h) {
+std::vector<bool> &
+tagUsed() {
+    static auto *used = new std::vector<bool>(size_t(1) << nixlPyHandleTable::kTagBits);
+    return *used;
+}
+
+uint64_t gTagNext = 1; // guarded by tagMutex()
+
+} // namespace
+
+nixlPyHandleTable::nixlPyHandleTable() {
+    std::lock_guard lock(tagMutex());
+    std::vector<bool> &used = tagUsed();
+    const uint64_t n = used.size();
+    for (uint64_t i = 0; i + 1 < n; ++i) {
+        const uint64_t t = (gTagNext + i - 1) % (n - 1) + 1;
+        if (!used[t]) {
+            used[t] = true;
+            gTagNext = t % (n - 1) + 1; // next time start after it: tags come back late
+            tag_ = t;
+            return;
+        }
+    }
+    throw std::bad_alloc(); // 65535 handle tables alive
+}
+
+nixlPyHandleTable::~nixlPyHandleTable() {
+    for (auto &c : chunks_) {
+        delete[] c.load(std::memory_order_relaxed);
+    }
+    std::lock_guard lock(tagMutex());
+    tagUsed()[tag_] = false;
+}
+
+uint32_t
+nixlPyHandleTable::reserve() {
+    std::lock_guard lock(freeMutex_);
+    if (free_.size() > kMinFree || (!free_.empty() && made_ == kMaxChunks * kChunkSlots)) {
+        const uint32_t idx = free_.front();
+        free_.pop_front();
+        return idx;
+    }
+    if (made_ == kMaxChunks * kChunkSlots) {
+        throw std::bad_alloc(); // MemoryError: 4M live handles of one kind
+    }
+    const uint32_t idx = made_;
+    if ((idx & (kChunkSlots - 1)) == 0) {
+        chunks_[idx >> kChunkBits].store(new Slot[kChunkSlots], std::memory_order_release);
+    }
+    ++made_;
+    return idx;
+}
+
+uint64_t
+nixlPyHandleTable::publish(uint32_t slot, uintptr_t ptr) {
+    Slot &s = chunks_[slot >> kChunkBits].load(std::memory_order_acquire)[slot & (kChunkSlots - 1)];
+    std::unique_lock lock(s.mutex);
+    s.ptr = ptr;
+    s.live = true;
+    return tag_ << (kSlotBits + kGenBits) | static_cast<uint64_t>(s.gen) << kSlotBits | slot;
+}
+
+void
+nixlPyHandleTable::recycle(uint32_t slot) {
+    std::lock_guard lock(freeMutex_);
+    free_.push_back(slot);
+}
+
+void
+unknownHandle(const char *kind, uint64_t h) {
     throw nixlInvalidParamError(std::string("not a live ") + kind + " handle of this agent: " +
                                 std::to_string(h));
 }
 
-// Runs f() holding h's stripe (exclusive or shared) after checking h is live. Called with the
-// GIL released: a stripe is never waited for while holding the GIL.
-template<bool Exclusive, class F>
-auto
-withHandle(nixlPyHandleTable &table, uintptr_t h, const char *kind, F &&f) {
-    auto &s = table.stripeOf(h);
-    if constexpr (Exclusive) {
-        std::unique_lock lock(s.mutex);
-        if (s.live.count(h) == 0) {
-            unknownHandle(kind, h);
-        }
-        return f();
-    } else {
-        std::shared_lock lock(s.mutex);
-        if (s.live.count(h) == 0) {
-            unknownHandle(kind, h);
-        }
-        return f();
-    }
-}
+namespace {
 
-// Releases h through f(); forgets it when f succeeds.
-template<class F>
-nixl_status_t
-releaseHandle(nixlPyHandleTable &table, uintptr_t h, const char *kind, F &&f) {
-    auto &s = table.stripeOf(h);
-    std::unique_lock lock(s.mutex);
-    if (s.live.count(h) == 0) {
-        unknownHandle(kind, h);
-    }
-    const nixl_status_t st = f();
-    if (st == NIXL_SUCCESS) {
-        s.live.erase(h);
-    }
-    return throwOnError(st);
-}
-
-// makeXferReq indices: a sequence of ints, or a 1-D array of any integer or float dtype whose
-// values are cast to uint32 (as NIXL's binding forces the dtype to uint32).
-template<class T>
-void
-castColumn(const py::buffer_info &info, std::vector<int> &out) {
-    const char *p = static_cast<const char *>(info.ptr);
-    for (py::ssize_t i = 0; i < info.shape[0]; ++i) {
-        T v;
-        std::memcpy(&v, p + i * info.strides[0], sizeof(T));
-        out.push_back(static_cast<int>(static_cast<uint32_t>(v)));
-    }
-}
-
-std::vector<int>
-toIndices(const py::handle &obj, const char *what) {
-    std::vector<int> out;
-    if (PyObject_CheckBuffer(obj.ptr()) && !PyBytes_Check(obj.ptr()) &&
-        !PyByteArray_Check(obj.ptr())) {
-        py::buffer_info info = py::reinterpret_borrow<py::buffer>(obj).request();
-        if (info.ndim != 1) {
-            throw py::value_error(std::string(what) + " must be a 1-D array");
-        }
-        std::string fmt = info.format;
-        if (!fmt.empty() && (fmt[0] == '<' || fmt[0] == '=' || fmt[0] == '@')) {
-            fmt.erase(0, 1);
-        }
-        out.reserve(static_cast<size_t>(info.shape[0]));
-        const char f = fmt.size() == 1 ? fmt[0] : '\0';
-        if ((f == 'l' || f == 'L') && info.itemsize != static_cast<py::ssize_t>(sizeof(int64_t))) {
-            throw py::type_error(std::string(what) + ": unsupported array format");
-        }
-        switch (f) {
-        case 'b': castColumn<int8_t>(info, out); break;
-        case 'B': castColumn<uint8_t>(info, out); break;
-        case 'h': castColumn<int16_t>(info, out); break;
-        case 'H': castColumn<uint16_t>(info, out); break;
-        case 'i': castColumn<int32_t>(info, out); break;
-        case 'I': castColumn<uint32_t>(info, out); break;
-        case 'l':
-        case 'q': castColumn<int64_t>(info, out); break;
-        case 'L':
-        case 'Q': castColumn<uint64_t>(info, out); break;
-        case 'f': castColumn<float>(info, out); break;
-        case 'd': castColumn<double>(info, out); break;
-        default:
-            throw py::type_error(std::string(what) + ": unsupported array format '" +
-                                 info.format + "'");
-        }
-        return out;
-    }
-    if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr())) {
-        throw py::type_error(std::string(what) + " must be a sequence of ints or a 1-D array");
-    }
-    auto push = [&](long long v) {
-        if (v == -1 && PyErr_Occurred()) {
-            throw py::error_already_set();
-        }
-        if (v < INT_MIN || v > INT_MAX) {
-            throw py::index_error(std::string(what) + ": index " + std::to_string(v) +
-                                  " out of range");
-        }
-        out.push_back(static_cast<int>(v));
-    };
-    // Fast path for what nixl._api passes (a list of ints): read the items in place, with no
-    // iterator object and no __index__ call per element. The GIL is held and reading an exact
-    // int runs no Python code, so the list cannot change under the loop.
-    if (PyList_CheckExact(obj.ptr())) {
-        const Py_ssize_t n = PyList_GET_SIZE(obj.ptr());
-        out.reserve(static_cast<size_t>(n));
-        Py_ssize_t i = 0;
-        for (; i < n; ++i) {
-            PyObject *item = PyList_GET_ITEM(obj.ptr(), i);
-            if (!PyLong_CheckExact(item)) {
-                break;
-            }
-            push(PyLong_AsLongLong(item));
-        }
-        if (i == n) {
-            return out;
-        }
-        out.clear(); // an element of another type: take the general path below
-    }
-    py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-    out.reserve(seq.size());
-    for (const py::handle &item : seq) {
-        PyObject *idx = PyNumber_Index(item.ptr());
-        if (idx == nullptr) {
-            PyErr_Clear();
-            throw py::type_error(std::string(what) + " must hold ints");
-        }
-        const long long v = PyLong_AsLongLong(idx);
-        Py_DECREF(idx);
-        if (v == -1 && PyErr_Occurred()) {
-            throw py::error_already_set();
-        }
-        if (v < INT_MIN || v > INT_MAX) {
-            throw py::index_error(std::string(what) + ": index " + std::to_string(v) +
-                                  " out of range");
-        }
-        out.push_back(static_cast<int>(v));
-    }
-    return out;
-}
+using BackendList = std::vector<uintptr_t>;
 
 nixl_opt_args_t
 optArgs(nixlPyAgent &a, const BackendList &backends) {
@@ -267,25 +206,6 @@ paramsAndMems(const nixl_b_params_t &params, const nixl_mem_list_t &mems) {
     return {params, names};
 }
 
-// The Python object of a status the transfer path returns (post, status, release). pybind11
-// casts an enum result by allocating a new instance each time; the two non-error statuses are
-// built once (at bindAgent, after bindTypes registered the enum) and returned by reference
-// instead, which saves an allocation per call (docs/python.md, Speed). Intentionally leaked:
-// they must outlive every module-level destructor that may still run at interpreter exit.
-py::object *gStatusSuccess = nullptr;
-py::object *gStatusInProg = nullptr;
-
-py::object
-statusObject(nixl_status_t st) {
-    if (st == NIXL_SUCCESS && gStatusSuccess != nullptr) {
-        return *gStatusSuccess;
-    }
-    if (st == NIXL_IN_PROG && gStatusInProg != nullptr) {
-        return *gStatusInProg;
-    }
-    return py::cast(st);
-}
-
 [[noreturn]] void
 noMemViews() {
     throw nixlNotSupportedError(
@@ -324,11 +244,8 @@ bindAgent(py::module_ &m) {
 
     using A = nixlPyAgent;
     using R = nixlPyNoGil;
-    if (gStatusSuccess == nullptr) {
-        gStatusSuccess = new py::object(py::cast(NIXL_SUCCESS));
-        gStatusInProg = new py::object(py::cast(NIXL_IN_PROG));
-    }
-    py::class_<A>(m, "nixlAgent")
+    py::class_<A> agent_class(m, "nixlAgent");
+    agent_class
         .def(py::init([](const std::string &name, const nixlAgentConfig &cfg) {
                  R release;
                  return std::make_unique<A>(name, cfg);
@@ -425,10 +342,10 @@ bindAgent(py::module_ &m) {
             [](A &a, const std::string &name, nixl_xfer_dlist_t descs, const BackendList &bs) {
                 nixl_opt_args_t extra = optArgs(a, bs);
                 R release;
+                nixlPySlotReservation slot(a.dlists);
                 nixlDlistH *h = nullptr;
                 throwOnError(a.agent().prepXferDlist(name, descs, h, &extra));
-                a.dlists.add(reinterpret_cast<uintptr_t>(h));
-                return reinterpret_cast<uintptr_t>(h);
+                return slot.publish(reinterpret_cast<uintptr_t>(h));
             },
             py::arg("agent_name"),
             py::arg("descs"),
@@ -438,62 +355,14 @@ bindAgent(py::module_ &m) {
             [](A &a, nixl_xfer_dlist_t descs, const BackendList &bs) {
                 nixl_opt_args_t extra = optArgs(a, bs);
                 R release;
+                nixlPySlotReservation slot(a.dlists);
                 nixlDlistH *h = nullptr;
                 throwOnError(a.agent().prepXferDlist(NIXL_INIT_AGENT, descs, h, &extra));
-                a.dlists.add(reinterpret_cast<uintptr_t>(h));
-                return reinterpret_cast<uintptr_t>(h);
+                return slot.publish(reinterpret_cast<uintptr_t>(h));
             },
             py::arg("descs"),
             py::arg("backend") = BackendList())
-        .def(
-            "makeXferReq",
-            [](A &a, nixl_xfer_op_t op, uintptr_t lh, const py::object &lidx, uintptr_t rh,
-               const py::object &ridx, const std::string &notif, const BackendList &bs,
-               bool skip_merge) {
-                std::vector<int> li = toIndices(lidx, "local_indices");
-                std::vector<int> ri = toIndices(ridx, "remote_indices");
-                nixl_opt_args_t extra = optArgs(a, bs);
-                if (!notif.empty()) {
-                    extra.notif = notif;
-                }
-                extra.skipDescMerge = skip_merge;
-                R release;
-                nixlXferReqH *req = nullptr;
-                // Both lists stay prepared for the whole call; another thread may use them too.
-                // Stripes in address order, so no two threads take a pair in opposite orders.
-                auto &ls = a.dlists.stripeOf(lh);
-                auto &rs = a.dlists.stripeOf(rh);
-                auto *first = &ls < &rs ? &ls : &rs;
-                auto *second = &ls < &rs ? &rs : &ls;
-                std::shared_lock l1(first->mutex);
-                std::shared_lock<std::shared_mutex> l2;
-                if (second != first) {
-                    l2 = std::shared_lock(second->mutex);
-                }
-                if (ls.live.count(lh) == 0) {
-                    unknownHandle("prepared list", lh);
-                }
-                if (rs.live.count(rh) == 0) {
-                    unknownHandle("prepared list", rh);
-                }
-                throwOnError(a.agent().makeXferReq(op,
-                                                   reinterpret_cast<nixlDlistH *>(lh),
-                                                   li,
-                                                   reinterpret_cast<nixlDlistH *>(rh),
-                                                   ri,
-                                                   req,
-                                                   &extra));
-                a.xfers.add(reinterpret_cast<uintptr_t>(req));
-                return reinterpret_cast<uintptr_t>(req);
-            },
-            py::arg("operation"),
-            py::arg("local_side"),
-            py::arg("local_indices"),
-            py::arg("remote_side"),
-            py::arg("remote_indices"),
-            py::arg("notif_msg") = std::string(),
-            py::arg("backend") = BackendList(),
-            py::arg("skip_desc_merg") = false)
+        // makeXferReq, postXferReq, getXferStatus, releaseXferReq: bindings_fast.cpp.
         .def(
             "createXferReq",
             [](A &a, nixl_xfer_op_t op, nixl_xfer_dlist_t local, nixl_xfer_dlist_t remote,
@@ -503,10 +372,10 @@ bindAgent(py::module_ &m) {
                     extra.notif = notif;
                 }
                 R release;
+                nixlPySlotReservation slot(a.xfers);
                 nixlXferReqH *req = nullptr;
                 throwOnError(a.agent().createXferReq(op, local, remote, remote_agent, req, &extra));
-                a.xfers.add(reinterpret_cast<uintptr_t>(req));
-                return reinterpret_cast<uintptr_t>(req);
+                return slot.publish(reinterpret_cast<uintptr_t>(req));
             },
             py::arg("operation"),
             py::arg("local_descs"),
@@ -516,13 +385,13 @@ bindAgent(py::module_ &m) {
             py::arg("backend") = BackendList())
         .def(
             "estimateXferCost",
-            [](A &a, uintptr_t reqh) {
+            [](A &a, uint64_t reqh) {
                 std::chrono::microseconds dur{0}, margin{0};
                 nixl_cost_t method = nixl_cost_t::ANALYTICAL_BACKEND;
                 R release;
-                withHandle<true>(a.xfers, reqh, "transfer request", [&] {
+                withHandle<true>(a.xfers, reqh, "transfer request", [&](uintptr_t p) {
                     return throwOnError(a.agent().estimateXferCost(
-                        reinterpret_cast<nixlXferReqH *>(reqh), dur, margin, method));
+                        reinterpret_cast<nixlXferReqH *>(p), dur, margin, method));
                 });
                 return std::make_tuple(static_cast<int64_t>(dur.count()),
                                        static_cast<int64_t>(margin.count()),
@@ -530,84 +399,36 @@ bindAgent(py::module_ &m) {
             },
             py::arg("req_handle"))
         .def(
-            "postXferReq",
-            [](A &a, uintptr_t reqh, const std::string &notif) {
-                nixl_opt_args_t extra;
-                const bool override_notif = !notif.empty();
-                if (override_notif) {
-                    extra.notif = notif;
-                }
-                nixl_status_t st;
-                {
-                    R release;
-                    st = withHandle<true>(a.xfers, reqh, "transfer request", [&] {
-                        return throwOnError(a.agent().postXferReq(
-                            reinterpret_cast<nixlXferReqH *>(reqh),
-                            override_notif ? &extra : nullptr));
-                    });
-                }
-                return statusObject(st);
-            },
-            py::arg("reqh"),
-            py::arg("notif_msg") = std::string())
-        .def(
-            "getXferStatus",
-            [](A &a, uintptr_t reqh) {
-                nixl_status_t st;
-                {
-                    R release;
-                    st = withHandle<true>(a.xfers, reqh, "transfer request", [&] {
-                        return throwOnError(
-                            a.agent().getXferStatus(reinterpret_cast<nixlXferReqH *>(reqh)));
-                    });
-                }
-                return statusObject(st);
-            },
-            py::arg("reqh"))
-        .def(
             "getXferTelemetry",
-            [](A &a, uintptr_t reqh) {
+            [](A &a, uint64_t reqh) {
                 nixl_xfer_telem_t t{};
                 R release;
-                withHandle<true>(a.xfers, reqh, "transfer request", [&] {
+                withHandle<true>(a.xfers, reqh, "transfer request", [&](uintptr_t p) {
                     return throwOnError(
-                        a.agent().getXferTelemetry(reinterpret_cast<nixlXferReqH *>(reqh), t));
+                        a.agent().getXferTelemetry(reinterpret_cast<nixlXferReqH *>(p), t));
                 });
                 return t;
             },
             py::arg("reqh"))
         .def(
             "queryXferBackend",
-            [](A &a, uintptr_t reqh) {
+            [](A &a, uint64_t reqh) {
                 nixlBackendH *b = nullptr;
                 R release;
-                withHandle<true>(a.xfers, reqh, "transfer request", [&] {
+                withHandle<true>(a.xfers, reqh, "transfer request", [&](uintptr_t p) {
                     return throwOnError(
-                        a.agent().queryXferBackend(reinterpret_cast<nixlXferReqH *>(reqh), b));
+                        a.agent().queryXferBackend(reinterpret_cast<nixlXferReqH *>(p), b));
                 });
                 return reinterpret_cast<uintptr_t>(b);
             },
             py::arg("reqh"))
         .def(
-            "releaseXferReq",
-            [](A &a, uintptr_t reqh) {
-                nixl_status_t st;
-                {
-                    R release;
-                    st = releaseHandle(a.xfers, reqh, "transfer request", [&] {
-                        return a.agent().releaseXferReq(reinterpret_cast<nixlXferReqH *>(reqh));
-                    });
-                }
-                return statusObject(st);
-            },
-            py::arg("reqh"))
-        .def(
             "releasedDlistH",
-            [](A &a, uintptr_t h) {
+            [](A &a, uint64_t h) {
                 R release;
-                return releaseHandle(a.dlists, h, "prepared list", [&] {
-                    return a.agent().releasedDlistH(reinterpret_cast<nixlDlistH *>(h));
-                });
+                return throwOnError(releaseHandle(a.dlists, h, "prepared list", [&](uintptr_t p) {
+                    return a.agent().releasedDlistH(reinterpret_cast<nixlDlistH *>(p));
+                }));
             },
             py::arg("handle"))
         .def(
@@ -755,6 +576,7 @@ bindAgent(py::module_ &m) {
             py::arg("backends") = BackendList())
         .def(
             "releaseMemView", [](A &, uintptr_t) { noMemViews(); }, py::arg("mvh"));
+    bindAgentTransferPath(m, agent_class);
 }
 
 } // namespace nixl_py

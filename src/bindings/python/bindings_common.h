@@ -90,6 +90,11 @@ bindDescriptors(py::module_ &m);
 /** Registers nixlAgentConfig and nixlAgent. */
 void
 bindAgent(py::module_ &m);
+/** Adds makeXferReq, postXferReq, getXferStatus and releaseXferReq to the nixlAgent class
+ *  (bindings_fast.cpp: entry points of their own, not pybind11's dispatcher), and the module's
+ *  _handle type (the base of nixl._api's handle classes). */
+void
+bindAgentTransferPath(py::module_ &m, py::object &agent_class);
 
 } // namespace nixl_py
 

@@ -163,6 +163,17 @@ class BadArgs(unittest.TestCase):
                      lambda: self.a.get_xfer_telemetry(raw), lambda: self.a.release_xfer_handle(raw)):
             with self.assertRaises(NIXL_ERRORS):
                 call()
+        # Still once later requests reuse its slot (and likely the C++ request's address).
+        for _ in range(100):
+            self.a.make_prepped_xfer("WRITE", lh, [0], rh, [0]).release()
+        later = [self.a.make_prepped_xfer("WRITE", lh, [0], rh, [0]) for _ in range(100)]
+        self.assertNotIn(raw, [x._handle for x in later])
+        for call in (lambda: self.a.transfer(raw), lambda: self.a.check_xfer_state(raw),
+                     lambda: self.a.release_xfer_handle(raw)):
+            with self.assertRaises(nb.nixlInvalidParamError):
+                call()
+        for x in later:
+            self.a.release_xfer_handle(x)
         lh.release()
         lh.release()
         self.a.release_dlist_handle(lh)

@@ -160,7 +160,12 @@ class TwoAgentsNumpy(unittest.TestCase):
     def test_handles_identity_semantics(self):
         lh = self.a.prep_xfer_dlist("", [(self.src.ctypes.data, N, 0)], "DRAM")
         for cls in (nixl_prepped_dlist_handle, nixl_xfer_handle):
-            self.assertEqual(cls.__slots__, ("_handle", "_agent", "_released"))
+            # Exactly three slots, held by the C base nixl._bindings._handle.
+            self.assertEqual(cls.__slots__, ())
+            self.assertTrue(issubclass(cls, nb._handle))
+            self.assertEqual(sorted(n for n, v in vars(nb._handle).items()
+                                    if type(v).__name__ == "member_descriptor"),
+                             ["_agent", "_handle", "_released"])
             for dunder in ("__eq__", "__len__", "__bool__"):
                 self.assertNotIn(dunder, cls.__dict__)
         self.assertFalse(hasattr(lh, "__dict__"))

@@ -122,6 +122,71 @@ class BadArgumentsTest(unittest.TestCase):
         with self.assertRaises(b.nixlInvalidParamError):
             self.a.releaseXferReq(req)
 
+    def test_stale_handles(self):
+        # A released handle raises even once its slot, and the C++ allocator's address, are
+        # reused by later requests and prepared lists (a pointer int could not tell them apart).
+        released = []
+        for _ in range(300):
+            req = self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0], self.rh, [0])
+            released.append(req)
+            self.assertEqual(self.a.releaseXferReq(req), b.NIXL_SUCCESS)
+        live = [self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0], self.rh, [0]) for _ in range(100)]
+        slot = lambda h: h & (2**22 - 1)  # noqa: E731 (the handle layout, bindings_agent.h)
+        self.assertTrue({slot(h) for h in live} & {slot(h) for h in released},
+                        "no slot was reused: the test would not test reuse")
+        self.assertFalse(set(live) & set(released))
+        for h in released:
+            with self.assertRaises(b.nixlInvalidParamError):
+                self.a.getXferStatus(h)
+            with self.assertRaises(b.nixlInvalidParamError):
+                self.a.releaseXferReq(h)
+            with self.assertRaises(b.nixlInvalidParamError):
+                self.a.postXferReq(h, b"x")
+        for h in live:
+            self.assertEqual(self.a.releaseXferReq(h), b.NIXL_SUCCESS)
+        lists = []
+        for _ in range(100):
+            h = self.a.prepXferDlist(b.nixlXferDList(b.DRAM_SEG, [(self.src.addr, N, 0)]))
+            self.a.releasedDlistH(h)
+            lists.append(h)
+        for h in lists:
+            with self.assertRaises(b.nixlInvalidParamError):
+                self.a.makeXferReq(b.NIXL_WRITE, h, [0], self.rh, [0])
+            with self.assertRaises(b.nixlInvalidParamError):
+                self.a.releasedDlistH(h)
+
+    def test_fast_path_arguments(self):
+        # makeXferReq, postXferReq, getXferStatus and releaseXferReq parse their arguments
+        # themselves (bindings_fast.cpp): keywords, defaults and type errors as pybind11 had them.
+        req = self.a.makeXferReq(operation=b.NIXL_WRITE, local_side=self.lh, local_indices=[0],
+                                 remote_side=self.rh, remote_indices=[0], notif_msg="n",
+                                 backend=[], skip_desc_merg=True)
+        self.assertIn(self.a.postXferReq(reqh=req, notif_msg=bytearray(b"m")),
+                      (b.NIXL_SUCCESS, b.NIXL_IN_PROG))
+        st = self.a.getXferStatus(reqh=req)
+        while st == b.NIXL_IN_PROG:
+            st = self.a.getXferStatus(req)
+        self.assertIs(st, b.NIXL_SUCCESS)
+        for bad in [lambda: self.a.getXferStatus(),
+                    lambda: self.a.getXferStatus(req, req),
+                    lambda: self.a.getXferStatus(req, reqh=req),
+                    lambda: self.a.getXferStatus(handle=req),
+                    lambda: self.a.getXferStatus(1.0),
+                    lambda: self.a.getXferStatus(2**64),
+                    lambda: self.a.postXferReq(req, 5),
+                    lambda: self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0], self.rh),
+                    lambda: self.a.makeXferReq(b.nixl_mem_t.DRAM_SEG, self.lh, [0], self.rh, [0]),
+                    lambda: self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0], self.rh, [0], b"",
+                                               [0.5]),
+                    lambda: self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0], self.rh, [0], b"",
+                                               [], "yes"),
+                    lambda: b.nixlAgent.getXferStatus(5, req)]:
+            with self.assertRaises(TypeError):
+                bad()
+        with self.assertRaises(b.nixlInvalidParamError):
+            self.a.makeXferReq(b.NIXL_WRITE, self.lh, [0], self.rh, [0], b"", [12345])
+        self.assertIs(self.a.releaseXferReq(req), b.NIXL_SUCCESS)
+
     def test_indices(self):
         for li, ri in [([], []), ([0], [0, 0]), ([5], [0]), ([-1], [0])]:
             with self.assertRaises(b.nixlInvalidParamError):

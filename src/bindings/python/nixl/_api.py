@@ -115,14 +115,14 @@ def _tensor_mem(t):
     return nixlBind.DRAM_SEG if t.get_device() == -1 else nixlBind.VRAM_SEG
 
 
-class _handle_base:
+class _handle_base(nixlBind._handle):
+    """Base of the handle classes. The slots _handle (the int the bindings gave out), _agent (the
+    bindings agent: a handle keeps it alive) and _released live in the C base
+    (nixl._bindings._handle), which also releases an unreleased handle when it is collected: no
+    Python-level __del__ runs per transfer."""
+
     __slots__ = ()
     _release_call = ""
-
-    def __init__(self, agent, value):
-        self._handle = int(value)
-        self._agent = agent  # the bindings agent: a handle keeps it alive
-        self._released = False
 
     def __repr__(self):
         return f"{type(self).__name__}(0x{self._handle:x}, released={self._released})"
@@ -133,23 +133,19 @@ class _handle_base:
             getattr(self._agent, self._release_call)(self._handle)
             self._released = True
 
-    def __del__(self):
-        if self._released:
-            return
-        self._released = True
+    def _release_failed(self):
+        # Called by the C base when the release at collection raised (best effort: interpreter
+        # shutdown or an active transfer).
         try:
-            getattr(self._agent, self._release_call)(self._handle)
-        except Exception:  # best effort: interpreter shutdown or an active transfer
-            try:
-                logger.warning("%r: release at finalisation failed", self)
-            except Exception:
-                pass
+            logger.warning("%r: release at finalisation failed", self)
+        except Exception:
+            pass
 
 
 class nixl_prepped_dlist_handle(_handle_base):
     """A prepared descriptor list (prep_xfer_dlist); no __eq__/__len__/__bool__ on purpose."""
 
-    __slots__ = ("_handle", "_agent", "_released")
+    __slots__ = ()
     _release_call = "releasedDlistH"
 
 
@@ -157,7 +153,7 @@ class nixl_xfer_handle(_handle_base):
     """A transfer request; release() of an active transfer cancels it, or raises
     nixlRepostActiveError and leaves the handle live. No __eq__/__len__/__bool__ on purpose."""
 
-    __slots__ = ("_handle", "_agent", "_released")
+    __slots__ = ()
     _release_call = "releaseXferReq"
 
 
@@ -547,11 +543,6 @@ class nixl_agent:
         ri = (remote_indices if remote_indices.__class__ in _INDEX_TYPES
               else _indices(remote_indices))
         n = len(li)
-        if n <= _SHORT_INDEX and li.__class__ is np.ndarray and ri.__class__ is np.ndarray:
-            # A short array crosses into the bindings faster as a list than through the
-            # buffer protocol (measured with benchmark/python/connector_bench.py).
-            li = li.tolist()
-            ri = ri.tolist()
         if n == 0 or n != len(ri):
             raise nixlBind.nixlInvalidParamError(
                 f"make_prepped_xfer: index lists must be non-empty and of equal length "
@@ -563,12 +554,9 @@ class nixl_agent:
         agent = self.agent
         h = agent.makeXferReq(op, lh, li, rh, ri, msg,
                               self._backend_handles(backends) if backends else _NO_BACKENDS,
-                              bool(skip_desc_merge))
-        x = _new(_XFER)         # nixl_xfer_handle(agent, h) without the __init__ call
-        x._handle = h
-        x._agent = agent
-        x._released = False
-        return x
+                              skip_desc_merge if skip_desc_merge.__class__ is bool
+                              else bool(skip_desc_merge))
+        return _XFER(agent, h)
 
     def initialize_xfer(self, operation: str, local_descs, remote_descs, remote_agent,
                         notif_msg: bytes = b"",
@@ -586,11 +574,15 @@ class nixl_agent:
         """Post; "DONE" or "PROC" ("ERR" only for a status the bindings return, errors raise)."""
         h = handle._handle if handle.__class__ is _XFER else int(handle)
         msg = notif_msg if notif_msg.__class__ is bytes else _as_bytes(notif_msg)
-        return _STATES.get(int(self.agent.postXferReq(h, msg)), "ERR")
+        s = self.agent.postXferReq(h, msg)
+        # The bindings return the enum's own members: `is` costs nothing, where int() or ==
+        # on a pybind11 enum is a call into the module (docs/python.md, Speed).
+        return "DONE" if s is _SUCCESS else "PROC" if s is _IN_PROG else "ERR"
 
     def check_xfer_state(self, handle) -> str:
         h = handle._handle if handle.__class__ is _XFER else int(handle)
-        return _STATES.get(int(self.agent.getXferStatus(h)), "ERR")
+        s = self.agent.getXferStatus(h)
+        return "DONE" if s is _SUCCESS else "PROC" if s is _IN_PROG else "ERR"
 
     def get_xfer_telemetry(self, handle):
         """The request's nixlXferTelemetry; nixlNoTelemetryError without telemetry."""
@@ -689,14 +681,10 @@ def _indices(idx):
 
 
 _SUCCESS = nixlBind.NIXL_SUCCESS
+_IN_PROG = nixlBind.NIXL_IN_PROG
 _COST_ANALYTICAL = int(nixlBind.nixl_cost_t.NIXL_COST_ANALYTICAL_BACKEND)
-# Statuses by value: int() is one call into the bindings, where == on two pybind11 enums is
-# three (docs/python.md, Speed).
-_STATES = {int(nixlBind.NIXL_SUCCESS): "DONE", int(nixlBind.NIXL_IN_PROG): "PROC"}
 _INDEX_TYPES = (np.ndarray, list, tuple, range)
 _NO_BACKENDS: list = []
-_SHORT_INDEX = 8
 _XFER = nixl_xfer_handle
 _PREPPED = nixl_prepped_dlist_handle
-_new = object.__new__
 
