@@ -264,10 +264,8 @@ else
         trace_nvtx_plugin_ext trace_nvtx_plugin_core ring prometheus_exporter prometheus_agent
         prometheus_mp prometheus_mp_e2e etcd_json etcd_client etcd_agent etcd_batch)
     if [ -f build/src/plugins/libplugin_UCX.so ]; then
-        # The Python module's two-agent test (libtsan preloaded into python). Not yet
-        # py_bindings_threads: about 1 run in 20 under TSan the interpreter died with "failed to
-        # allocate ... bytes (errno: 12)" from TSan itself, cause not found (src/bindings/python).
-        tsan_tests+=(ucx etcd_mesh py_bindings_transfer)
+        # The Python module's two-agent and many-threads tests (libtsan preloaded into python).
+        tsan_tests+=(ucx etcd_mesh py_bindings_transfer py_bindings_threads)
     fi
     # The LIBFABRIC backend's tests (posting threads with and without the progress thread);
     # their suppressions file covers libfabric 1.17 itself: test/unit/libfabric/tsan.supp.
