@@ -239,10 +239,14 @@ lfEngine::progressLocked(lfRail &r) const {
         std::vector<lfReq *> q = r.postQueue; // postMoreLocked edits the queue
         for (lfReq *req : q) {
             postMoreLocked(r, req);
+            if (r.fastRma) {
+                // Fast RMA completes inside its post: read those completions now, so that each
+                // request's mark is left before the next one takes one (a peer's record has 16;
+                // a 17th taken under this mutex would wait forever) and none outlives this call.
+                // Requests later in q are still posting (pending >= 1): none is freed here.
+                readCqLocked(r);
+            }
         }
-        // Fast RMA completes inside its post: read those completions now, so that no mark in
-        // a peer's table is held past this call.
-        readCqLocked(r);
     }
     // Notifications of requests whose data completed above. Posting may read the queue again
     // (FI_EAGAIN) and so append; take the list each round.
