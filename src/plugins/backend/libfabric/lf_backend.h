@@ -362,7 +362,8 @@ private:
     std::map<std::string, std::shared_ptr<lfPeer>> peers_;
 
     mutable std::mutex notifMu_;
-    mutable notif_list_t notifs_;
+    /** Delivered, not yet taken by getNotifs; bounded by notif_total_max_bytes (notifMu_). */
+    mutable std::unique_ptr<deliveredNotifs> notifs_;
     std::map<std::string, std::shared_ptr<std::atomic<uint32_t>>> seqByPeer_; ///< peersMu_
     /** Messages being received, in bounded memory (lf_notif.h); under notifMu_. */
     mutable std::unique_ptr<notifReassembler> reasm_;

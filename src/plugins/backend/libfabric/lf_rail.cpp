@@ -413,7 +413,25 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
                                     << " not logged since the last line");
         }
         for (auto &m : ready) {
-            notifs_.emplace_back(std::move(m.sender), std::move(m.data));
+            const size_t len = m.data.size();
+            const std::string sender = m.sender;
+            if (notifs_->push(std::move(m.sender), std::move(m.data))) {
+                continue;
+            }
+            m.traced = false; // dropped: no phases for it
+            if (nowMsec - notifs_->lastLogMs >= 1000) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                        << ": dropped a notification of " << len
+                                        << " bytes from agent " << sender << ": "
+                                        << notifs_->heldBytes()
+                                        << " bytes of notifications wait for getNotifs "
+                                           "(notif_total_max_bytes); "
+                                        << notifs_->dropped() << " dropped so far, "
+                                        << notifs_->unlogged - 1
+                                        << " not logged since the last line");
+                notifs_->lastLogMs = nowMsec;
+                notifs_->unlogged = 0;
+            }
         }
     }
     const uint64_t now = nowUs();

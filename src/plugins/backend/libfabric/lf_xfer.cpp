@@ -298,7 +298,7 @@ lfEngine::releaseReqH(nixlBackendReqH *handle) const {
 void
 lfEngine::deliverNotif(std::string sender, std::string msg) const {
     std::lock_guard<std::mutex> g(notifMu_);
-    notifs_.emplace_back(std::move(sender), std::move(msg));
+    notifs_->pushLocal(std::move(sender), std::move(msg));
 }
 
 nixl_status_t
@@ -307,10 +307,7 @@ lfEngine::getNotifs(notif_list_t &notif_list) {
         progressAll();
     }
     std::lock_guard<std::mutex> g(notifMu_);
-    for (auto &n : notifs_) {
-        notif_list.push_back(std::move(n));
-    }
-    notifs_.clear();
+    notifs_->take(notif_list);
     return NIXL_SUCCESS;
 }
 
