@@ -296,6 +296,11 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         return;
     }
     lfReq *req = ctx->req;
+    // Read before a SEND context is freed below; only RMA contexts carry a mark's epoch.
+    const uint32_t epoch = ctx->kind == opCtx::RMA ? ctx->markEpoch : 0;
+    if (epoch != 0) {
+        ctx->markEpoch = 0;
+    }
     if (ctx->kind == opCtx::SEND) {
         auto *s = static_cast<sendCtx *>(ctx);
         r.sends.erase(s);
@@ -316,12 +321,9 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         }
     }
     req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
-    if (ctx->markEpoch != 0) {
-        if (ctx->markEpoch == req->markEpoch && req->markHeld && --req->markOps == 0 &&
-            !cfg_.faultHoldMark) {
-            leaveMarkLocked(req); // every fast operation under it has completed
-        }
-        ctx->markEpoch = 0;
+    if (epoch != 0 && epoch == req->markEpoch && req->markHeld && --req->markOps == 0 &&
+        !cfg_.faultHoldMark) {
+        leaveMarkLocked(req); // every fast operation under it has completed
     }
     if (--req->pending == 0) {
         finishReqLocked(r, req);
