@@ -141,3 +141,30 @@ TEST(lfNotif, LengthDisagreementAndRepeatDropped) {
     EXPECT_NE(res.why.find("again"), std::string::npos);
     EXPECT_EQ(out.size(), 1u);
 }
+
+// Delivered notifications that nobody takes (an agent that never calls getNotifs) are bounded
+// like reassembly: a message that would pass the limit is dropped and counted, the ones before
+// it stay, and once getNotifs took them there is room again. The agent's own never drop.
+TEST(lfNotif, DeliveredButUnreadStayWithinTheLimit) {
+    const size_t limit = 4096;
+    deliveredNotifs d(limit);
+    const std::string msg(1000, 'x');
+    size_t kept = 0;
+    while (d.push("P", msg)) {
+        ++kept;
+        ASSERT_LE(d.heldBytes(), limit);
+    }
+    EXPECT_EQ(kept, limit / (1 + msg.size() + notif_entry_overhead));
+    EXPECT_EQ(d.dropped(), 1u);
+    EXPECT_FALSE(d.push("P", std::string(limit, 'y'))); // larger than the whole limit
+    EXPECT_EQ(d.dropped(), 2u);
+    EXPECT_EQ(d.unlogged, 2u);
+    d.pushLocal("self", std::string(limit, 'z')); // loopback: the agent's own
+    deliveredNotifs::list_t out;
+    d.take(out);
+    ASSERT_EQ(out.size(), kept + 1);
+    EXPECT_EQ(out.front().second, msg);
+    EXPECT_EQ(out.back().first, "self");
+    EXPECT_EQ(d.heldBytes(), 0u);
+    EXPECT_TRUE(d.push("P", msg)); // room again
+}

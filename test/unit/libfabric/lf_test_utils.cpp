@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <poll.h>
@@ -213,7 +214,10 @@ peerProcess::~peerProcess() {
 }
 
 bool
-peerProcess::start(const std::string &provider, size_t buf_size, std::string &err) {
+peerProcess::start(const std::string &provider,
+                   size_t buf_size,
+                   std::string &err,
+                   const std::string &params) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         err = std::string("socketpair: ") + std::strerror(errno);
@@ -222,6 +226,11 @@ peerProcess::start(const std::string &provider, size_t buf_size, std::string &er
     pid_ = ::fork();
     if (pid_ == 0) {
         ::close(sv[0]);
+        if (!params.empty()) {
+            ::setenv("NIXL_LF_TEST_PEER_PARAMS", params.c_str(), 1);
+        } else {
+            ::unsetenv("NIXL_LF_TEST_PEER_PARAMS");
+        }
         int fd = ::dup(sv[1]); // without CLOEXEC
         std::string fds = std::to_string(fd), sz = std::to_string(buf_size);
         const char *argv[] = {"lf_test", "--lf-peer", fds.c_str(), provider.c_str(), sz.c_str(),
@@ -289,6 +298,17 @@ int
 peerMain(int fd, const std::string &provider, size_t buf_size) {
     lfSetup setup;
     setup.provider = provider == "-" ? "" : provider;
+    // Extra backend parameters, "key=value;key=value" (peerProcess::start's params).
+    if (const char *e = std::getenv("NIXL_LF_TEST_PEER_PARAMS")) {
+        std::istringstream ps(e);
+        std::string kv;
+        while (std::getline(ps, kv, ';')) {
+            const size_t eq = kv.find('=');
+            if (eq != std::string::npos) {
+                setup.extra[kv.substr(0, eq)] = kv.substr(eq + 1);
+            }
+        }
+    }
     nixl_status_t st = NIXL_SUCCESS;
     auto a = lfAgent::make("peer", setup, &st);
     if (!a) {
@@ -306,6 +326,8 @@ peerMain(int fd, const std::string &provider, size_t buf_size) {
     sendFrame(fd, a->md());
     sendFrame(fd, std::to_string(addr) + " " + std::to_string(buf.size()));
     notifBox box;
+    std::vector<uint8_t> snapshot;
+    std::vector<nixlXferReqH *> held;
     for (;;) {
         // Idle: keep the engine progressing (a tcp target must read its queue for data to land).
         pollfd pfd{fd, POLLIN, 0};
@@ -347,6 +369,32 @@ peerMain(int fd, const std::string &provider, size_t buf_size) {
                 return box.count("A", want) > 0;
             });
             reply = got ? "ok" : "timeout";
+        } else if (verb == "dereg") {
+            nixl_reg_dlist_t l(DRAM_SEG);
+            l.addDesc(nixlBlobDesc(addr, buf.size(), 0, ""));
+            st = a->agent->deregisterMem(l);
+            snapshot = buf; // what the buffer holds once deregisterMem returned
+            reply = st == NIXL_SUCCESS ? "ok" : "err " + std::to_string(st);
+        } else if (verb == "unchanged") {
+            size_t i = 0;
+            while (i < buf.size() && buf[i] == snapshot[i]) {
+                ++i;
+            }
+            reply = i == buf.size() ? "ok" : "bad " + std::to_string(i);
+        } else if (verb == "write_hold") {
+            // WRITE of len bytes of the buffer to A at raddr, posted and left running (with
+            // fault_hold_mark the request keeps its mark in A's table): "holding <status>".
+            uintptr_t raddr = 0;
+            size_t len = 0;
+            in >> raddr >> len;
+            nixlXferReqH *req = nullptr;
+            st = a->agent->createXferReq(NIXL_WRITE, xferList({{addr, len}}),
+                                         xferList({{raddr, len}}), "A", req);
+            if (st == NIXL_SUCCESS) {
+                st = a->agent->postXferReq(req);
+                held.push_back(req);
+            }
+            reply = "holding " + std::to_string(st);
         } else if (verb == "hang") {
             sendFrame(fd, "ready");
             for (;;) {

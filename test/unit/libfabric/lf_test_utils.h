@@ -102,12 +102,20 @@ waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_
  *   fill <seed>              buffer refilled
  *   notif <len> <seed>       waits for that notification from "A" -> ok | timeout
  *   hang                     answers "ready" and then stops calling the agent at all
+ *   dereg                    deregisterMem of the buffer, then a snapshot of it -> ok | err <st>
+ *   unchanged                the buffer still equals the snapshot -> ok | bad <i>
+ *   write_hold <addr> <len>  posts a WRITE of the buffer's first len bytes to A at addr and
+ *                            leaves it -> holding <status>
  */
 class peerProcess {
 public:
     ~peerProcess();
+    /** params: extra backend parameters of the peer, "key=value;key=value". */
     bool
-    start(const std::string &provider, size_t buf_size, std::string &err);
+    start(const std::string &provider,
+          size_t buf_size,
+          std::string &err,
+          const std::string &params = "");
     std::string
     cmd(const std::string &line, const std::string *blob = nullptr);
     void

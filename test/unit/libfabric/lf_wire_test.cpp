@@ -20,6 +20,10 @@ sampleConn() {
     c.hostId = "boot/ipc:[1]/pid:[2]";
     c.pid = 4242;
     c.rails = {{"shm", std::string("fi_shm://4242:0\0", 16)}, {"tcp;ofi_rxm", std::string("\x02\x00" "abc", 5)}};
+    c.startTime = 123456;
+    c.regTable = "/nixl-lf-0123456789abcdef0123456789abcdef";
+    c.regSlots = 1 << 20;
+    c.probeAddr = 0x7ffd00001000ULL;
     return c;
 }
 
@@ -30,6 +34,8 @@ samplePd() {
     p.base = 0x7f0000001000ULL;
     p.len = 1 << 20;
     p.rails = {{"shm", 17, 1}, {"tcp;ofi_rxm", 18, 0}};
+    p.slot = 5;
+    p.regId = 99;
     return p;
 }
 
@@ -160,4 +166,46 @@ TEST(lfWire, NotifFragments) {
     std::string b4;
     encodeNotifFrag(f, b4);
     EXPECT_FALSE(decodeNotifFrag(b4, g, why));
+}
+
+// Version 2 carries the registration table (connection info) and the slot (public data);
+// version 1, what engines before shm fast RMA send, still decodes, without them, so such a peer
+// is reached with delivery-complete RMA.
+TEST(lfWire, RegistrationTableFieldsAndVersionOne) {
+    std::string why;
+    connInfoWire c;
+    ASSERT_TRUE(decodeConnInfo(encodeConnInfo(sampleConn()), c, why)) << why;
+    EXPECT_EQ(c.version, 2);
+    EXPECT_EQ(c.startTime, 123456u);
+    EXPECT_EQ(c.regTable, sampleConn().regTable);
+    EXPECT_EQ(c.regSlots, 1u << 20);
+    EXPECT_EQ(c.probeAddr, 0x7ffd00001000ULL);
+    publicDataWire p;
+    ASSERT_TRUE(decodePublicData(encodePublicData(samplePd()), p, why)) << why;
+    EXPECT_EQ(p.version, 2);
+    EXPECT_EQ(p.slot, 5u);
+    EXPECT_EQ(p.regId, 99u);
+
+    connInfoWire old = sampleConn();
+    old.version = 1;
+    ASSERT_TRUE(decodeConnInfo(encodeConnInfo(old), c, why)) << why;
+    EXPECT_EQ(c.version, 1);
+    EXPECT_TRUE(c.regTable.empty());
+    EXPECT_EQ(c.regSlots, 0u);
+    ASSERT_EQ(c.rails.size(), 2u);
+    publicDataWire oldPd = samplePd();
+    oldPd.version = 1;
+    ASSERT_TRUE(decodePublicData(encodePublicData(oldPd), p, why)) << why;
+    EXPECT_EQ(p.version, 1);
+    EXPECT_EQ(p.slot, 0u);
+
+    // A table without slots (or slots without a table), and a slot without an id, are refused.
+    connInfoWire bad = sampleConn();
+    bad.regSlots = 0;
+    EXPECT_FALSE(decodeConnInfo(encodeConnInfo(bad), c, why));
+    EXPECT_NE(why.find("registration table"), std::string::npos) << why;
+    publicDataWire badPd = samplePd();
+    badPd.regId = 0;
+    EXPECT_FALSE(decodePublicData(encodePublicData(badPd), p, why));
+    EXPECT_NE(why.find("without an id"), std::string::npos) << why;
 }

@@ -61,7 +61,7 @@ readByte(int fd) {
 TEST(ucxRegTable, MapsOnlyTheTableTheConnectionInfoNames) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
@@ -118,7 +118,7 @@ TEST(ucxRegTable, MapsOnlyTheTableTheConnectionInfoNames) {
 TEST(ucxRegTable, RefusesWrongModeAndForeignUid) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
@@ -141,7 +141,7 @@ TEST(ucxRegTable, RefusesWrongModeAndForeignUid) {
 TEST(ucxRegTable, FenceWaitsForTheCopyInFlight) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
@@ -176,7 +176,7 @@ TEST(ucxRegTable, FenceWaitsForTheCopyInFlight) {
 TEST(ucxRegTable, FenceSkipsACopierKilledInsideItsCopy) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
@@ -237,7 +237,7 @@ TEST(ucxRegTable, TablesOfKilledOwnersAreSwept) {
         if (!nixlUcx::readSelfIdentity(cid, err)) {
             ::_exit(2);
         }
-        auto t = nixlUcxRegTable::create(cid, 99, slots, err);
+        auto t = nixlUcxRegTable::create("ucx", cid, 99, slots, err);
         if (!t) {
             ::_exit(3);
         }
@@ -265,7 +265,7 @@ TEST(ucxRegTable, TablesOfKilledOwnersAreSwept) {
     struct stat st {};
     ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0);
     std::string why;
-    auto fresh = nixlUcxRegTable::create(me, owner_nonce, slots, why);
+    auto fresh = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(fresh) << why;
     EXPECT_NE(::stat(("/dev/shm" + name).c_str(), &st), 0);
     EXPECT_EQ(errno, ENOENT);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <rdma/fi_errno.h>
@@ -49,6 +50,10 @@ namespace {
 
     const char *const default_providers = "auto";
 
+    /** Slots of an engine's registration table (8 MiB, touched as registrations use them). */
+    constexpr size_t reg_table_slots = size_t(1) << 20;
+    constexpr const char *reg_table_tag = "lf";
+
 } // namespace
 
 nixl_b_params_t
@@ -61,7 +66,9 @@ lfEngine::pluginOptions() {
             {"peer_check_ms", "100"},
             {"stall_timeout_ms", "10000"},
             {"notif_peer_max_bytes", "268435456"},
-            {"notif_total_max_bytes", "1073741824"}};
+            {"notif_total_max_bytes", "1073741824"},
+            {"shm_fast_rma", "yes"},
+            {"release_timeout_ms", "2000"}};
 }
 
 lfEngine::lfEngine(const nixlBackendInitParams *init)
@@ -138,6 +145,28 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
                 return;
             }
             (key == "notif_peer_max_bytes" ? cfg_.notifPeerMax : cfg_.notifTotalMax) = n;
+        } else if (key == "shm_fast_rma") {
+            if (v == "yes" || v == "1" || v == "true" || v == "on") {
+                cfg_.fastRma = true;
+            } else if (v == "no" || v == "0" || v == "false" || v == "off") {
+                cfg_.fastRma = false;
+            } else {
+                bad(key, v, "yes or no");
+                return;
+            }
+        } else if (key == "release_timeout_ms") {
+            if (!parseSize(v, 0, 600000, n)) {
+                bad(key, v, "an integer 0..600000");
+                return;
+            }
+            cfg_.releaseTimeoutMs = n;
+        } else if (key == "fault_hold_mark") {
+            // Tests only (not in pluginOptions): see lfConfig::faultHoldMark.
+            if (v != "yes" && v != "no") {
+                bad(key, v, "yes or no (fault injection for tests)");
+                return;
+            }
+            cfg_.faultHoldMark = v == "yes";
         } else {
             bad(key, v, "unknown parameter (see docs/backends/libfabric.md)");
             return;
@@ -152,6 +181,7 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         return;
     }
     reasm_ = std::make_unique<notifReassembler>(cfg_.notifPeerMax, cfg_.notifTotalMax);
+    notifs_ = std::make_unique<deliveredNotifs>(cfg_.notifTotalMax);
     hostId_ = readHostId();
     nonce_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32);
     const bool autoProv = cfg_.providers.empty();
@@ -180,6 +210,30 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         initErr = true;
         return;
     }
+    probeWord_ = nonce_;
+    bool anyFast = false;
+    for (const auto &r : rails_) {
+        anyFast = anyFast || r->fastRma;
+    }
+    std::string err;
+    if (anyFast && !nixlReg::readSelfIdentity(self_, err)) {
+        NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC: shm fast RMA off: " << err);
+        anyFast = false;
+    }
+    if (anyFast) {
+        std::string why;
+        regTab_ = nixlReg::nixlRegTable::create(reg_table_tag, self_, nonce_, reg_table_slots,
+                                                why);
+        if (regTab_ == nullptr || regTab_->name().empty()) {
+            // Without a named table no peer can check our registrations: they keep the
+            // delivery-complete path (our own fast RMA to them is unaffected).
+            NIXL_SDK_WARN("agent " << localAgent
+                                   << ": LIBFABRIC: no shared registration table (" << why
+                                   << "); same-host peers write and read this agent with "
+                                      "delivery-complete RMA");
+            regTab_.reset();
+        }
+    }
     if (progThread_) {
         progress_ = std::thread([this] { progressLoop(); });
     }
@@ -196,6 +250,7 @@ lfEngine::~lfEngine() {
     // Requests released while their operations were outstanding (a dead peer): no completion
     // can name them now that the endpoints are closed.
     for (lfReq *req : reqs_) {
+        leaveMarkLocked(req);
         delete req;
     }
     reqs_.clear();
@@ -235,6 +290,21 @@ lfEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlB
         md->descs.push_back(fi_mr_desc(mr));
         md->keys.push_back(r->provKey ? fi_mr_key(mr) : key);
     }
+    if (regTab_ != nullptr) {
+        // Ids come from the key counter: unique in the engine and never reused, so a slot
+        // given to a later registration never matches the id a peer holds for this one.
+        md->regId = nextKey_.fetch_add(1, std::memory_order_relaxed);
+        std::lock_guard<std::mutex> g(regMu_);
+        if (!freeSlots_.empty()) {
+            md->slot = freeSlots_.back();
+            freeSlots_.pop_back();
+        } else if (nextSlot_ < regTab_->slotCount()) {
+            md->slot = nextSlot_++;
+        } // else: in no slot; peers reach it with delivery-complete RMA
+        if (md->slot != 0) {
+            regTab_->slots()[md->slot].store(md->regId, std::memory_order_release);
+        }
+    }
     out = md.release();
     return NIXL_SUCCESS;
 }
@@ -242,12 +312,29 @@ lfEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlB
 nixl_status_t
 lfEngine::deregisterMem(nixlBackendMD *meta) {
     auto *md = static_cast<lfLocalMD *>(meta);
+    nixl_status_t st = NIXL_SUCCESS;
+    if (md->slot != 0) {
+        // Peers check the slot inside a mark before every fast RMA; seq_cst store, then the
+        // fence (reg_table.h): fast RMA that passed its check before this store has completed
+        // when the fence returns, and none can pass it after.
+        regTab_->slots()[md->slot].store(0, std::memory_order_seq_cst);
+        std::string who;
+        if (!regTab_->fence(cfg_.releaseTimeoutMs, who)) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC deregisterMem of " << md->len
+                                    << " bytes at 0x" << std::hex << md->base << std::dec
+                                    << ": a peer, " << who
+                                    << "; the range may still be accessed until it leaves");
+            st = NIXL_ERR_BACKEND;
+        }
+        std::lock_guard<std::mutex> g(regMu_);
+        freeSlots_.push_back(md->slot); // only now may another registration take it
+    }
     for (size_t i = 0; i < md->mrs.size(); ++i) {
         std::lock_guard<std::mutex> g(rails_[i]->mu);
         fi_close(&md->mrs[i]->fid);
     }
     delete md;
-    return NIXL_SUCCESS;
+    return st;
 }
 
 nixl_status_t
@@ -289,6 +376,8 @@ lfEngine::getPublicData(const nixlBackendMD *meta, std::string &str) const {
     for (size_t i = 0; i < rails_.size(); ++i) {
         w.rails.push_back({rails_[i]->prov, md->keys[i], uint8_t(rails_[i]->virtAddr ? 1 : 0)});
     }
+    w.slot = md->slot;
+    w.regId = md->regId;
     str = encodePublicData(w);
     return NIXL_SUCCESS;
 }
@@ -302,6 +391,12 @@ lfEngine::getConnInfo(std::string &str) const {
     for (const auto &r : rails_) {
         w.rails.push_back({r->prov, r->addr});
     }
+    w.startTime = self_.startTime;
+    if (regTab_ != nullptr) {
+        w.regTable = regTab_->name();
+        w.regSlots = regTab_->slotCount();
+    }
+    w.probeAddr = reinterpret_cast<uintptr_t>(&probeWord_);
     str = encodeConnInfo(w);
     return NIXL_SUCCESS;
 }
@@ -371,6 +466,15 @@ lfEngine::loadRemoteConnInfo(const std::string &remote_agent, const std::string 
         }
     }
     peer->rail = r.index;
+    if (r.fastRma) {
+        std::string whyNot;
+        if (openPeerTable(*peer, r, whyNot)) {
+            reason += "; fast RMA (initiator copies, checked against the peer's registration "
+                      "table)";
+        } else {
+            reason += "; delivery-complete RMA (" + whyNot + ")";
+        }
+    }
     NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC connection to " << remote_agent
                             << " over " << r.prov << ": " << reason);
     std::unique_lock<std::shared_mutex> g(peersMu_);
@@ -410,6 +514,8 @@ lfEngine::loadRemoteMD(const nixlBlobDesc &input,
     md->keys.assign(rails_.size(), 0);
     md->virtAddr.assign(rails_.size(), 0);
     md->hasRail.assign(rails_.size(), 0);
+    md->slot = w.slot;
+    md->regId = w.regId;
     for (const auto &mr : w.rails) {
         for (size_t i = 0; i < rails_.size(); ++i) {
             if (rails_[i]->prov == mr.prov) {
@@ -432,6 +538,54 @@ lfEngine::loadLocalMD(nixlBackendMD *input, nixlBackendMD *&output) {
     md->local = in;
     output = md.release();
     return NIXL_SUCCESS;
+}
+
+bool
+lfEngine::openPeerTable(lfPeer &peer, const lfRail &rail, std::string &why) const {
+    const connInfoWire &ci = peer.conn;
+    if (!rail.fastRma || !peer.sameHost) {
+        why = "not shm";
+        return false;
+    }
+    if (ci.version < 2 || ci.regTable.empty()) {
+        why = ci.version < 2 ? "the peer's plugin publishes no registration table" :
+                               "the peer has no shared registration table";
+        return false;
+    }
+    if (self_.pid == 0) {
+        why = "this process's identity is unknown";
+        return false;
+    }
+    // shm copies with process_vm_writev/readv only if the kernel lets this process into the
+    // peer's (same uid or CAP_SYS_PTRACE, Yama): otherwise it falls back to target-executed
+    // RMA, whose completion need not wait for the data. Probe the way shm will copy.
+    uint64_t word = 0;
+    struct iovec liov = {&word, sizeof(word)};
+    struct iovec riov = {reinterpret_cast<void *>(ci.probeAddr), sizeof(word)};
+    const ssize_t n = ::process_vm_readv(ci.pid, &liov, 1, &riov, 1, 0);
+    const int e = errno;
+    if (n != static_cast<ssize_t>(sizeof(word)) || word != ci.nonce) {
+        why = n != static_cast<ssize_t>(sizeof(word)) ?
+            std::string("cannot read the peer's memory: process_vm_readv: ") + std::strerror(e) :
+            std::string("the CMA probe read another value (another process has that pid)");
+        return false;
+    }
+    nixlReg::procIdentity pid;
+    pid.pid = ci.pid;
+    pid.startTime = ci.startTime;
+    std::string err;
+    peer.table = nixlReg::nixlRegTable::open(ci.regTable, ci.nonce, pid, ci.regSlots, self_,
+                                             nonce_, err);
+    if (peer.table == nullptr) {
+        // A table that fails its checks (another uid, wrong mode, another engine's) is not
+        // trusted: the peer is reached the safe way, and the cause is worth one line.
+        NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC: registration table of "
+                               << peer.name << " refused: " << err
+                               << "; delivery-complete RMA to it");
+        why = "its registration table was refused: " + err;
+        return false;
+    }
+    return true;
 }
 
 std::shared_ptr<lfPeer>

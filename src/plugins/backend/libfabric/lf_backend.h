@@ -43,6 +43,8 @@
 #include "nixl_backend_sdk.h"
 #include "lf_notif.h"
 #include "lf_wire.h"
+#include "proc_identity.h"
+#include "reg_table.h"
 
 namespace nixlLf {
 
@@ -53,6 +55,8 @@ struct opCtx {
     enum kind_t : uint8_t { RMA, SEND, RECV };
     fi_context2 fctx{};
     kind_t kind = RMA;
+    /** RMA posted as fast RMA inside the request's mark of this epoch (0: not fast). */
+    uint32_t markEpoch = 0;
     lfReq *req = nullptr; ///< RMA and SEND of a transfer's notification; null otherwise
 };
 
@@ -81,6 +85,10 @@ struct lfRail {
     bool provKey = false; ///< the returned mr_mode has FI_MR_PROV_KEY
     bool localDesc = false; ///< the returned mr_mode has FI_MR_LOCAL
     bool delivery = false; ///< FI_DELIVERY_COMPLETE accepted as a default op flag
+    /** shm opened for its initiator-only RMA (FI_MR_VIRT_ADDR, no RMA ordering): an operation
+     *  posted without FI_DELIVERY_COMPLETE is copied by the initiator with CMA, unchecked by
+     *  the target, so only under the registration table's check and mark (docs). */
+    bool fastRma = false;
     size_t fragSize = 0; ///< receive buffer size = largest notification fragment
     std::string addr;
 
@@ -100,6 +108,9 @@ struct lfPeer {
     size_t rail = 0;
     fi_addr_t addr = FI_ADDR_UNSPEC;
     std::atomic<bool> dead{false};
+    /** The peer's registration table, mapped: fast RMA to it (shm, same uid, CMA probe
+     *  passed). Null: every operation goes with FI_DELIVERY_COMPLETE. */
+    std::unique_ptr<nixlReg::nixlRegTable> table;
     /** Next notification number to this peer; shared with later connections to the same
      *  name (the receiver delivers each sender's notifications in this order). */
     std::shared_ptr<std::atomic<uint32_t>> seq;
@@ -115,6 +126,8 @@ public:
     std::vector<fid_mr *> mrs; ///< by rail index
     std::vector<void *> descs;
     std::vector<uint64_t> keys;
+    uint64_t slot = 0; ///< in the engine's registration table; 0: none
+    uint64_t regId = 0;
 };
 
 /** A peer's registration (or, with local set, one of ours for loopback). */
@@ -128,6 +141,8 @@ public:
     std::vector<uint64_t> keys; ///< by our rail index (what the peer gave for that provider)
     std::vector<uint8_t> virtAddr;
     std::vector<uint8_t> hasRail;
+    uint64_t slot = 0; ///< in the owner's registration table; 0: none (or an old peer)
+    uint64_t regId = 0;
 };
 
 /** A transfer request. Counters are changed under its rail's mutex; status is read lock-free. */
@@ -141,6 +156,8 @@ public:
     std::vector<struct iovec> iov;
     std::vector<void *> desc;
     std::vector<fi_rma_iov> rma;
+    /** Per descriptor: the remote registration's slot and id (slot 0: delivery-complete). */
+    std::vector<std::pair<uint64_t, uint64_t>> gen;
     const nixl_be_trace_ctx_t *trace = nullptr;
     bool hasNotif = false;
     std::string notif;
@@ -153,6 +170,12 @@ public:
     bool released = false;
     bool dataDone = false;
     std::atomic<int64_t> lastProgressMs{0}; ///< post or latest completion (stall_timeout_ms)
+    /** The mark held in the peer's table while fast operations of this request are
+     *  outstanding (rail->mu); markOps counts them; markEpoch tells them from earlier ones. */
+    nixlReg::nixlRegTable::mark_t mark;
+    bool markHeld = false;
+    uint32_t markOps = 0;
+    uint32_t markEpoch = 0;
 };
 
 /** Engine parameters after validation. */
@@ -167,6 +190,13 @@ struct lfConfig {
     std::chrono::milliseconds stallTimeout{10000};
     size_t notifPeerMax = size_t(256) << 20; ///< bytes held reassembling one sender's notifications
     size_t notifTotalMax = size_t(1) << 30; ///< ... all senders'
+    /** shm fast RMA (off: every operation with FI_DELIVERY_COMPLETE, as before 2026-12). */
+    bool fastRma = true;
+    /** How long deregisterMem waits for a peer's fast RMA in flight. */
+    uint64_t releaseTimeoutMs = 2000;
+    /** Fault injection for tests (fault_hold_mark): a request keeps its mark in the peer's
+     *  table until it is released, as if a fast operation were still copying. */
+    bool faultHoldMark = false;
 };
 
 class lfEngine : public nixlBackendEngine {
@@ -285,6 +315,12 @@ private:
                     uint32_t *posted) const;
     void
     finishReqLocked(lfRail &r, lfReq *req) const;
+    /** Reads r's completion queue until empty; r.mu held. */
+    void
+    readCqLocked(lfRail &r) const;
+    /** Ends req's mark (its fast operations completed or were abandoned); r.mu held. */
+    static void
+    leaveMarkLocked(lfReq *req) noexcept;
     void
     progressLoop();
 
@@ -301,6 +337,9 @@ private:
     deliverNotif(std::string sender, std::string msg) const;
     std::shared_ptr<lfPeer>
     findPeer(const std::string &name) const;
+    /** Maps peer's registration table when fast RMA to it is possible; why it is not, else. */
+    bool
+    openPeerTable(lfPeer &peer, const lfRail &rail, std::string &why) const;
 
     lfConfig cfg_;
     bool progThread_ = false;
@@ -310,11 +349,21 @@ private:
     std::vector<std::unique_ptr<lfRail>> rails_;
     std::atomic<uint64_t> nextKey_{1};
 
+    /** Same-host fast RMA: this process, and the table peers check before copying. */
+    nixlReg::procIdentity self_;
+    std::unique_ptr<nixlReg::nixlRegTable> regTab_;
+    /** Holds nonce_ for peers' CMA probe (its address is in the connection info). */
+    uint64_t probeWord_ = 0;
+    std::mutex regMu_;
+    std::vector<uint64_t> freeSlots_; ///< regMu_
+    uint64_t nextSlot_ = 1; ///< regMu_ (slot 0 holds the nonce)
+
     mutable std::shared_mutex peersMu_;
     std::map<std::string, std::shared_ptr<lfPeer>> peers_;
 
     mutable std::mutex notifMu_;
-    mutable notif_list_t notifs_;
+    /** Delivered, not yet taken by getNotifs; bounded by notif_total_max_bytes (notifMu_). */
+    mutable std::unique_ptr<deliveredNotifs> notifs_;
     std::map<std::string, std::shared_ptr<std::atomic<uint32_t>>> seqByPeer_; ///< peersMu_
     /** Messages being received, in bounded memory (lf_notif.h); under notifMu_. */
     mutable std::unique_ptr<notifReassembler> reasm_;

@@ -6,6 +6,8 @@
 
 #include "lf_notif.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <utility>
 
@@ -163,6 +165,34 @@ notifReassembler::feed(const notifFragWire &f, int64_t nowMs, std::vector<messag
         ++ss.next;
     }
     return res;
+}
+
+bool
+deliveredNotifs::push(std::string sender, std::string data) {
+    const size_t cost = sender.size() + data.size() + notif_entry_overhead;
+    if (cost > max_ - std::min(held_, max_)) {
+        ++dropped_;
+        ++unlogged;
+        return false;
+    }
+    held_ += cost;
+    q_.emplace_back(std::move(sender), std::move(data));
+    return true;
+}
+
+void
+deliveredNotifs::pushLocal(std::string sender, std::string data) {
+    held_ += sender.size() + data.size() + notif_entry_overhead;
+    q_.emplace_back(std::move(sender), std::move(data));
+}
+
+void
+deliveredNotifs::take(list_t &out) {
+    for (auto &n : q_) {
+        out.push_back(std::move(n));
+    }
+    q_.clear();
+    held_ = 0;
 }
 
 } // namespace nixlLf

@@ -23,8 +23,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <climits>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lf_wire.h"
@@ -106,6 +108,50 @@ private:
     uint64_t dropped_ = 0;
     int64_t unknownLogMs_ = INT64_MIN / 2; ///< last line about a sender refused outright
     std::map<uint64_t, senderState> senders_;
+};
+
+/**
+ * @brief Notifications delivered (complete, in order) and not yet taken by getNotifs, within a
+ *        byte limit: an agent that never calls getNotifs must not let peers grow its memory
+ *        without bound, just as reassembly is bounded. Each message charges its sender name
+ *        and data plus notif_entry_overhead; a message that would pass the limit is dropped
+ *        (counted; the caller logs at most one line a second). Pure.
+ *
+ * Thread safety: none; the engine calls it under its notification mutex.
+ */
+class deliveredNotifs {
+public:
+    using list_t = std::vector<std::pair<std::string, std::string>>;
+
+    explicit deliveredNotifs(size_t maxBytes) : max_(maxBytes) {}
+
+    /** Queues a message from a peer; false (and counted) when it was dropped for the limit. */
+    bool
+    push(std::string sender, std::string data);
+    /** Queues one of the agent's own (loopback, genNotif to itself): never dropped. */
+    void
+    pushLocal(std::string sender, std::string data);
+    /** Moves every queued message to out, oldest first; the queue is empty after. */
+    void
+    take(list_t &out);
+
+    size_t
+    heldBytes() const noexcept {
+        return held_;
+    }
+    uint64_t
+    dropped() const noexcept {
+        return dropped_;
+    }
+    /** Drops not yet logged; the caller resets it when it logs. */
+    uint64_t unlogged = 0;
+    int64_t lastLogMs = INT64_MIN / 2;
+
+private:
+    size_t max_;
+    size_t held_ = 0;
+    uint64_t dropped_ = 0;
+    list_t q_;
 };
 
 } // namespace nixlLf

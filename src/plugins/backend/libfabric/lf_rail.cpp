@@ -63,13 +63,34 @@ lfEngine::openRail(const std::string &prov, std::string &why) {
     // Ask for every mode we can serve; what the provider returns is what we then follow.
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    // Fragments of one notification must arrive in order (SAS); a send after writes stays
-    // behind them (SAW), which backs the completion-ordered notification. tcp;ofi_rxm has no
-    // SAR; a READ's notification waits for the read's completion at the initiator anyway.
-    hints->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW;
-    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
     hints->fabric_attr->prov_name = strdup(prov.c_str());
-    int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+    hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+    int rc = -FI_ENODATA;
+    if (prov == "shm" && cfg_.fastRma) {
+        // shm's initiator-only RMA needs FI_MR_VIRT_ADDR and no ordering that involves RMA.
+        // No SAW is needed: every operation is either delivery-complete (the data is in the
+        // target before the notification is posted) or a fast one, whose data is copied before
+        // its completion (and so, again, before the notification).
+        hints->tx_attr->msg_order = FI_ORDER_SAS;
+        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+        if (rc == 0 &&
+            ((r->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) == 0 ||
+             (r->info->tx_attr->op_flags & FI_DELIVERY_COMPLETE) == 0 ||
+             (r->info->tx_attr->msg_order & FI_ORDER_SAS) == 0)) {
+            fi_freeinfo(r->info); // not what fast RMA needs: the rail as before
+            r->info = nullptr;
+            rc = -FI_ENODATA;
+        } else if (rc == 0) {
+            r->fastRma = true;
+        }
+    }
+    if (rc != 0) {
+        // Fragments of one notification must arrive in order (SAS); a send after writes stays
+        // behind them (SAW), which backs the completion-ordered notification. tcp;ofi_rxm has
+        // no SAR; a READ's notification waits for the read's completion at the initiator.
+        hints->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW;
+        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+    }
     if (rc != 0) {
         // Without delivery-complete the notification still waits for the initiator's
         // completions; the ordering above keeps it behind the data.
@@ -143,7 +164,8 @@ lfEngine::openRail(const std::string &prov, std::string &why) {
                             << r->info->domain_attr->name << ", mr_mode 0x" << std::hex << mm
                             << std::dec << ", remote addresses are "
                             << (r->virtAddr ? "virtual" : "offsets") << ", delivery-complete "
-                            << (r->delivery ? "yes" : "no") << ")");
+                            << (r->delivery ? "yes" : "no") << ", fast RMA "
+                            << (r->fastRma ? "possible" : "no") << ")");
     rails_.push_back(std::move(r));
     return true;
 }
@@ -183,7 +205,7 @@ lfEngine::closeRail(lfRail &r) {
 }
 
 void
-lfEngine::progressLocked(lfRail &r) const {
+lfEngine::readCqLocked(lfRail &r) const {
     for (;;) {
         fi_cq_data_entry e[32];
         ssize_t n = fi_cq_read(r.cq, e, 32);
@@ -207,11 +229,23 @@ lfEngine::progressLocked(lfRail &r) const {
         }
         break; // -FI_EAGAIN: empty
     }
+}
+
+void
+lfEngine::progressLocked(lfRail &r) const {
+    readCqLocked(r);
     flushSendsLocked(r);
     if (!r.postQueue.empty()) {
         std::vector<lfReq *> q = r.postQueue; // postMoreLocked edits the queue
         for (lfReq *req : q) {
             postMoreLocked(r, req);
+            if (r.fastRma) {
+                // Fast RMA completes inside its post: read those completions now, so that each
+                // request's mark is left before the next one takes one (a peer's record has 16;
+                // a 17th taken under this mutex would wait forever) and none outlives this call.
+                // Requests later in q are still posting (pending >= 1): none is freed here.
+                readCqLocked(r);
+            }
         }
     }
     // Notifications of requests whose data completed above. Posting may read the queue again
@@ -262,6 +296,11 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         return;
     }
     lfReq *req = ctx->req;
+    // Read before a SEND context is freed below; only RMA contexts carry a mark's epoch.
+    const uint32_t epoch = ctx->kind == opCtx::RMA ? ctx->markEpoch : 0;
+    if (epoch != 0) {
+        ctx->markEpoch = 0;
+    }
     if (ctx->kind == opCtx::SEND) {
         auto *s = static_cast<sendCtx *>(ctx);
         r.sends.erase(s);
@@ -282,8 +321,21 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         }
     }
     req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
+    if (epoch != 0 && epoch == req->markEpoch && req->markHeld && --req->markOps == 0 &&
+        !cfg_.faultHoldMark) {
+        leaveMarkLocked(req); // every fast operation under it has completed
+    }
     if (--req->pending == 0) {
         finishReqLocked(r, req);
+    }
+}
+
+void
+lfEngine::leaveMarkLocked(lfReq *req) noexcept {
+    if (req->markHeld) {
+        nixlReg::nixlRegTable::leave(req->mark);
+        req->markHeld = false;
+        req->markOps = 0;
     }
 }
 
@@ -363,7 +415,25 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
                                     << " not logged since the last line");
         }
         for (auto &m : ready) {
-            notifs_.emplace_back(std::move(m.sender), std::move(m.data));
+            const size_t len = m.data.size();
+            const std::string sender = m.sender;
+            if (notifs_->push(std::move(m.sender), std::move(m.data))) {
+                continue;
+            }
+            m.traced = false; // dropped: no phases for it
+            if (nowMsec - notifs_->lastLogMs >= 1000) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                        << ": dropped a notification of " << len
+                                        << " bytes from agent " << sender << ": "
+                                        << notifs_->heldBytes()
+                                        << " bytes of notifications wait for getNotifs "
+                                           "(notif_total_max_bytes); "
+                                        << notifs_->dropped() << " dropped so far, "
+                                        << notifs_->unlogged - 1
+                                        << " not logged since the last line");
+                notifs_->lastLogMs = nowMsec;
+                notifs_->unlogged = 0;
+            }
         }
     }
     const uint64_t now = nowUs();
@@ -412,6 +482,7 @@ void
 lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
     const uint64_t flags = FI_COMPLETION | (r.delivery ? FI_DELIVERY_COMPLETE : 0);
     const size_t n = req->ctxs.size();
+    nixlReg::nixlRegTable *tab = req->peer->table.get();
     size_t turn = 0;
     while (req->nextPost < n && req->firstErr == NIXL_SUCCESS) {
         const size_t i = req->nextPost;
@@ -421,7 +492,33 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
             if (std::find(r.postQueue.begin(), r.postQueue.end(), req) == r.postQueue.end()) {
                 r.postQueue.push_back(req);
             }
-            return;
+            break;
+        }
+        // Fast RMA (initiator-only, no key check at the target) only inside a mark of the
+        // target's table and after its slot still names this registration: the target's
+        // deregisterMem then waits for the operation (reg_table.h has the argument).
+        const uint64_t slot = tab != nullptr ? req->gen[i].first : 0;
+        bool fast = false;
+        if (slot != 0) {
+            if (!req->markHeld) {
+                req->mark = tab->enter();
+                req->markHeld = true;
+                req->markOps = 0;
+                req->markEpoch = req->markEpoch + 1 == 0 ? 1 : req->markEpoch + 1;
+            }
+            std::atomic<uint64_t> *slots = tab->slots();
+            // seq_cst loads: they must not move before the mark's enter.
+            if (slots[0].load(std::memory_order_seq_cst) != req->peer->conn.nonce ||
+                slots[slot].load(std::memory_order_seq_cst) != req->gen[i].second) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC "
+                                        << (req->op == NIXL_WRITE ? "WRITE" : "READ") << " to "
+                                        << req->remote << ", descriptor " << i
+                                        << ": the remote registration was released (stale "
+                                           "remote key); reload its metadata");
+                req->firstErr = NIXL_ERR_NOT_FOUND;
+                break;
+            }
+            fast = true;
         }
         fi_msg_rma msg{};
         msg.msg_iov = &req->iov[i];
@@ -431,15 +528,19 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
         msg.rma_iov = &req->rma[i];
         msg.rma_iov_count = 1;
         msg.context = &req->ctxs[i].fctx;
-        ssize_t rc = req->op == NIXL_WRITE ? fi_writemsg(r.ep, &msg, flags) :
-                                             fi_readmsg(r.ep, &msg, flags);
+        req->ctxs[i].markEpoch = fast ? req->markEpoch : 0;
+        const uint64_t f = fast ? FI_COMPLETION : flags;
+        ssize_t rc = req->op == NIXL_WRITE ? fi_writemsg(r.ep, &msg, f) :
+                                             fi_readmsg(r.ep, &msg, f);
         if (rc == -FI_EAGAIN) {
+            req->ctxs[i].markEpoch = 0;
             if (std::find(r.postQueue.begin(), r.postQueue.end(), req) == r.postQueue.end()) {
                 r.postQueue.push_back(req);
             }
-            return;
+            break;
         }
         if (rc != 0) {
+            req->ctxs[i].markEpoch = 0;
             NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov << ": "
                                     << (req->op == NIXL_WRITE ? "fi_writemsg" : "fi_readmsg")
                                     << " of descriptor " << i << " to " << req->remote << ": "
@@ -449,8 +550,17 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
                 NIXL_ERR_BACKEND;
             break;
         }
+        if (fast) {
+            ++req->markOps;
+        }
         ++req->pending;
         ++req->nextPost;
+    }
+    if (req->markHeld && req->markOps == 0 && !(cfg_.faultHoldMark && req->nextPost > 0)) {
+        leaveMarkLocked(req); // nothing posted under it
+    }
+    if (req->nextPost < n && req->firstErr == NIXL_SUCCESS) {
+        return; // queued: progress posts the rest
     }
     // All posted (or failed): drop the posting count.
     auto &q = r.postQueue;

@@ -107,7 +107,11 @@ namespace {
 
     /** Checks magic, version and the CRC trailer; on success body excludes the trailer. */
     bool
-    unseal(std::string_view in, uint32_t magic, std::string_view &body, std::string &why) {
+    unseal(std::string_view in,
+           uint32_t magic,
+           std::string_view &body,
+           uint16_t &version,
+           std::string &why) {
         if (in.size() < 10) {
             why = "truncated (" + std::to_string(in.size()) + " bytes)";
             return false;
@@ -121,11 +125,12 @@ namespace {
             why = "wrong magic (not libfabric backend data)";
             return false;
         }
-        if (v != wire_version) {
-            why = "version " + std::to_string(v) + " (this build reads version " +
-                std::to_string(wire_version) + ")";
+        if (v < wire_version_min || v > wire_version) {
+            why = "version " + std::to_string(v) + " (this build reads versions " +
+                std::to_string(wire_version_min) + " to " + std::to_string(wire_version) + ")";
             return false;
         }
+        version = v;
         body = in.substr(0, in.size() - 4);
         uint32_t crc = 0;
         reader(in.substr(in.size() - 4)).get(crc);
@@ -154,7 +159,7 @@ encodeConnInfo(const connInfoWire &in) {
     std::string out;
     writer w(out);
     w.put<uint32_t>(conn_magic);
-    w.put<uint16_t>(wire_version);
+    w.put<uint16_t>(in.version);
     w.put<uint64_t>(in.nonce);
     w.bytes16(in.hostId);
     w.put<int32_t>(in.pid);
@@ -163,6 +168,12 @@ encodeConnInfo(const connInfoWire &in) {
         w.bytes16(r.prov);
         w.bytes16(r.addr);
     }
+    if (in.version >= 2) {
+        w.put<uint64_t>(in.startTime);
+        w.bytes16(in.regTable);
+        w.put<uint64_t>(in.regSlots);
+        w.put<uint64_t>(in.probeAddr);
+    }
     seal(out);
     return out;
 }
@@ -170,13 +181,15 @@ encodeConnInfo(const connInfoWire &in) {
 bool
 decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
     std::string_view body;
-    if (!unseal(in, conn_magic, body, why)) {
+    uint16_t version = 0;
+    if (!unseal(in, conn_magic, body, version, why)) {
         return false;
     }
     reader r(body);
     std::string_view host;
     uint8_t n = 0;
     out = connInfoWire{};
+    out.version = version;
     if (!r.get(out.nonce) || !r.bytes16(host, max_host_id) || !r.get(out.pid) || !r.get(n)) {
         why = "truncated header";
         return false;
@@ -198,6 +211,19 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
         }
         out.rails.push_back({std::string(prov), std::string(addr)});
     }
+    if (version >= 2) {
+        std::string_view table;
+        if (!r.get(out.startTime) || !r.bytes16(table, max_table_name) || !r.get(out.regSlots) ||
+            !r.get(out.probeAddr)) {
+            why = "registration table fields truncated or too long";
+            return false;
+        }
+        if (table.empty() != (out.regSlots == 0)) {
+            why = "registration table without slots, or slots without a table";
+            return false;
+        }
+        out.regTable = table;
+    }
     if (r.left() != 0) {
         why = std::to_string(r.left()) + " trailing bytes";
         return false;
@@ -210,7 +236,7 @@ encodePublicData(const publicDataWire &in) {
     std::string out;
     writer w(out);
     w.put<uint32_t>(md_magic);
-    w.put<uint16_t>(wire_version);
+    w.put<uint16_t>(in.version);
     w.put<uint16_t>(in.mem);
     w.put<uint64_t>(in.base);
     w.put<uint64_t>(in.len);
@@ -220,6 +246,10 @@ encodePublicData(const publicDataWire &in) {
         w.put<uint64_t>(r.key);
         w.put<uint8_t>(r.virtAddr);
     }
+    if (in.version >= 2) {
+        w.put<uint64_t>(in.slot);
+        w.put<uint64_t>(in.regId);
+    }
     seal(out);
     return out;
 }
@@ -227,12 +257,14 @@ encodePublicData(const publicDataWire &in) {
 bool
 decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
     std::string_view body;
-    if (!unseal(in, md_magic, body, why)) {
+    uint16_t version = 0;
+    if (!unseal(in, md_magic, body, version, why)) {
         return false;
     }
     reader r(body);
     uint8_t n = 0;
     out = publicDataWire{};
+    out.version = version;
     if (!r.get(out.mem) || !r.get(out.base) || !r.get(out.len) || !r.get(n)) {
         why = "truncated header";
         return false;
@@ -259,6 +291,16 @@ decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
         m.prov = prov;
         out.rails.push_back(std::move(m));
     }
+    if (version >= 2) {
+        if (!r.get(out.slot) || !r.get(out.regId)) {
+            why = "registration slot truncated";
+            return false;
+        }
+        if (out.slot != 0 && out.regId == 0) {
+            why = "registration slot " + std::to_string(out.slot) + " without an id";
+            return false;
+        }
+    }
     if (r.left() != 0) {
         why = std::to_string(r.left()) + " trailing bytes";
         return false;
@@ -282,7 +324,7 @@ encodeNotifFrag(const notifFragWire &in, std::string &out) {
     writer w(out);
     const bool first = in.offset == 0;
     w.put<uint32_t>(notif_magic);
-    w.put<uint8_t>(static_cast<uint8_t>(wire_version));
+    w.put<uint8_t>(notif_version);
     w.put<uint8_t>(static_cast<uint8_t>((in.traced && first ? 1u : 0u) | (first ? 2u : 0u)));
     w.put<uint64_t>(in.nonce);
     w.put<uint32_t>(in.seq);
@@ -308,9 +350,9 @@ decodeNotifFrag(std::string_view in, notifFragWire &out, std::string &why) {
         why = "truncated notification (" + std::to_string(in.size()) + " bytes)";
         return false;
     }
-    if (m != notif_magic || v != wire_version || (flags & ~3u) != 0 || flags == 1u) {
+    if (m != notif_magic || v != notif_version || (flags & ~3u) != 0 || flags == 1u) {
         // flags 1: traced but not first (only a first fragment carries the context)
-        why = "not a version " + std::to_string(wire_version) + " notification";
+        why = "not a version " + std::to_string(notif_version) + " notification";
         return false;
     }
     const bool first = (flags & 2u) != 0;

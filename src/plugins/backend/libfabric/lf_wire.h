@@ -29,7 +29,12 @@ namespace nixlLf {
 inline constexpr uint32_t conn_magic = 0x434c584eu;
 inline constexpr uint32_t md_magic = 0x4d4c584eu;
 inline constexpr uint32_t notif_magic = 0x4e4c584eu;
-inline constexpr uint16_t wire_version = 1;
+/** Connection info and public data: version 2 adds the registration table (shm fast RMA);
+ *  version 1 (no table) is still read, and such a peer keeps the delivery-complete path. */
+inline constexpr uint16_t wire_version = 2;
+inline constexpr uint16_t wire_version_min = 1;
+/** Notification fragments (unchanged since version 1). */
+inline constexpr uint8_t notif_version = 1;
 
 /** Limits a decoder enforces (a peer's bytes never make us allocate more). */
 inline constexpr size_t max_rails = 8;
@@ -37,6 +42,7 @@ inline constexpr size_t max_prov_name = 64;
 inline constexpr size_t max_ep_addr = 1024;
 inline constexpr size_t max_host_id = 128;
 inline constexpr size_t max_agent_name = 4096;
+inline constexpr size_t max_table_name = 64;
 /** Largest notification (message bytes) we send or reassemble. */
 inline constexpr uint32_t max_notif_len = 64u << 20;
 
@@ -50,10 +56,16 @@ struct railWire {
 };
 
 struct connInfoWire {
+    uint16_t version = wire_version; ///< encoded / as decoded (1: none of the fields below rails)
     uint64_t nonce = 0; ///< random per engine: tells notification senders apart
     std::string hostId; ///< /proc/sys/kernel/random/boot_id: same value = same host
     int32_t pid = 0;
     std::vector<railWire> rails;
+    // Version 2: the engine's registration table (src/utils/regtable), for shm fast RMA.
+    uint64_t startTime = 0; ///< process start time (field 22 of /proc/<pid>/stat)
+    std::string regTable; ///< shared-memory name of the table; empty: none (safe path only)
+    uint64_t regSlots = 0;
+    uint64_t probeAddr = 0; ///< address of 8 bytes holding nonce: a CMA probe reads them
 };
 
 /** A registration as one rail of its owner sees it. */
@@ -64,10 +76,14 @@ struct mdRailWire {
 };
 
 struct publicDataWire {
+    uint16_t version = wire_version; ///< encoded / as decoded (1: no slot)
     uint16_t mem = 0; ///< nixl_mem_t
     uint64_t base = 0;
     uint64_t len = 0;
     std::vector<mdRailWire> rails;
+    // Version 2: where the registration lives in its owner's table (0: in none).
+    uint64_t slot = 0;
+    uint64_t regId = 0; ///< the slot's value while the registration lives (never reused)
 };
 
 std::string

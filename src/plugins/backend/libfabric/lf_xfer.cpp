@@ -66,6 +66,7 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
         req->iov.resize(n);
         req->desc.resize(n);
         req->rma.resize(n);
+        req->gen.resize(n);
     }
     for (size_t i = 0; i < n; ++i) {
         const nixl_be_xfer_desc_t &l = local.data()[i];
@@ -101,6 +102,7 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
         req->rma[i].addr = rmd->virtAddr[ri] != 0 ? r.addr : r.addr - rmd->base;
         req->rma[i].len = r.len;
         req->rma[i].key = rmd->keys[ri];
+        req->gen[i] = {rmd->slot, rmd->regId};
     }
     {
         std::lock_guard<std::mutex> g(reqsMu_);
@@ -248,6 +250,10 @@ lfEngine::abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const {
     // the request reports the failure now and is freed at release once they complete, or when
     // the engine closes its endpoint.
     req->firstErr = st;
+    // A fast operation copies inside its post, under this mutex: none is running now, so the
+    // mark can go even if a completion never comes (the target's deregisterMem must not wait
+    // for a request that failed).
+    leaveMarkLocked(req);
     if (req->posting) { // post nothing more
         auto &pq = r.postQueue;
         pq.erase(std::remove(pq.begin(), pq.end(), req), pq.end());
@@ -266,6 +272,9 @@ lfEngine::releaseReqH(nixlBackendReqH *handle) const {
     auto *req = static_cast<lfReq *>(handle);
     if (req->rail != nullptr) {
         std::lock_guard<std::mutex> g(req->rail->mu);
+        if (req->pending == 0 || cfg_.faultHoldMark) {
+            leaveMarkLocked(req); // held only by fault_hold_mark: nothing copies any more
+        }
         auto &q = req->rail->notifQueue;
         q.erase(std::remove(q.begin(), q.end(), req), q.end());
         auto &pq = req->rail->postQueue;
@@ -289,7 +298,7 @@ lfEngine::releaseReqH(nixlBackendReqH *handle) const {
 void
 lfEngine::deliverNotif(std::string sender, std::string msg) const {
     std::lock_guard<std::mutex> g(notifMu_);
-    notifs_.emplace_back(std::move(sender), std::move(msg));
+    notifs_->pushLocal(std::move(sender), std::move(msg));
 }
 
 nixl_status_t
@@ -298,10 +307,7 @@ lfEngine::getNotifs(notif_list_t &notif_list) {
         progressAll();
     }
     std::lock_guard<std::mutex> g(notifMu_);
-    for (auto &n : notifs_) {
-        notif_list.push_back(std::move(n));
-    }
-    notifs_.clear();
+    notifs_->take(notif_list);
     return NIXL_SUCCESS;
 }
 

@@ -231,7 +231,8 @@ nixlUcxEngine::initUcx() {
 
     {
         std::string why;
-        regTab_ = nixlUcx::nixlUcxRegTable::create(self_, nonce_, reg_table_slots, why);
+        regTab_ = nixlUcx::nixlUcxRegTable::create(nixlUcx::ucx_reg_table_tag, self_, nonce_,
+                                                    reg_table_slots, why);
         if (!regTab_) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX: " << why);
             return false;

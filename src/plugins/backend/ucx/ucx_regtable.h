@@ -4,187 +4,29 @@
  */
 /**
  * @file ucx_regtable.h
- * @brief The registration table of a UCX engine in shared memory, and the deregistration fence
- *        built on it. Internal to libplugin_UCX.so; docs/backends/ucx.md ("The registration
- *        table and the fence") has the design in prose.
- *
- * Layout of the POSIX shared-memory object (native byte order, one engine owns it):
- *   header (4 KiB): magic, version, owner nonce, pid, start time, slot and reader counts;
- *   readers (reg_table_readers records of 192 bytes): one per peer engine that mapped it;
- *   slots (slots x 8 bytes): slot 0 = owner nonce, slot i = registration id or 0.
- *
- * Fence (why a deregistration cannot race a copy). Every atomic below is seq_cst unless named:
- *   copier  (peer engine, per batch of one request):  CAS mark m: even v -> v+1 (enter);
- *                                                     load every slot it copies under;
- *                                                     copy if each equals its registration id;
- *                                                     store m = v+2, release (leave).
- *   owner   (deregisterMem):                          store slot = 0; then for every claimed
- *                                                     reader and mark: load m; while m is odd
- *                                                     and unchanged, wait (acquire loads).
- * In the single total order of seq_cst operations either the copier's enter precedes the owner's
- * store, and then the owner's later load of m sees the odd value (or a later one) and waits for
- * the leave, whose release orders the copy before it; or the store precedes the enter, and then
- * the copier's later slot load sees 0 (registration ids are never reused, so a slot given to a
- * new registration cannot match either) and it copies nothing. So once deregisterMem returns, no
- * copier is inside a copy that passed its check on the released slot, and none will start one.
- * The wait is bounded: each critical section is one copy of at most a step's budget; a copier
- * whose process died is skipped once its whole thread group has exited (pidfd readable, or
- * /proc shows the pid gone or reused), and a live one that stays inside longer than the timeout
- * (stopped by a debugger) is reported and left.
- *
- * Thread safety: all methods may be called from any thread; reader records and marks are
- * lock-free; the owner's fence and the peers' copies run concurrently by design.
+ * @brief The UCX engine's registration table and deregistration fence: the shared
+ *        implementation in src/utils/regtable/reg_table.h (design and correctness argument
+ *        there), under the names this plugin has always used. Tables are created with tag "ucx"
+ *        (ucx_reg_table_tag), so their names stay "/nixl-ucx-" and 32 hex digits.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_REGTABLE_H
 #define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_REGTABLE_H
 
-#include <atomic>
-#include <cstddef>
-#include <cstdint>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <string>
-
+#include "reg_table.h"
 #include "ucx_utils.h"
 
 namespace nixlUcx {
 
-inline constexpr uint64_t reg_table_magic = 0x3142544355584e4eull; // "NNXUCTB1"
-inline constexpr uint32_t reg_table_version = 1;
-/** Peer engines that can map one table at once (records of dead peers are reclaimed). */
-inline constexpr size_t reg_table_readers = 256;
-/** Copies one peer engine may run into one table at the same time (threads beyond wait). */
-inline constexpr size_t reg_table_marks = 16;
-inline constexpr size_t reg_table_header_bytes = 4096;
+using nixlUcxRegTable = nixlReg::nixlRegTable;
+using nixlReg::reg_table_header_bytes;
+using nixlReg::reg_table_magic;
+using nixlReg::reg_table_marks;
+using nixlReg::reg_table_readers;
+using nixlReg::reg_table_version;
+using nixlReg::regTableHeader;
+using nixlReg::regTableReader;
 
-static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory atomics need 64-bit CAS");
-static_assert(std::atomic<int32_t>::is_always_lock_free, "shared-memory atomics need 32-bit CAS");
-
-struct regTableHeader {
-    uint64_t magic;
-    uint32_t version;
-    uint32_t readers;
-    uint64_t nonce;
-    uint64_t startTime;
-    int32_t pid;
-    uint32_t marks;
-    uint64_t slots;
-    uint64_t pidNs; ///< the pid namespace pid means something in (stale-table sweep)
-    /** Fences that found a copy in flight and waited for it (diagnostics and tests). */
-    uint64_t fenceWaits;
-};
-
-/** One peer engine's record in a table it mapped. */
-struct alignas(64) regTableReader {
-    std::atomic<uint64_t> owner; ///< 0 = free, else the reading engine's nonce
-    std::atomic<uint64_t> startTime;
-    std::atomic<int32_t> pid;
-    std::atomic<uint64_t> marks[reg_table_marks]; ///< odd while a copy runs
-};
-
-/** @brief One mapping of an engine's registration table (its owner's or a peer's). */
-class nixlUcxRegTable {
-public:
-    ~nixlUcxRegTable();
-    nixlUcxRegTable(const nixlUcxRegTable &) = delete;
-    nixlUcxRegTable &
-    operator=(const nixlUcxRegTable &) = delete;
-
-    /**
-     * Creates the owner's table: a shared-memory object of a random name, mode 0600, unlinked
-     * when this object goes. When shared memory cannot be had the table is private anonymous
-     * memory and name() is empty (peers then read slots with process_vm_readv).
-     */
-    static std::unique_ptr<nixlUcxRegTable>
-    create(const procIdentity &self, uint64_t nonce, size_t slots, std::string &why);
-
-    /**
-     * Maps a peer's table by name and checks it before trusting a byte of it: owned by this
-     * uid, a regular file of mode 0600 and the expected size (fstat), header naming the same
-     * nonce, pid, start time and slot count as the peer's connection info (a restarted peer
-     * that reuses a pid has another nonce). Then claims a reader record for this engine. On
-     * failure returns nullptr and why says what was wrong.
-     */
-    static std::unique_ptr<nixlUcxRegTable>
-    open(const std::string &name,
-         uint64_t nonce,
-         const procIdentity &peer,
-         uint64_t slots,
-         const procIdentity &self,
-         uint64_t self_nonce,
-         std::string &why);
-
-    const std::string &
-    name() const noexcept {
-        return name_;
-    }
-
-    std::atomic<uint64_t> *
-    slots() const noexcept {
-        return slots_;
-    }
-
-    size_t
-    slotCount() const noexcept {
-        return nslots_;
-    }
-
-    /** A copy's mark: enter() returns it, leave() ends the critical section. */
-    struct mark_t {
-        std::atomic<uint64_t> *m = nullptr;
-        uint64_t v = 0;
-    };
-
-    /** Peer side: marks this engine's copy as running (see the fence above). */
-    mark_t
-    enter() const noexcept;
-
-    static void
-    leave(const mark_t &mk) noexcept {
-        mk.m->store(mk.v + 2, std::memory_order_release);
-    }
-
-    /**
-     * Owner side, after a slot was cleared: waits until no copy that might have passed its
-     * check on that slot is still running. False (who names the peer) when a live peer stayed
-     * inside a copy longer than timeout_ms.
-     */
-    bool
-    fence(uint64_t timeout_ms, std::string &who) const;
-
-    /** How many times a fence of this table waited for a copy in flight. */
-    uint64_t
-    fenceWaits() const noexcept;
-
-private:
-    nixlUcxRegTable() = default;
-
-    bool
-    claimReader(const procIdentity &self, uint64_t self_nonce);
-
-    /** One mmap of a table; shared by every nixlUcxRegTable of this process that names it. */
-    struct mapping {
-        void *base = nullptr;
-        size_t bytes = 0;
-        ~mapping();
-    };
-
-    std::string name_;
-    bool owner_ = false;
-    /**
-     * Engines of one process share their mapping of a table, so that the fence's acquire and
-     * the copier's release meet at one address (which ThreadSanitizer needs to see them pair).
-     */
-    std::shared_ptr<mapping> map_;
-    void *base_ = nullptr;
-    size_t bytes_ = 0;
-    regTableReader *readers_ = nullptr;
-    std::atomic<uint64_t> *slots_ = nullptr;
-    size_t nslots_ = 0;
-    int reader_ = -1; ///< the record this (peer) mapping claimed
-    uint64_t readerNonce_ = 0;
-};
+inline constexpr const char *ucx_reg_table_tag = "ucx";
 
 } // namespace nixlUcx
 

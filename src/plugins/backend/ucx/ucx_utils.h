@@ -5,7 +5,7 @@
 /**
  * @file ucx_utils.h
  * @brief Helpers of the UCX backend that do not need an engine: process identity and liveness
- *        from /proc, the byte codec of connection info and public data, parameter parsing and
+ *        (from src/utils/regtable/proc_identity.h), the byte codec of connection info and public data, parameter parsing and
  *        UCX status mapping.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_UTILS_H
@@ -21,53 +21,16 @@
 #include <ucp/api/ucp.h>
 
 #include "nixl_types.h"
+#include "proc_identity.h"
 
 namespace nixlUcx {
 
-/**
- * @brief What identifies a process across the machine: two engines whose boot id and pid
- *        namespace match can address each other's memory by pid (CMA), and the pid plus its
- *        start time names one process even after the pid is reused.
- */
-struct procIdentity {
-    std::string bootId; ///< /proc/sys/kernel/random/boot_id, empty if unreadable
-    uint64_t pidNs = 0; ///< inode of /proc/self/ns/pid, 0 if unreadable
-    int32_t pid = 0;
-    uint64_t startTime = 0; ///< field 22 of /proc/<pid>/stat (clock ticks since boot)
-
-    /** Same kernel instance and pid namespace: pids mean the same processes. */
-    bool
-    sameHost(const procIdentity &o) const noexcept {
-        return !bootId.empty() && bootId == o.bootId && pidNs != 0 && pidNs == o.pidNs;
-    }
-
-    bool
-    sameProcess(const procIdentity &o) const noexcept {
-        return sameHost(o) && pid == o.pid && startTime == o.startTime;
-    }
-};
-
-/** Fills id for the calling process; false (with err set) when /proc cannot tell. */
-bool
-readSelfIdentity(procIdentity &id, std::string &err);
-
-enum class proc_state_t { ALIVE, GONE, UNKNOWN };
-
-/**
- * State of process pid that started at start_time: GONE when it no longer exists, is a zombie
- * or the pid now belongs to another process; UNKNOWN when /proc could not be read for another
- * reason (then the caller keeps trusting the peer).
- */
-proc_state_t
-probeProcess(int32_t pid, uint64_t start_time);
-
-/**
- * True once process pid of start_time has exited with all its threads (or the pid names another
- * process). pidfd caches a pidfd across calls (start with -1; the caller closes it when >= 0).
- * Without pidfd support it falls back to probeProcess, where a zombie counts as exited.
- */
-bool
-processExited(int32_t pid, uint64_t start_time, int &pidfd);
+// Process identity and liveness live in src/utils/regtable (shared with LIBFABRIC).
+using nixlReg::probeProcess;
+using nixlReg::proc_state_t;
+using nixlReg::processExited;
+using nixlReg::procIdentity;
+using nixlReg::readSelfIdentity;
 
 /**
  * True when a UCX_TLS value leaves the cma transport enabled ("all", "sm", "shm", "cma", or a

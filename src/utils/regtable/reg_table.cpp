@@ -2,24 +2,26 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The UCX engine's registration table in shared memory and its deregistration fence
-// (ucx_regtable.h says why the fence is correct).
-#include "ucx_regtable.h"
+// An engine's registration table in shared memory and its deregistration fence (reg_table.h
+// says why the fence is correct).
+#include "reg_table.h"
 
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <random>
+#include <string_view>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
 
-namespace nixlUcx {
+namespace nixlReg {
 
 namespace {
 
@@ -30,12 +32,27 @@ namespace {
         return reg_table_header_bytes + reader_bytes + slots * sizeof(uint64_t);
     }
 
-    /** "/nixl-ucx-" and 32 hex digits from the system's random source: not guessable. */
+    constexpr size_t max_tag = 8;
+
+    bool
+    wellFormedTag(std::string_view t) {
+        if (t.empty() || t.size() > max_tag) {
+            return false;
+        }
+        for (char c : t) {
+            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** "/nixl-<tag>-" and 32 hex digits from the system's random source: not guessable. */
     std::string
-    randomName() {
+    randomName(const std::string &tag) {
         std::random_device rd;
         static const char hex[] = "0123456789abcdef";
-        std::string n = "/nixl-ucx-";
+        std::string n = "/nixl-" + tag + "-";
         for (int i = 0; i < 4; ++i) {
             uint32_t v = rd();
             for (int j = 0; j < 8; ++j) {
@@ -48,11 +65,16 @@ namespace {
     /** A name as create() makes them; anything else is refused before shm_open sees it. */
     bool
     wellFormedName(const std::string &n) {
-        static const std::string prefix = "/nixl-ucx-";
-        if (n.size() != prefix.size() + 32 || n.compare(0, prefix.size(), prefix) != 0) {
+        static const std::string prefix = "/nixl-";
+        if (n.size() < prefix.size() + 2 + 32 || n.compare(0, prefix.size(), prefix) != 0) {
             return false;
         }
-        for (size_t i = prefix.size(); i < n.size(); ++i) {
+        const size_t dash = n.size() - 33;
+        if (n[dash] != '-' ||
+            !wellFormedTag(std::string_view(n).substr(prefix.size(), dash - prefix.size()))) {
+            return false;
+        }
+        for (size_t i = dash + 1; i < n.size(); ++i) {
             if (!std::isxdigit(static_cast<unsigned char>(n[i]))) {
                 return false;
             }
@@ -122,7 +144,7 @@ namespace {
         ::closedir(d);
     }
 
-    /** Tables mapped in this process, by name (see nixlUcxRegTable::map_). */
+    /** Tables mapped in this process, by name (see nixlRegTable::map_). */
     std::mutex &
     mapsLock() {
         static std::mutex m;
@@ -137,13 +159,13 @@ namespace {
 
 } // namespace
 
-nixlUcxRegTable::mapping::~mapping() {
+nixlRegTable::mapping::~mapping() {
     if (base != nullptr) {
         ::munmap(base, bytes);
     }
 }
 
-nixlUcxRegTable::~nixlUcxRegTable() {
+nixlRegTable::~nixlRegTable() {
     if (reader_ >= 0) {
         // Every copy of this mapping left its mark before the connection (and so this object)
         // could go; the record is free for the next peer.
@@ -164,15 +186,23 @@ nixlUcxRegTable::~nixlUcxRegTable() {
     map_.reset();
 }
 
-std::unique_ptr<nixlUcxRegTable>
-nixlUcxRegTable::create(const procIdentity &self, uint64_t nonce, size_t slots, std::string &why) {
+std::unique_ptr<nixlRegTable>
+nixlRegTable::create(const std::string &tag,
+                     const procIdentity &self,
+                     uint64_t nonce,
+                     size_t slots,
+                     std::string &why) {
+    if (!wellFormedTag(tag)) {
+        why = "table tag '" + tag + "' is not 1 to 8 lowercase letters or digits";
+        return nullptr;
+    }
     sweepStale(self);
-    std::unique_ptr<nixlUcxRegTable> t(new nixlUcxRegTable());
+    std::unique_ptr<nixlRegTable> t(new nixlRegTable());
     t->owner_ = true;
     t->bytes_ = tableBytes(slots);
     int fd = -1;
     for (int attempt = 0; attempt < 4 && fd < 0; ++attempt) {
-        t->name_ = randomName();
+        t->name_ = randomName(tag);
         fd = ::shm_open(t->name_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     }
     void *p = MAP_FAILED;
@@ -229,8 +259,8 @@ nixlUcxRegTable::create(const procIdentity &self, uint64_t nonce, size_t slots, 
     return t;
 }
 
-std::unique_ptr<nixlUcxRegTable>
-nixlUcxRegTable::open(const std::string &name,
+std::unique_ptr<nixlRegTable>
+nixlRegTable::open(const std::string &name,
                       uint64_t nonce,
                       const procIdentity &peer,
                       uint64_t slots,
@@ -250,7 +280,7 @@ nixlUcxRegTable::open(const std::string &name,
         why = "cannot open " + name + ": " + std::strerror(errno);
         return nullptr;
     }
-    std::unique_ptr<nixlUcxRegTable> t(new nixlUcxRegTable());
+    std::unique_ptr<nixlRegTable> t(new nixlRegTable());
     t->name_ = name;
     t->bytes_ = tableBytes(slots);
     struct stat st {};
@@ -325,7 +355,7 @@ nixlUcxRegTable::open(const std::string &name,
 }
 
 bool
-nixlUcxRegTable::claimReader(const procIdentity &self, uint64_t self_nonce) {
+nixlRegTable::claimReader(const procIdentity &self, uint64_t self_nonce) {
     // Two claims of one engine (its loopback and a peer's, or a peer loaded again) must not
     // share a record: the nonce is mixed with a count of claims.
     static std::atomic<uint64_t> claims{0};
@@ -365,8 +395,8 @@ nixlUcxRegTable::claimReader(const procIdentity &self, uint64_t self_nonce) {
     return false;
 }
 
-nixlUcxRegTable::mark_t
-nixlUcxRegTable::enter() const noexcept {
+nixlRegTable::mark_t
+nixlRegTable::enter() const noexcept {
     regTableReader &r = readers_[reader_];
     size_t i = markHint() % reg_table_marks;
     for (unsigned spins = 0;; ++spins) {
@@ -385,15 +415,15 @@ nixlUcxRegTable::enter() const noexcept {
 }
 
 uint64_t
-nixlUcxRegTable::fenceWaits() const noexcept {
+nixlRegTable::fenceWaits() const noexcept {
     return std::atomic_ref<uint64_t>(static_cast<regTableHeader *>(base_)->fenceWaits)
         .load(std::memory_order_relaxed);
 }
 
 bool
-nixlUcxRegTable::fence(uint64_t timeout_ms, std::string &who) const {
+nixlRegTable::fence(uint64_t timeout_ms, std::string &who) const {
     // No standalone fence: the caller's store to the slot and the loads below are seq_cst,
-    // which is what the argument in ucx_regtable.h needs.
+    // which is what the argument in reg_table.h needs.
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     for (size_t i = 0; i < reg_table_readers; ++i) {
@@ -447,4 +477,4 @@ nixlUcxRegTable::fence(uint64_t timeout_ms, std::string &who) const {
     return true;
 }
 
-} // namespace nixlUcx
+} // namespace nixlReg
