@@ -176,6 +176,16 @@ postXferReqImpl(nixlAgentData *data,
         }
     } else if (req.telemetry) {
         req.startTicks = start;
+        if (st == NIXL_SUCCESS && data->telemetry != nullptr) [[likely]] {
+            // Completed by the post (finishXfer's work, done here): the pipeline reads the
+            // return time itself, after finding this thread's lane (cheaper, telemetry.h).
+            req.status = st;
+            req.statusReported = true;
+            req.postTicks = data->telemetry->recordPostedTransferTicks(
+                req.op, req.totalBytes, start, [] { return nixlFastClock::now(); });
+            req.doneTicks = req.postTicks; // completed inline: the return is the completion
+            return st;
+        }
         req.postTicks = nixlFastClock::now();
         req.doneTicks = req.postTicks;
     }

@@ -51,6 +51,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "telemetry/telemetry_event.h"
@@ -115,24 +116,16 @@ public:
      * are counted as dropped. Inline, for the transfer path.
      */
     template<typename Fill>
-    bool
+    [[gnu::always_inline]] bool
     tryPushWith(size_t n, Fill &&fill) noexcept {
         lane *l = n <= capacity_ ? myLane() : nullptr;
-        if (l == nullptr) {
+        if (l == nullptr) [[unlikely]] {
             droppedUnlaned_.fetch_add(n, std::memory_order_relaxed);
             return false;
         }
-        // Relaxed: only this thread writes tail.
-        const uint64_t t = l->tail.load(std::memory_order_relaxed);
-        if (n > capacity_ - (t - l->cachedHead)) {
-            // Looks full: refresh the consumer's position. Acquire pairs with the drain's
-            // release store, so its reads of the slots we are about to reuse are done.
-            l->cachedHead = l->head.load(std::memory_order_acquire);
-            if (n > capacity_ - (t - l->cachedHead)) {
-                l->dropped.store(l->dropped.load(std::memory_order_relaxed) + n,
-                                 std::memory_order_relaxed);
-                return false;
-            }
+        const uint64_t t = reserve(*l, n);
+        if (t == kNoRoom) {
+            return false;
         }
         for (size_t i = 0; i < n; ++i) {
             l->slots[(t + i) & l->mask] = fill(i);
@@ -140,6 +133,36 @@ public:
         // Release publishes the slots before the new position.
         l->tail.store(t + n, std::memory_order_release);
         return true;
+    }
+
+    /**
+     * Appends N events all or none, as tryPushWith with a count known at compile time (the
+     * transfer path's four events): the writes are unrolled and fill folds to the event it
+     * returns for each I. stamp() is called once, after this thread's lane was found and room
+     * reserved, whether or not the events fit; fill(std::integral_constant<size_t, I>, v) gets
+     * its value v, which is returned. So a clock read in stamp() comes after the lane lookup
+     * (docs/telemetry.md, section 7, for why that is cheaper) and right before the writes.
+     */
+    template<size_t N, typename Stamp, typename Fill>
+    [[gnu::always_inline]] uint64_t
+    tryPushFixed(Stamp &&stamp, Fill &&fill) noexcept {
+        static_assert(N >= 1);
+        lane *l = N <= capacity_ ? myLane() : nullptr;
+        if (l == nullptr) [[unlikely]] {
+            droppedUnlaned_.fetch_add(N, std::memory_order_relaxed);
+            return stamp();
+        }
+        const uint64_t t = reserve(*l, N);
+        const uint64_t v = stamp();
+        if (t == kNoRoom) {
+            return v;
+        }
+        [&]<size_t... I>(std::index_sequence<I...>) {
+            ((l->slots[(t + I) & l->mask] = fill(std::integral_constant<size_t, I>{}, v)), ...);
+        }(std::make_index_sequence<N>{});
+        // Release publishes the slots before the new position.
+        l->tail.store(t + N, std::memory_order_release);
+        return v;
     }
 
     /**
@@ -208,9 +231,34 @@ private:
     // Two lines at least: head, 64-aligned after 40 bytes of producer fields, starts the second.
     static_assert(alignof(lane) == 64 && sizeof(lane) >= 128);
 
+    static constexpr uint64_t kNoRoom = ~uint64_t{0};
+
+    /**
+     * The lane position at which n events go (its tail), or kNoRoom when the lane cannot take
+     * them (then counted as dropped). Producer only.
+     */
+    [[gnu::always_inline]] uint64_t
+    reserve(lane &l, size_t n) noexcept {
+        // Relaxed: only this thread writes tail.
+        const uint64_t t = l.tail.load(std::memory_order_relaxed);
+        if (n > capacity_ - (t - l.cachedHead)) {
+            // Looks full: refresh the consumer's position. Acquire pairs with the drain's
+            // release store, so its reads of the slots we are about to reuse are done. Kept
+            // inline: a lane stays full for a whole flush interval when the flush falls behind,
+            // and then every push comes here.
+            l.cachedHead = l.head.load(std::memory_order_acquire);
+            if (n > capacity_ - (t - l.cachedHead)) {
+                l.dropped.store(l.dropped.load(std::memory_order_relaxed) + n,
+                                std::memory_order_relaxed);
+                return kNoRoom;
+            }
+        }
+        return t;
+    }
+
     /** This thread's lane, made on first use; null if it cannot be allocated. A scan of a few
      *  thread-local entries is cheaper than any map; a miss takes the locked registerLane. */
-    lane *
+    [[gnu::always_inline]] lane *
     myLane() noexcept {
         for (const auto &e : nixl_telemetry_internal::tlsLanes.entries) {
             if (e.queue == id_) {

@@ -113,9 +113,11 @@ public:
      * A completed transfer, as one all-or-none batch of its enabled events: post time, transfer
      * time (µs), bytes (TX for NIXL_WRITE, RX for NIXL_READ) and one request. Hot path.
      */
-    void
+    [[gnu::always_inline]] void
     recordTransfer(nixl_xfer_op_t op, uint64_t bytes, uint64_t post_us, uint64_t xfer_us) noexcept {
-        pushTransfer(op, bytes, post_us, xfer_us, 0u);
+        pushTransfer(op, bytes, 0u, noStamp, [post_us, xfer_us](uint64_t) {
+            return xferTimes{post_us, xfer_us};
+        });
     }
 
     /**
@@ -123,13 +125,33 @@ public:
      * as they are and converted to microseconds by the flush thread, so the transfer path does
      * no arithmetic on them (the agent's hot path). Hot path.
      */
-    void
+    [[gnu::always_inline]] void
     recordTransferTicks(nixl_xfer_op_t op,
                         uint64_t bytes,
                         uint64_t post_ticks,
                         uint64_t xfer_ticks) noexcept {
-        pushTransfer(op, bytes, post_ticks, xfer_ticks,
-                     nixl_telemetry_internal::kSlotTicksToMicros);
+        pushTransfer(op, bytes, nixl_telemetry_internal::kSlotTicksToMicros, noStamp,
+                     [post_ticks, xfer_ticks](uint64_t) {
+                         return xferTimes{post_ticks, xfer_ticks};
+                     });
+    }
+
+    /**
+     * A transfer its post completed, begun at tick start: reads its end with now() (a
+     * nixlFastClock::now(), called once), records it as recordTransferTicks with both intervals
+     * end - start, and returns end. The clock is read after this thread's lane was found, right
+     * before the events are written, not before the lookup: the TSC read barely overlaps with
+     * neighbouring work on the VM we measure on, and placed there it cost 3 ns less per request
+     * than right after the backend's call (docs/telemetry.md, section 7). Hot path.
+     */
+    template<typename Now>
+    [[gnu::always_inline]] uint64_t
+    recordPostedTransferTicks(nixl_xfer_op_t op,
+                              uint64_t bytes,
+                              uint64_t start,
+                              Now &&now) noexcept {
+        return pushTransfer(op, bytes, nixl_telemetry_internal::kSlotTicksToMicros, now,
+                            [start](uint64_t end) { return xferTimes{end - start, end - start}; });
     }
 
     /**
@@ -174,43 +196,71 @@ public:
     }
 
 private:
-    /** The transfer's enabled events straight into this thread's lane; time_mark goes into the
-     *  reserved word of the two time events (0, or kSlotTicksToMicros for tick intervals). */
-    void
+    /** The enabled events of a completed transfer of one direction, in recording order. */
+    struct xferEvents {
+        static constexpr size_t kValues = 4; ///< post us, transfer us, bytes, one request
+        uint32_t type[kValues] = {};
+        uint8_t value[kValues] = {}; ///< index into the values above
+        size_t count = 0;
+    };
+
+    /** A transfer's post time and transfer time, µs or ticks. */
+    struct xferTimes {
+        uint64_t post;
+        uint64_t xfer;
+    };
+
+    /** The stamp of a transfer whose times are known already. */
+    static constexpr auto noStamp = []() noexcept { return uint64_t{0}; };
+
+    /**
+     * The transfer's enabled events straight into this thread's lane: calls stamp() once (see
+     * nixlTelemetryStagingQueue::tryPushFixed) and times(stamp's value) for the two times,
+     * which get time_mark in their reserved word (0, or kSlotTicksToMicros for tick
+     * intervals); returns stamp's value. Always inlined into the agent's post and status paths:
+     * a call here went through the PLT (libnixl exports its inline functions) and saved six
+     * registers, for a dozen stores.
+     */
+    template<typename Stamp, typename Times>
+    [[gnu::always_inline]] uint64_t
     pushTransfer(nixl_xfer_op_t op,
                  uint64_t bytes,
-                 uint64_t post_time,
-                 uint64_t xfer_time,
-                 uint32_t time_mark) noexcept {
+                 uint32_t time_mark,
+                 Stamp &&stamp,
+                 Times &&times) noexcept {
         // The enabled types were worked out at construction; the events go straight into the
         // lane, without a staging copy of their own.
         const xferEvents &set = op == NIXL_WRITE ? writeEvents_ : readEvents_;
-        if (set.count == 0) {
-            return;
-        }
         if (set.count == xferEvents::kValues) [[likely]] {
             // Every type enabled (the default): four fixed writes, no index table.
-            queue_.tryPushWith(xferEvents::kValues, [&set, post_time, xfer_time, bytes,
-                                                     time_mark](size_t i) {
-                switch (i) {
-                case 0:
-                    return nixl_telemetry_event_abi_t{set.type[0], time_mark, post_time};
-                case 1:
-                    return nixl_telemetry_event_abi_t{set.type[1], time_mark, xfer_time};
-                case 2:
-                    return nixl_telemetry_event_abi_t{set.type[2], 0u, bytes};
-                default:
-                    return nixl_telemetry_event_abi_t{set.type[3], 0u, 1u};
-                }
-            });
-            return;
+            return queue_.tryPushFixed<xferEvents::kValues>(
+                stamp, [&set, &times, bytes, time_mark](auto i, uint64_t v) {
+                    if constexpr (i == 0) {
+                        return nixl_telemetry_event_abi_t{set.type[0], time_mark, times(v).post};
+                    } else if constexpr (i == 1) {
+                        return nixl_telemetry_event_abi_t{set.type[1], time_mark, times(v).xfer};
+                    } else if constexpr (i == 2) {
+                        return nixl_telemetry_event_abi_t{set.type[2], 0u, bytes};
+                    } else {
+                        return nixl_telemetry_event_abi_t{set.type[3], 0u, 1u};
+                    }
+                });
         }
-        const uint64_t values[xferEvents::kValues] = {post_time, xfer_time, bytes, 1};
-        queue_.tryPushWith(set.count, [&set, &values, time_mark](size_t i) {
-            const uint8_t v = set.value[i];
-            return nixl_telemetry_event_abi_t{set.type[i], v < 2 ? time_mark : 0u, values[v]};
-        });
+        const uint64_t v = stamp();
+        if (set.count != 0) {
+            const xferTimes t = times(v);
+            pushTransferSubset(set, bytes, t.post, t.xfer, time_mark);
+        }
+        return v;
     }
+
+    /** pushTransfer when only some of the four types are enabled. */
+    void
+    pushTransferSubset(const xferEvents &set,
+                       uint64_t bytes,
+                       uint64_t post_time,
+                       uint64_t xfer_time,
+                       uint32_t time_mark) noexcept;
 
     nixlTelemetry(const std::string &agent,
                   const nixlTelemetryConfig &cfg,
@@ -228,14 +278,6 @@ private:
     const std::string agent_;
     const nixlTelemetryExporterRef exporter_;
     const nixl_telemetry_metric_mask_t enabled_;
-
-    /** The enabled events of a completed transfer of one direction, in recording order. */
-    struct xferEvents {
-        static constexpr size_t kValues = 4; ///< post us, transfer us, bytes, one request
-        uint32_t type[kValues] = {};
-        uint8_t value[kValues] = {}; ///< index into the values above
-        size_t count = 0;
-    };
 
     static xferEvents
     enabledXferEvents(const nixl_telemetry_metric_mask_t &enabled, bool write) noexcept;

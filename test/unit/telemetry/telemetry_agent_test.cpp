@@ -330,6 +330,32 @@ TEST_F(telemetryAgentTest, AllowlistKeepsOnlyMatchingEvents) {
     EXPECT_EQ(expect, events("A"));
 }
 
+// With no transfer event enabled, a post that completes inline is still timed for
+// getXferTelemetry: the pipeline reads the post's return time whether or not it records events.
+TEST_F(telemetryAgentTest, InlinePostIsTimedWithNoTransferEventEnabled) {
+    scopedEnv metrics("NIXL_TELEMETRY_ENABLED_METRICS", "agent_err_*");
+    testBuffer a0(4096, 1);
+    auto a = telemetryAgent("A", a0);
+    makePeer(*a);
+    nixlXferReqH *w = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_WRITE, xferList({a0.desc(0, 100)}),
+                                             xferList({peerBuf_.desc(0, 100)}), "B", w));
+    const auto before = std::chrono::steady_clock::now();
+    ASSERT_EQ(NIXL_SUCCESS, a->postXferReq(w)); // the TEST backend completes inside the post
+    nixl_xfer_telem_t telem{};
+    ASSERT_EQ(NIXL_SUCCESS, a->getXferTelemetry(w, telem));
+    // An unset return time (0) would make the durations wrap to centuries.
+    EXPECT_LT(telem.postDuration, std::chrono::hours(1));
+    EXPECT_EQ(telem.postDuration, telem.xferDuration); // the return is the completion
+    EXPECT_GT(telem.startTime, before - std::chrono::hours(1));
+    EXPECT_EQ(100u, telem.totalBytes);
+    ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(w));
+    a.reset();
+    EXPECT_TRUE(only(events("A"), {type_t::AGENT_XFER_POST_TIME, type_t::AGENT_XFER_TIME,
+                                   type_t::AGENT_TX_BYTES, type_t::AGENT_TX_REQUESTS_NUM})
+                    .empty());
+}
+
 TEST_F(telemetryAgentTest, EnableVariableOverridesTheConfig) {
     testBuffer a0(4096, 1);
     {

@@ -81,6 +81,39 @@ TEST(telemetryStagingQueue, BatchLargerThanCapacityIsDroppedWhole) {
     EXPECT_EQ(0u, q.numDropped());
 }
 
+// tryPushFixed (the transfer path's four events): stamp runs exactly once per call, whether the
+// events fit or not, and its value reaches every fill and the caller; a full lane refuses the
+// whole batch and counts it.
+TEST(telemetryStagingQueue, FixedBatchStampsOnceAndGoesInWholeOrNotAtAll) {
+    nixlTelemetryStagingQueue q(6);
+    int stamps = 0;
+    uint64_t next = 100;
+    const auto stamp = [&] {
+        ++stamps;
+        return next++;
+    };
+    const auto fill = [](auto i, uint64_t v) {
+        return nixl_telemetry_event_abi_t{static_cast<uint32_t>(type_t::AGENT_TX_BYTES), 0u,
+                                          v * 10 + i};
+    };
+    EXPECT_EQ(100u, q.tryPushFixed<4>(stamp, fill));
+    EXPECT_EQ(1, stamps);
+    EXPECT_EQ(0u, q.numDropped());
+    // Two slots left: refused whole, stamped all the same.
+    EXPECT_EQ(101u, q.tryPushFixed<4>(stamp, fill));
+    EXPECT_EQ(2, stamps);
+    EXPECT_EQ(4u, q.numDropped());
+    EXPECT_EQ((std::vector<uint64_t>{1000, 1001, 1002, 1003}), values(q.drainPending()));
+    // Room again after the drain.
+    EXPECT_EQ(102u, q.tryPushFixed<4>(stamp, fill));
+    EXPECT_EQ((std::vector<uint64_t>{1020, 1021, 1022, 1023}), values(q.drainPending()));
+    // A batch larger than the lane: refused, still stamped once.
+    EXPECT_EQ(103u, q.tryPushFixed<8>(stamp, fill));
+    EXPECT_EQ(4, stamps);
+    EXPECT_EQ(12u, q.takeNumDropped());
+    EXPECT_TRUE(q.drainPending().empty());
+}
+
 TEST(telemetryStagingQueue, DrainedSpanSurvivesLaterPushesAndStoresAbiForm) {
     nixlTelemetryStagingQueue q(3);
     ASSERT_TRUE(q.tryPush(ev(7, type_t::AGENT_ERR_CANCELED)));
