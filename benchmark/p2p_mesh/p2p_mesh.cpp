@@ -9,12 +9,12 @@
  *        metadata. Reports the time from "go" until every process has loaded all N-1 peers,
  *        and the requests and bytes each process sent and received.
  *
- * Usage: p2p_mesh [--etcd] [--backend UCX|TEST] [N ...]   (default: UCX, 2 8 32)
+ * Usage: p2p_mesh [--etcd] [--backend UCX|TEST] [--xfer] [N ...]   (default: UCX, 2 8 32)
  *
  * --backend TEST separates the exchange from the backend's own cost: the TEST backend's
- * connection info loads in microseconds (it cannot move data between processes, which the
- * mesh does not do), while UCX builds its connection to a same-host peer when the metadata is
- * loaded (docs/metadata.md, Speed). Run it with NIXL_LOG_LEVEL=ERROR: the TEST backend warns
+ * connection info loads in microseconds (it cannot move data between processes, so not with
+ * --xfer); UCX checks a same-host peer at load and builds its workers at first use
+ * (docs/metadata.md, Speed). Run it with NIXL_LOG_LEVEL=ERROR: the TEST backend warns
  * once per peer that the peer's engine is not in this process.
  *
  * With --etcd the processes meet through an etcd server the benchmark starts on 127.0.0.1
@@ -23,12 +23,22 @@
  * HTTP requests and request bytes it sent to etcd over its whole life (lease grant, prefix key
  * and keepalives included).
  *
+ * With --xfer (UCX only) the mesh is followed by two rounds of transfers: in each, every process
+ * WRITEs 4 KiB with a notification to every peer in turn (rank r starts with r+1), one
+ * request at a time (create, post, wait, release), then waits for the N-1 notifications of the
+ * round and checks the data each peer wrote. Round one is every connection's first use (UCX
+ * builds a same-host peer's private workers there, docs/backends/ucx.md), round two the same
+ * transfers warm. Reported per round: the time from the round's "go" until the last process
+ * has sent everything and received and checked everything, and the time of one transfer
+ * (create to release) over all N(N-1) of them: median, 90th percentile, largest.
+ *
  * The processes fork before any agent exists, build their agents (not timed), report their
  * listen port, and wait for the port list. The clock is CLOCK_MONOTONIC, shared by all
  * processes: the parent takes "go" before it sends the list, each child reports the moment its
  * last peer was loaded.
  */
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,7 +94,22 @@ writeAll(int fd, const void *p, size_t n) {
 }
 
 bool use_etcd = false;
+bool use_xfer = false;
 std::string backend_name = "UCX";
+
+// --xfer: a 4 KiB slot per sender; round k writes to region k-1 of the peer's buffer.
+constexpr size_t xfer_slot = 4096;
+constexpr size_t xfer_region = 512 * 1024;
+constexpr int xfer_max_ranks = static_cast<int>(xfer_region / xfer_slot);
+
+char
+xferPattern(int round, int sender, size_t i) {
+    return static_cast<char>(round * 37 + sender * 7 + static_cast<int>(i % 251) + 1);
+}
+
+struct roundResult {
+    int64_t doneNs = 0; ///< sent all, received and checked all; 0 = failed
+};
 
 struct childResult {
     int64_t doneNs = 0; ///< all peers loaded; 0 = failed
@@ -92,6 +117,96 @@ struct childResult {
     uint64_t etcdRequests = 0; ///< HTTP requests to etcd (with --etcd)
     uint64_t etcdBytes = 0; ///< their request bytes
 };
+
+// One round of --xfer: a WRITE with a notification to every peer, one at a time, then the
+// N-1 notifications of the round, each checked against the data its sender wrote. Returns the
+// moment all of it was done (0 on any failure, with a line on stderr); `times` gets the time
+// of each transfer from create to release.
+int64_t
+xferRound(nixlAgent &agent,
+          int rank,
+          int n,
+          int round,
+          std::vector<char> &buf,
+          const std::vector<uint64_t> &addrs,
+          std::vector<int64_t> &times) {
+    const size_t region = size_t(round - 1) * xfer_region;
+    char *mine = buf.data() + region + size_t(rank) * xfer_slot;
+    for (size_t i = 0; i < xfer_slot; ++i) {
+        mine[i] = xferPattern(round, rank, i);
+    }
+    const std::string tag = "r" + std::to_string(round) + ":";
+    for (int k = 1; k < n; ++k) {
+        const int peer = (rank + k) % n;
+        const std::string peer_name = "rank" + std::to_string(peer);
+        const int64_t t0 = nowNs();
+        nixl_xfer_dlist_t local(DRAM_SEG), remote(DRAM_SEG);
+        local.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(mine), xfer_slot, 0));
+        remote.addDesc(
+            nixlBasicDesc(addrs[peer] + region + size_t(rank) * xfer_slot, xfer_slot, 0));
+        nixl_opt_args_t extra;
+        extra.hasNotif = true;
+        extra.notifMsg = tag + std::to_string(rank);
+        nixlXferReqH *req = nullptr;
+        nixl_status_t st = agent.createXferReq(NIXL_WRITE, local, remote, peer_name, req, &extra);
+        if (st == NIXL_SUCCESS) {
+            st = agent.postXferReq(req);
+            while (st == NIXL_IN_PROG) {
+                ::sched_yield(); // 32 processes share 2 cores: leave them the CPU
+                st = agent.getXferStatus(req);
+            }
+        }
+        if (req != nullptr) {
+            agent.releaseXferReq(req);
+        }
+        if (st != NIXL_SUCCESS) {
+            std::fprintf(stderr, "rank%d: round %d WRITE to %s: %s\n", rank, round,
+                         peer_name.c_str(), nixlEnumStrings::statusStr(st).c_str());
+            return 0;
+        }
+        times.push_back(nowNs() - t0);
+    }
+    std::vector<bool> seen(size_t(n), false);
+    int missing = n - 1;
+    const int64_t deadline = nowNs() + int64_t(120) * 1000000000;
+    while (missing > 0 && nowNs() < deadline) {
+        nixl_notifs_t notifs;
+        if (agent.getNotifs(notifs) != NIXL_SUCCESS) {
+            std::fprintf(stderr, "rank%d: getNotifs failed\n", rank);
+            return 0;
+        }
+        for (const auto &[from, msgs] : notifs) {
+            for (const auto &m : msgs) {
+                const int sender = m.rfind(tag, 0) == 0 ? std::atoi(m.c_str() + tag.size()) : -1;
+                if (sender < 0 || sender >= n || sender == rank || seen[size_t(sender)] ||
+                    from != "rank" + std::to_string(sender)) {
+                    std::fprintf(stderr, "rank%d: round %d: unexpected notification '%s' from %s\n",
+                                 rank, round, m.c_str(), from.c_str());
+                    return 0;
+                }
+                const char *slot = buf.data() + region + size_t(sender) * xfer_slot;
+                for (size_t i = 0; i < xfer_slot; ++i) {
+                    if (slot[i] != xferPattern(round, sender, i)) {
+                        std::fprintf(stderr, "rank%d: round %d: byte %zu from %s is wrong\n",
+                                     rank, round, i, from.c_str());
+                        return 0;
+                    }
+                }
+                seen[size_t(sender)] = true;
+                --missing;
+            }
+        }
+        if (missing > 0) {
+            ::usleep(100); // not a synchronisation: a poll interval that leaves the CPU to others
+        }
+    }
+    if (missing > 0) {
+        std::fprintf(stderr, "rank%d: round %d: %d notification(s) missing after 120 s\n", rank,
+                     round, missing);
+        return 0;
+    }
+    return nowNs();
+}
 
 int
 child(int rank, int n, int in_fd, int out_fd) {
@@ -111,12 +226,16 @@ child(int rank, int n, int in_fd, int out_fd) {
         writeAll(out_fd, &zero, sizeof(zero));
         return 1;
     }
+    const uint64_t my_addr = reinterpret_cast<uintptr_t>(buf.data());
     res.blobBytes = md.size();
     // With etcd there is no port: 1 says ready.
     const uint16_t port = use_etcd ? 1 : nixlAgentInternals::p2pPort(agent);
     writeAll(out_fd, &port, sizeof(port));
+    writeAll(out_fd, &my_addr, sizeof(my_addr));
     std::vector<uint16_t> ports(n);
-    if (!readAll(in_fd, ports.data(), ports.size() * sizeof(uint16_t))) {
+    std::vector<uint64_t> addrs(n);
+    if (!readAll(in_fd, ports.data(), ports.size() * sizeof(uint16_t)) ||
+        !readAll(in_fd, addrs.data(), addrs.size() * sizeof(uint64_t))) {
         return 1;
     }
     if (use_etcd && agent.sendLocalMD() != NIXL_SUCCESS) {
@@ -149,6 +268,20 @@ child(int rank, int n, int in_fd, int out_fd) {
     res.etcdRequests = traffic.requests;
     res.etcdBytes = traffic.bytesSent;
     writeAll(out_fd, &res, sizeof(res));
+    if (use_xfer && all) {
+        for (int round = 1; round <= 2; ++round) {
+            char go = 0;
+            if (!readAll(in_fd, &go, 1)) {
+                return 1;
+            }
+            std::vector<int64_t> times;
+            const int64_t done = xferRound(agent, rank, n, round, buf, addrs, times);
+            writeAll(out_fd, &done, sizeof(done));
+            times.resize(size_t(n - 1), 0);
+            writeAll(out_fd, times.data(), times.size() * sizeof(int64_t));
+            all = all && done != 0;
+        }
+    }
     // Two steps to leave quietly: everyone forgets everyone, then everyone exits (a peer that
     // exits while others still hold its metadata is reported by UCX).
     char step = 0;
@@ -161,6 +294,26 @@ child(int rank, int n, int in_fd, int out_fd) {
     writeAll(out_fd, &step, 1);
     readAll(in_fd, &step, 1);
     return all ? 0 : 1;
+}
+
+struct xferFigures {
+    double roundMs = 0;
+    double medianMs = 0;
+    double p90Ms = 0;
+    double maxMs = 0;
+};
+
+void
+printHeader(const char *mesh_header, const char *mesh_rule) {
+    if (use_xfer) {
+        std::printf("| N | time to full mesh (ms) | first round (ms) | first transfer per peer: "
+                    "median / p90 / max (ms) | second round (ms) | second transfer per peer: "
+                    "median / p90 / max (ms) |\n");
+        std::printf("|---:|---:|---:|---:|---:|---:|\n");
+    } else {
+        std::printf("%s\n%s\n", mesh_header, mesh_rule);
+    }
+    std::fflush(stdout); // before fork: children must not inherit unwritten output
 }
 
 bool
@@ -185,13 +338,16 @@ runMesh(int n) {
         pids[r] = pid;
     }
     std::vector<uint16_t> ports(n);
+    std::vector<uint64_t> addrs(n);
     bool ok = true;
     for (int r = 0; r < n; ++r) {
         ok = readAll(from[r], &ports[r], sizeof(uint16_t)) && ports[r] != 0 && ok;
+        ok = ok && readAll(from[r], &addrs[r], sizeof(uint64_t));
     }
     const int64_t go = nowNs();
     for (int r = 0; r < n && ok; ++r) {
         writeAll(to[r], ports.data(), ports.size() * sizeof(uint16_t));
+        writeAll(to[r], addrs.data(), addrs.size() * sizeof(uint64_t));
     }
     int64_t last = 0;
     uint64_t blob = 0;
@@ -204,6 +360,29 @@ runMesh(int n) {
         blob = std::max(blob, res.blobBytes);
         maxReq = std::max(maxReq, res.etcdRequests);
         maxBytes = std::max(maxBytes, res.etcdBytes);
+    }
+    xferFigures rounds[2];
+    for (int round = 0; round < 2 && use_xfer && ok; ++round) {
+        const int64_t round_go = nowNs();
+        char go_byte = 1;
+        for (int r = 0; r < n; ++r) {
+            writeAll(to[r], &go_byte, 1);
+        }
+        int64_t round_last = 0;
+        std::vector<int64_t> all_times;
+        for (int r = 0; r < n && ok; ++r) {
+            int64_t done = 0;
+            std::vector<int64_t> times(size_t(n - 1));
+            ok = readAll(from[r], &done, sizeof(done)) &&
+                readAll(from[r], times.data(), times.size() * sizeof(int64_t)) && done != 0;
+            round_last = std::max(round_last, done);
+            all_times.insert(all_times.end(), times.begin(), times.end());
+        }
+        std::sort(all_times.begin(), all_times.end());
+        rounds[round].roundMs = (round_last - round_go) / 1e6;
+        rounds[round].medianMs = all_times[all_times.size() / 2] / 1e6;
+        rounds[round].p90Ms = all_times[all_times.size() * 9 / 10] / 1e6;
+        rounds[round].maxMs = all_times.back() / 1e6;
     }
     char step = 1;
     for (int r = 0; r < n && ok; ++r) {
@@ -224,6 +403,14 @@ runMesh(int n) {
     if (!ok) {
         std::printf("| %d | failed | | |\n", n);
         return false;
+    }
+    if (use_xfer) {
+        std::printf("| %d | %.1f | %.1f | %.2f / %.2f / %.2f | %.1f | %.2f / %.2f / %.2f |\n", n,
+                    (last - go) / 1e6, rounds[0].roundMs, rounds[0].medianMs, rounds[0].p90Ms,
+                    rounds[0].maxMs, rounds[1].roundMs, rounds[1].medianMs, rounds[1].p90Ms,
+                    rounds[1].maxMs);
+        std::fflush(stdout);
+        return true;
     }
     if (use_etcd) {
         std::printf("| %d | %.1f | %llu | %llu |\n", n, (last - go) / 1e6,
@@ -256,10 +443,25 @@ main(int argc, char **argv) {
             use_etcd = true;
             continue;
         }
+        if (std::string(argv[i]) == "--xfer") {
+            use_xfer = true;
+            continue;
+        }
         sizes.push_back(std::atoi(argv[i]));
     }
     if (sizes.empty()) {
         sizes = {2, 8, 32};
+    }
+    for (int n : sizes) {
+        if (n < 2 || (use_xfer && n > xfer_max_ranks)) {
+            std::fprintf(stderr, "p2p_mesh: N must be 2..%d\n", use_xfer ? xfer_max_ranks : 1000);
+            return 2;
+        }
+    }
+    if (use_xfer && backend_name != "UCX") {
+        std::fprintf(stderr, "p2p_mesh: --xfer needs a backend that moves data between "
+                             "processes (UCX)\n");
+        return 2;
     }
     ::setenv("NIXL_P2P_BIND_ADDR", "127.0.0.1", 0);
     // 32 processes on 2 cores: an answer can wait longer than the default 5 s behind the
@@ -272,10 +474,9 @@ main(int argc, char **argv) {
         nixl_test::etcdCluster server(nixl_test::etcdCluster::options{});
         ::setenv("NIXL_ETCD_ENDPOINTS", server.endpoints().c_str(), 1);
         ::setenv("NIXL_ETCD_REQUEST_TIMEOUT_MS", "60000", 0);
-        std::printf("| N | time to full mesh (ms) | etcd requests per process (max) "
-                    "| request bytes per process (max) |\n");
-        std::printf("|---:|---:|---:|---:|\n");
-        std::fflush(stdout); // before fork: children must not inherit unwritten output
+        printHeader("| N | time to full mesh (ms) | etcd requests per process (max) "
+                    "| request bytes per process (max) |",
+                    "|---:|---:|---:|---:|");
         bool ok = true;
         for (int n : sizes) {
             const std::string ns = "/mesh-" + std::to_string(n) + "/";
@@ -288,9 +489,9 @@ main(int argc, char **argv) {
         return 2;
 #endif
     }
-    std::printf("| N | time to full mesh (ms) | P2P requests per process | metadata bytes received per process |\n");
-    std::printf("|---:|---:|---|---:|\n");
-    std::fflush(stdout); // before fork: children must not inherit unwritten output
+    printHeader("| N | time to full mesh (ms) | P2P requests per process | metadata bytes "
+                "received per process |",
+                "|---:|---:|---|---:|");
     bool ok = true;
     for (int n : sizes) {
         ok = runMesh(n) && ok;

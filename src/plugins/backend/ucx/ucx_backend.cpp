@@ -35,6 +35,20 @@ const std::pair<const char *, const char *> ucx_presets[] = {
     {"IB_PCI_RELAXED_ORDERING", "try"},
 };
 
+/**
+ * Settings of the context of private workers (the workers that hold the endpoints to one
+ * same-host peer). Such a worker's receive queue takes only UCX's replies to it (wireup,
+ * acknowledgements and read replies of software RMA), not notifications, which go to the
+ * peer's home worker. UCX grows the receive pool of each of sysv and posix by 512 buffers of
+ * 8 KiB at once, so a worker wrote about 8 MiB of shared memory at creation; 64 buffers (one
+ * per FIFO element) make that about 1 MiB. The FIFO size itself stays: UCX 1.13 indexes a
+ * peer's FIFO with the sender's own size (a private worker with 16 against peers' 64 left
+ * transfers in progress forever), so it must be the same in every process.
+ */
+const std::pair<const char *, const char *> private_presets[] = {
+    {"MM_RX_BUFS_GROW", "64"},
+};
+
 } // namespace
 
 namespace nixlUcx {
@@ -217,6 +231,137 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
 }
 
 bool
+nixlUcxEngine::applyConfig(ucp_config_t *config, bool log) const {
+    ucs_status_t st;
+    if (!cfg_.devices.empty() && cfg_.devices != "all") {
+        st = ucp_config_modify(config, "NET_DEVICES", cfg_.devices.c_str());
+        if (st != UCS_OK) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX device list '" << cfg_.devices
+                                    << "' rejected: " << ucs_status_string(st));
+            return false;
+        }
+    }
+    std::vector<std::pair<std::string, std::string>> overrides;
+    if (!splitPairs(cfg_.engineConfig, overrides)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine_config '" << cfg_.engineConfig
+                                << "' is not a comma-separated KEY=VALUE list");
+        return false;
+    }
+    for (auto &[key, value] : overrides) {
+        if (key.rfind("UCX_", 0) == 0) {
+            key = key.substr(4);
+        }
+        st = ucp_config_modify(config, key.c_str(), value.c_str());
+        if (st != UCS_OK) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine_config " << key << "="
+                                    << value << " rejected: " << ucs_status_string(st));
+            return false;
+        }
+        std::string known;
+        if (log) {
+            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX_" << key << "=" << value
+                                << " (engine_config"
+                                << (nixlUcx::configValue(config, key, known) ?
+                                        ")" :
+                                        "; not a UCP key, left to the transports)"));
+        }
+    }
+    for (const auto &[key, value] : ucx_presets) {
+        const std::string env = std::string("UCX_") + key;
+        bool overridden = std::getenv(env.c_str()) != nullptr;
+        for (const auto &o : overrides) {
+            overridden = overridden || o.first == key;
+        }
+        std::string current;
+        if (overridden || !nixlUcx::configValue(config, key, current)) {
+            if (log) {
+                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value
+                                    << " not applied ("
+                                    << (overridden ? "set by the user" : "unknown to this UCX")
+                                    << ")");
+            }
+            continue;
+        }
+        st = ucp_config_modify(config, key, value);
+        if (log) {
+            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value << ": "
+                                << ucs_status_string(st));
+        }
+    }
+    return true;
+}
+
+ucp_params_t
+nixlUcxEngine::contextParams(const char *name) const {
+    ucp_params_t params{};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+        UCP_PARAM_FIELD_NAME;
+    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
+    if (progThread_) {
+        params.features |= UCP_FEATURE_WAKEUP;
+    }
+    params.mt_workers_shared = 1;
+    params.name = name;
+    return params;
+}
+
+ucp_context_h
+nixlUcxEngine::privateContext() const {
+    if (!mmAllowed_) {
+        return ctx_; // nothing to make smaller (and UCX would warn of an unused key)
+    }
+    std::lock_guard<std::mutex> g(privCtxLock_);
+    if (privCtx_ != nullptr || privCtxFailed_) {
+        return privCtx_ != nullptr ? privCtx_ : ctx_;
+    }
+    // Same configuration as the engine's context, then smaller shared-memory receive queues
+    // unless the user sized them (docs/backends/ucx.md, private workers).
+    ucp_config_t *config = nullptr;
+    ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+    std::string why;
+    if (st != UCS_OK) {
+        why = std::string("ucp_config_read: ") + ucs_status_string(st);
+    } else if (!applyConfig(config, false)) {
+        why = "configuration refused";
+    } else {
+        std::vector<std::pair<std::string, std::string>> overrides;
+        splitPairs(cfg_.engineConfig, overrides); // parsed once already by applyConfig
+        for (const auto &[key, value] : private_presets) {
+            if (nixlUcx::mmKeySetByUser(key, overrides)) {
+                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX private workers keep the "
+                                        << "user's " << key << " of the shared-memory "
+                                        << "transports");
+                continue;
+            }
+            st = ucp_config_modify(config, key, value);
+            if (st != UCS_OK) {
+                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX private workers: " << key << "="
+                                        << value << ": " << ucs_status_string(st));
+            }
+        }
+        const std::string name = localAgent + "/private";
+        const ucp_params_t params = contextParams(name.c_str());
+        st = ucp_init(&params, config, &privCtx_);
+        if (st != UCS_OK) {
+            privCtx_ = nullptr;
+            why = std::string("ucp_init: ") + ucs_status_string(st);
+        }
+    }
+    if (config != nullptr) {
+        ucp_config_release(config);
+    }
+    if (privCtx_ == nullptr) {
+        privCtxFailed_ = true;
+        NIXL_SDK_WARN("agent " << localAgent << ": UCX: no context of its own for private "
+                               << "workers (" << why << "); they use the engine's, with "
+                               << "UCX's default shared-memory queue sizes");
+        return ctx_;
+    }
+    NIXL_SDK_DEBUG("agent " << localAgent << ": UCX context for private workers created");
+    return privCtx_;
+}
+
+bool
 nixlUcxEngine::initUcx() {
     std::string err;
     if (!nixlUcx::readSelfIdentity(self_, err)) {
@@ -267,69 +412,16 @@ nixlUcxEngine::initUcx() {
     }
     std::unique_ptr<ucp_config_t, void (*)(ucp_config_t *)> cfg_guard(config,
                                                                        ucp_config_release);
-    if (!cfg_.devices.empty() && cfg_.devices != "all") {
-        st = ucp_config_modify(config, "NET_DEVICES", cfg_.devices.c_str());
-        if (st != UCS_OK) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX device list '" << cfg_.devices
-                                    << "' rejected: " << ucs_status_string(st));
-            return false;
-        }
-    }
-    std::vector<std::pair<std::string, std::string>> overrides;
-    if (!splitPairs(cfg_.engineConfig, overrides)) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine_config '" << cfg_.engineConfig
-                                << "' is not a comma-separated KEY=VALUE list");
+    if (!applyConfig(config, true)) {
         return false;
-    }
-    for (auto &[key, value] : overrides) {
-        if (key.rfind("UCX_", 0) == 0) {
-            key = key.substr(4);
-        }
-        st = ucp_config_modify(config, key.c_str(), value.c_str());
-        if (st != UCS_OK) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine_config " << key << "="
-                                    << value << " rejected: " << ucs_status_string(st));
-            return false;
-        }
-        std::string known;
-        NIXL_SDK_DEBUG("agent " << localAgent << ": UCX_" << key << "=" << value
-                                << " (engine_config"
-                                << (nixlUcx::configValue(config, key, known) ?
-                                        ")" :
-                                        "; not a UCP key, left to the transports)"));
-    }
-    for (const auto &[key, value] : ucx_presets) {
-        const std::string env = std::string("UCX_") + key;
-        bool overridden = std::getenv(env.c_str()) != nullptr;
-        for (const auto &o : overrides) {
-            overridden = overridden || o.first == key;
-        }
-        std::string current;
-        if (overridden || !nixlUcx::configValue(config, key, current)) {
-            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value
-                                    << " not applied ("
-                                    << (overridden ? "set by the user" : "unknown to this UCX")
-                                    << ")");
-            continue;
-        }
-        st = ucp_config_modify(config, key, value);
-        NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value << ": "
-                                << ucs_status_string(st));
     }
     std::string tls = "all";
     nixlUcx::configValue(config, "TLS", tls);
     cmaAllowed_ = nixlUcx::tlsAllowsCma(tls);
     shmAllowed_ = nixlUcx::tlsAllowsShm(tls);
+    mmAllowed_ = nixlUcx::tlsAllowsMm(tls);
 
-    ucp_params_t params{};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
-        UCP_PARAM_FIELD_NAME;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
-    if (progThread_) {
-        params.features |= UCP_FEATURE_WAKEUP;
-    }
-    params.mt_workers_shared = 1;
-    params.name = localAgent.c_str();
+    const ucp_params_t params = contextParams(localAgent.c_str());
     st = ucp_init(&params, config, &ctx_);
     if (st != UCS_OK) {
         NIXL_SDK_ERROR("agent " << localAgent << ": ucp_init: " << ucs_status_string(st));
@@ -427,14 +519,17 @@ nixlUcxEngine::learnRkeyLayout() {
 }
 
 bool
-nixlUcxEngine::openWorker(const std::string &name, ucp_worker_h &h, int &efd) const {
+nixlUcxEngine::openWorker(ucp_context_h ctx,
+                          const std::string &name,
+                          ucp_worker_h &h,
+                          int &efd) const {
     ucp_worker_params_t wp{};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_NAME;
     // Every use of a worker holds its mutex, so UCX needs no locking of its own.
     wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
     wp.name = name.c_str();
     h = nullptr;
-    ucs_status_t st = ucp_worker_create(ctx_, &wp, &h);
+    ucs_status_t st = ucp_worker_create(ctx, &wp, &h);
     if (st != UCS_OK) {
         NIXL_SDK_ERROR("agent " << localAgent << ": ucp_worker_create(" << name
                                 << "): " << ucs_status_string(st));
@@ -458,7 +553,7 @@ std::shared_ptr<nixlUcxWorker>
 nixlUcxEngine::createWorker(bool home, const std::string &name) const {
     ucp_worker_h h = nullptr;
     int efd = -1;
-    if (!openWorker(name, h, efd)) {
+    if (!openWorker(ctx_, name, h, efd)) {
         return nullptr;
     }
     ucs_status_t st;
@@ -537,7 +632,11 @@ nixlUcxEngine::~nixlUcxEngine() {
         workers_.clear();
     }
     home_.clear();
-    // A context with an abandoned worker cannot be cleaned up either (see destroyLocked).
+    // A context with an abandoned worker cannot be cleaned up either (see destroyLocked);
+    // which context the abandoned one belonged to is not kept, so both stay.
+    if (privCtx_ != nullptr && !abandonedWorkers_) {
+        ucp_cleanup(privCtx_);
+    }
     if (ctx_ != nullptr && !abandonedWorkers_) {
         ucp_cleanup(ctx_);
     }

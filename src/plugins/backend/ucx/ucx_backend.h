@@ -435,6 +435,18 @@ private:
     parseParams(const nixl_b_params_t &params);
     bool
     initUcx();
+    /** Device list, engine_config and presets onto a config read from the environment. */
+    bool
+    applyConfig(ucp_config_t *config, bool log) const;
+    ucp_params_t
+    contextParams(const char *name) const;
+    /**
+     * The context of private workers: the engine's configuration with small shared-memory
+     * queues (ucx_backend.cpp, private_presets), created at the first private worker; the
+     * engine's context if it cannot be made (one warning). Takes privCtxLock_.
+     */
+    ucp_context_h
+    privateContext() const;
     /** Packs a key of the engine's own for host memory and keeps its layout (hostRkey_). */
     bool
     learnRkeyLayout();
@@ -442,7 +454,7 @@ private:
     createWorker(bool home, const std::string &name) const;
     /** ucp_worker_create (serialized, named) and, with a progress thread, its event fd. */
     bool
-    openWorker(const std::string &name, ucp_worker_h &h, int &efd) const;
+    openWorker(ucp_context_h ctx, const std::string &name, ucp_worker_h &h, int &efd) const;
     /**
      * Creates lane's endpoint, and first its private worker when pending; then unpacks the
      * remote keys of the registrations loaded so far. Lane worker lock held. Logs a failure
@@ -519,12 +531,17 @@ private:
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
+    bool mmAllowed_ = false; ///< ... and one with FIFOs (sysv, posix, xpmem)
     bool cmaWorks_ = false; ///< process_vm_readv is permitted in this process
     /** What a peer's key for DRAM must look like; checked before UCX unpacks one. */
     nixlUcx::rkeyLayout hostRkey_;
     bool rkeyLayoutKnown_ = false;
 
     ucp_context_h ctx_ = nullptr;
+    /** Context of the private workers (privateContext), made at the first one; a leaf lock. */
+    mutable std::mutex privCtxLock_;
+    mutable ucp_context_h privCtx_ = nullptr;
+    mutable bool privCtxFailed_ = false;
     std::vector<std::shared_ptr<nixlUcxWorker>> home_;
     nixlUcx::procIdentity self_;
     uint64_t nonce_ = 0;

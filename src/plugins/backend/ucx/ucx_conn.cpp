@@ -200,7 +200,7 @@ nixlUcxEngine::setupLaneLocked(nixlUcxConn &conn, nixlUcxLane &lane) const {
         return NIXL_SUCCESS;
     }
     const bool create = w.pending;
-    if (create && !openWorker(w.name, w.worker, w.efd)) {
+    if (create && !openWorker(privateContext(), w.name, w.worker, w.efd)) {
         w.worker = nullptr;
         w.efd = -1;
         return NIXL_ERR_BACKEND;

@@ -84,6 +84,16 @@ tlsAllowsShm(std::string_view tls) {
 }
 
 bool
+tlsAllowsMm(std::string_view tls) {
+    std::string_view t = trim(tls);
+    if (!t.empty() && t.front() == '^') {
+        return !tlsEnables(t.substr(1), {"all", "sm", "shm", "mm"}) &&
+            !(tlsEnables(t.substr(1), {"sysv"}) && tlsEnables(t.substr(1), {"posix"}));
+    }
+    return tlsEnables(t, {"all", "sm", "shm", "mm", "sysv", "posix", "xpmem"});
+}
+
+bool
 parseBool(std::string_view s, bool &out) {
     // NIXL's words (y/yes/on/1/true/enable, n/no/off/0/false/disable), as every NIXL_* option.
     return nixlConfigParse::parseBool(trim(s), out);
@@ -190,6 +200,25 @@ epTransports(ucp_ep_h ep) {
         }
     }
     return out.empty() ? std::string("(no lanes)") : out;
+}
+
+bool
+mmKeySetByUser(std::string_view mm_key,
+               const std::vector<std::pair<std::string, std::string>> &engine_config) {
+    const std::string_view rest =
+        mm_key.substr(mm_key.rfind("MM_", 0) == 0 ? 3 : 0);
+    for (const char *tl : {"MM_", "SYSV_", "POSIX_", "XPMEM_"}) {
+        const std::string key = std::string(tl) + std::string(rest);
+        if (std::getenv(("UCX_" + key).c_str()) != nullptr) {
+            return true;
+        }
+        for (const auto &[k, v] : engine_config) {
+            if (k == key || k == "UCX_" + key) {
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 bool

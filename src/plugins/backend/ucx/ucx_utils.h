@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include <ucp/api/ucp.h>
 
@@ -42,6 +44,10 @@ tlsAllowsCma(std::string_view tls);
 /** True when a UCX_TLS value leaves a shared-memory transport (sysv, posix, cma) enabled. */
 bool
 tlsAllowsShm(std::string_view tls);
+
+/** True when a UCX_TLS value leaves a FIFO-based shared-memory transport (sysv, posix, xpmem). */
+bool
+tlsAllowsMm(std::string_view tls);
 
 /** Parses NIXL's boolean words (y/yes/on/1/true/enable, n/no/off/0/false/disable, any case). */
 bool
@@ -73,6 +79,15 @@ epTransports(ucp_ep_h ep);
  */
 bool
 configValue(const ucp_config_t *config, const std::string &key, std::string &value);
+
+/**
+ * True when the user set a shared-memory transport key ("MM_FIFO_SIZE" and the like) for any
+ * of them: UCX_MM_<rest>, UCX_SYSV_<rest>, UCX_POSIX_<rest> or UCX_XPMEM_<rest> in the
+ * environment, or the same without UCX_ (or with it) among the engine_config pairs.
+ */
+bool
+mmKeySetByUser(std::string_view mm_key,
+               const std::vector<std::pair<std::string, std::string>> &engine_config);
 
 /**
  * @brief Appends fixed-size native-endian fields and length-prefixed byte strings. Connection
