@@ -23,6 +23,14 @@
  *                    NIXL_TRACE_DIR is pointed at a fresh temporary directory when unset
  *   agent_prepped_trace_<plugin>_phases/1  the same with the TEST backends' trace phases
  *                    (submit, wire_submitted, wire_completed: three marks per transfer)
+ *   agent_prepped_trace_chrome_paced/1  agent_prepped_trace_chrome/1 with the timing paused
+ *                    for pace_sleep after every pace_every transfers, so that the plugin's
+ *                    writer thread drains its ring and the events are written, not dropped
+ * The chrome plugin's writer wakes every NIXL_TRACE_CHROME_FLUSH_MS (set to 1 here when unset;
+ * the plugin's default, 100 ms, lets a 1 MiB ring fill in a few milliseconds of this loop).
+ * What the chrome cases wrote is read back from the closed trace files and printed: per case
+ * the transfers run, the events they emitted (2 per transfer, 5 with phases) and the share
+ * written; a dropped event costs the calling thread less than a written one.
  * The same work driven directly through the TEST plugin's C ABI (agent_direct.cpp; dlopen of
  * $NIXL_PLUGIN_DIR/libplugin_TEST.so, nixl_backend_plugin_get), with two engines of its own:
  *   direct_create/n  prep_xfer + post_xfer + check_xfer + release_req
@@ -49,6 +57,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -61,11 +70,14 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "agent_direct.h"
 #include "agent_overhead.h"
 #include "agent_register.h"
+#include "agent_trace_files.h"
 #include "nixl.h"
 #include "nixl_backend_plugin.h"
 
@@ -403,7 +415,14 @@ private:
 struct tracePair {
     std::string label; ///< "off" or the plugin's name
     std::unique_ptr<agentPair> pair;
+    bool paced = false; ///< pause after every pace_every transfers (see the file comment)
+    int eventsPerTransfer = 2; ///< the post span and its completion; + 3 with phases
+    uint64_t transfers = 0; ///< every transfer posted, warm-up and Google Benchmark's trials too
 };
+
+/** Pacing of the paced cases: long enough for the writer (1 ms interval) to drain. */
+constexpr uint64_t pace_every = 1024;
+constexpr std::chrono::milliseconds pace_sleep{4};
 
 std::vector<tracePair> tracePairs;
 
@@ -463,7 +482,7 @@ agentCreate(benchmark::State &state) {
 }
 
 void
-preppedOn(benchmark::State &state, agentPair *agents) {
+preppedOn(benchmark::State &state, agentPair *agents, tracePair *traced = nullptr) {
     const size_t n = static_cast<size_t>(state.range(0));
     nixl_xfer_dlist_t local = descList(agents->src, n);
     nixl_xfer_dlist_t remote = descList(agents->dst, n);
@@ -490,6 +509,8 @@ preppedOn(benchmark::State &state, agentPair *agents) {
                 st = a.getXferStatus(req);
             }
         }
+        const bool paced = traced != nullptr && traced->paced;
+        uint64_t n_done = 0;
         const uint64_t before = alloc_count.load(std::memory_order_relaxed);
         for (auto _ : state) {
             nixl_status_t st = a.postXferReq(req);
@@ -502,8 +523,16 @@ preppedOn(benchmark::State &state, agentPair *agents) {
                 state.SkipWithError("transfer failed");
                 break;
             }
+            if (paced && ++n_done % pace_every == 0) [[unlikely]] {
+                state.PauseTiming();
+                std::this_thread::sleep_for(pace_sleep); // pacing, not synchronisation
+                state.ResumeTiming();
+            }
         }
         setAllocCounter(state, alloc_count.load(std::memory_order_relaxed) - before);
+        if (traced != nullptr) {
+            traced->transfers += 8 + state.iterations();
+        }
         if (!verify(agents->src, agents->dst, n)) {
             state.SkipWithError("destination does not hold the written data");
         }
@@ -753,12 +782,21 @@ main(int argc, char **argv) {
             ::setenv("NIXL_TRACE_DIR", tmpl, 1);
         }
     }
+    // The chrome plugin's writer: every millisecond (read once per process, by the first agent).
+    std::unique_ptr<scopedEnv> chrome_flush;
+    if (std::getenv("NIXL_TRACE_CHROME_FLUSH_MS") == nullptr) {
+        chrome_flush = std::make_unique<scopedEnv>("NIXL_TRACE_CHROME_FLUSH_MS", "1");
+    }
     // Per plugin two pairs: the agent's own spans (the TEST backends record no phases), and
-    // the same with the TEST backends' trace phases (three marks per transfer).
+    // the same with the TEST backends' trace phases (three marks per transfer); chrome has a
+    // third, paced so that its events are written.
     std::vector<std::pair<std::string, std::string>> trace_labels = {{"off", ""}};
     for (const std::string &p : tracePluginsPresent()) {
         trace_labels.emplace_back(p, p);
         trace_labels.emplace_back(p + "_phases", p);
+        if (p == "chrome") {
+            trace_labels.emplace_back(p + "_paced", p);
+        }
     }
     for (const auto &[label, plugin] : trace_labels) {
         // Tracing is chosen when an agent is constructed.
@@ -768,6 +806,8 @@ main(int argc, char **argv) {
                                                  "bench_trace_" + label + "_target")};
         const bool phases = label.size() > 7 && label.ends_with("_phases");
         tp.pair->backendParams["trace_phases"] = phases ? "true" : "false";
+        tp.paced = label.ends_with("_paced");
+        tp.eventsPerTransfer = phases ? 5 : 2;
         if (!tp.pair->setup()) {
             return 1;
         }
@@ -797,10 +837,12 @@ main(int argc, char **argv) {
         }
         b->Unit(benchmark::kNanosecond);
     }
-    for (const tracePair &tp : tracePairs) {
+    for (tracePair &tp : tracePairs) {
         agentPair *pair = tp.pair.get();
-        benchmark::RegisterBenchmark(("agent_prepped_trace_" + tp.label).c_str(),
-                                     [pair](benchmark::State &state) { preppedOn(state, pair); })
+        tracePair *traced = &tp;
+        benchmark::RegisterBenchmark(
+            ("agent_prepped_trace_" + tp.label).c_str(),
+            [pair, traced](benchmark::State &state) { preppedOn(state, pair, traced); })
             ->Arg(1)
             ->Unit(benchmark::kNanosecond);
     }
@@ -831,10 +873,37 @@ main(int argc, char **argv) {
     releaseRegisterAgent();
     setRegisterDirectEngine(nullptr, nullptr);
     releaseDirectPair();
+    // What each pair emitted, before the pairs go.
+    std::vector<std::tuple<std::string, std::string, uint64_t>> emitted; // label, agent, events
+    for (const tracePair &tp : tracePairs) {
+        if (tp.label.starts_with("chrome")) {
+            emitted.emplace_back(tp.label, "bench_trace_" + tp.label + "_initiator",
+                                 tp.transfers * static_cast<uint64_t>(tp.eventsPerTransfer));
+        }
+    }
     tracePairs.clear(); // trace plugins flush and close their files here
     telemetry_pair.reset();
     agent_pair.reset();
     trace_off.reset();
+    chrome_flush.reset();
+    const char *dir_now = std::getenv("NIXL_TRACE_DIR");
+    if (!emitted.empty() && dir_now != nullptr) {
+        const traceFileCounts files = countTraceFiles(dir_now);
+        std::printf("\nchrome trace files (%s): transfer events written of those emitted "
+                    "(the rest were dropped: the writer fell behind)\n", dir_now);
+        std::printf("%-36s %14s %14s %9s\n", "case", "emitted", "written", "written%");
+        for (const auto &[label, agent, n] : emitted) {
+            const auto it = files.transferEvents.find(agent);
+            const uint64_t w = it == files.transferEvents.end() ? 0 : it->second;
+            std::printf("%-36s %14llu %14llu %8.1f%%\n",
+                        ("agent_prepped_trace_" + label + "/1").c_str(),
+                        static_cast<unsigned long long>(n), static_cast<unsigned long long>(w),
+                        n != 0 ? 100.0 * static_cast<double>(w) / static_cast<double>(n) : 0.0);
+        }
+        std::printf("%-36s %14s %14llu (plugin records: one per span or mark call)\n",
+                    "dropped (nixl.dropped_events)", "",
+                    static_cast<unsigned long long>(files.dropped));
+    }
     if (!trace_dir.empty()) {
         std::error_code ec;
         std::filesystem::remove_all(trace_dir, ec);

@@ -6,7 +6,11 @@
  * The chrome trace plugin's two halves, timed apart (see benchmark/README.md): what the calling
  * thread pays to queue an event's record (nixlChromeEnqueue), and what the writer thread pays
  * to turn it into JSON (nixlChromeRecord::format). Events are those of one traced transfer on
- * the prepped path: the post span (two attributes) and its completion mark.
+ * the prepped path: the post span (three attributes) and its completion mark, in two forms:
+ *   ..._transfer        what a trace ABI version-3 core sends: one span_end whose keys are ids
+ *                       of the create-time key table and that carries the completion
+ *                       (complete_ns), one record
+ *   ..._transfer_split  the version-2 form: keys as strings, the mark a record of its own
  */
 #include <benchmark/benchmark.h>
 
@@ -19,13 +23,17 @@
 
 namespace {
 
+const nixlChromeRecord::tables kTables{2, 3}; // names: post, complete; keys: as below
+
 struct transfer {
-    nixl_trace_attr_t attrs[2];
+    nixl_trace_attr_t attrs[3];
     nixl_trace_event_t span{};
     nixl_trace_event_t mark{};
 
-    transfer() {
+    /** folded: version 3 (interned keys, completion in the span); else version 2. */
+    explicit transfer(bool folded) {
         static const char remote[] = "target";
+        static const char trace[] = "0af7651916cd43dd8448eb211c80319c";
         attrs[0] = nixl_trace_attr_t{};
         attrs[0].key = "remote_agent";
         attrs[0].type = NIXL_TRACE_ATTR_STRING;
@@ -35,6 +43,14 @@ struct transfer {
         attrs[1].key = "bytes";
         attrs[1].type = NIXL_TRACE_ATTR_INT64;
         attrs[1].value.i64 = 4096;
+        attrs[2] = nixl_trace_attr_t{};
+        attrs[2].key = "trace_id";
+        attrs[2].type = NIXL_TRACE_ATTR_STRING;
+        attrs[2].value.str.data = trace;
+        attrs[2].value.str.len = sizeof(trace) - 1;
+        for (uint32_t i = 0; i < 3; ++i) {
+            attrs[i].key_id = folded ? i : NIXL_TRACE_KEY_DYNAMIC;
+        }
         for (nixl_trace_event_t *e : {&span, &mark}) {
             e->size = sizeof(nixl_trace_event_t);
             e->begin_ns = 1234567890123ull;
@@ -45,31 +61,30 @@ struct transfer {
         span.name_id = 0; // a post, in the table
         span.span_id = 42;
         span.attrs = attrs;
-        span.attr_count = 2;
+        span.attr_count = 3;
         mark.name_id = 1; // the completion mark
         mark.parent_span_id = 42;
         mark.kind = NIXL_TRACE_KIND_METADATA;
+        if (folded) {
+            span.complete_ns = span.end_ns;
+            span.complete_name = "nixl::xfer.complete";
+            span.complete_name_id = 1;
+            span.complete_kind = NIXL_TRACE_KIND_METADATA;
+        }
+    }
+
+    /** The events the plugin receives for one transfer. */
+    std::vector<const nixl_trace_event_t *>
+    events() const {
+        if (span.complete_ns != 0) {
+            return {&span};
+        }
+        return {&mark, &span};
     }
 };
 
-// Calling thread: both records of a transfer into a 1 MiB ring, drained at once (no writer,
-// so nothing is dropped and the ring's pages stay warm).
-void
-BM_chrome_enqueue_transfer(benchmark::State &state) {
-    nixlChromeRing ring(1u << 20);
-    transfer t;
-    for (auto _ : state) {
-        benchmark::DoNotOptimize(nixlChromeEnqueue(ring, t.span, true, 0, true));
-        benchmark::DoNotOptimize(nixlChromeEnqueue(ring, t.mark, false, 0, true));
-        ring.consume(ring.used());
-    }
-}
-BENCHMARK(BM_chrome_enqueue_transfer);
-
-// Writer thread: the JSON lines of both records (post span + flow start, flow end + mark).
-void
-BM_chrome_format_transfer(benchmark::State &state) {
-    transfer t;
+nixlChromeAgent
+makeAgent() {
     nixlChromeAgent agent;
     agent.escaped = "initiator";
     agent.names.resize(2);
@@ -77,14 +92,46 @@ BM_chrome_format_transfer(benchmark::State &state) {
     agent.names[0].flowStart = true;
     agent.names[1].escaped = std::string(nixlChromeRecord::kComplete);
     agent.names[1].flowEnd = true;
-    std::vector<char> recs[2];
-    const nixl_trace_event_t *evs[2] = {&t.span, &t.mark};
-    for (int i = 0; i < 2; ++i) {
-        const size_t n = nixlChromeRecord::size(*evs[i], true);
-        recs[i].resize(n);
+    agent.keys = {"remote_agent", "bytes", "trace_id"};
+    return agent;
+}
+
+// Calling thread: the records of a transfer into a 1 MiB ring, drained at once (no writer,
+// so nothing is dropped and the ring's pages stay warm).
+void
+enqueueTransfer(benchmark::State &state, bool folded) {
+    nixlChromeRing ring(1u << 20);
+    const transfer t(folded);
+    if (folded) {
+        for (auto _ : state) {
+            benchmark::DoNotOptimize(nixlChromeEnqueue(ring, t.span, true, 0, kTables));
+            ring.consume(ring.used());
+        }
+    } else {
+        for (auto _ : state) {
+            benchmark::DoNotOptimize(nixlChromeEnqueue(ring, t.mark, false, 0, kTables));
+            benchmark::DoNotOptimize(nixlChromeEnqueue(ring, t.span, true, 0, kTables));
+            ring.consume(ring.used());
+        }
+    }
+}
+BENCHMARK_CAPTURE(enqueueTransfer, BM_chrome_enqueue_transfer, true);
+BENCHMARK_CAPTURE(enqueueTransfer, BM_chrome_enqueue_transfer_split, false);
+
+// Writer thread: the JSON lines of the transfer (post span + flow start, flow end + mark).
+void
+formatTransfer(benchmark::State &state, bool folded) {
+    const transfer t(folded);
+    const nixlChromeAgent agent = makeAgent();
+    std::vector<std::vector<char>> recs;
+    for (const nixl_trace_event_t *ev : t.events()) {
+        const bool span = ev == &t.span;
+        const size_t n = nixlChromeRecord::size(*ev, span, kTables);
+        std::vector<char> r(n);
         nixlChromeRecord::encode(
-            [&](size_t at, const void *p, size_t len) { std::memcpy(recs[i].data() + at, p, len); },
-            *evs[i], i == 0, 0, true, n);
+            [&](size_t at, const void *p, size_t len) { std::memcpy(r.data() + at, p, len); },
+            *ev, span, 0, kTables, n);
+        recs.push_back(std::move(r));
     }
     const std::string pidTid = "\"pid\":4242,\"tid\":4243";
     nixlChromeLine out;
@@ -99,7 +146,8 @@ BM_chrome_format_transfer(benchmark::State &state) {
     }
     state.counters["json_bytes"] = static_cast<double>(bytes);
 }
-BENCHMARK(BM_chrome_format_transfer);
+BENCHMARK_CAPTURE(formatTransfer, BM_chrome_format_transfer, true);
+BENCHMARK_CAPTURE(formatTransfer, BM_chrome_format_transfer_split, false);
 
 } // namespace
 

@@ -153,7 +153,9 @@ typedef struct nixl_be_trace_ctx {
  *              (steady clock, CLOCK_MONOTONIC based; not a wall clock), or 0 for "now":
  *              core then takes the time from its trace clock (CLOCK_MONOTONIC as well, read
  *              from the TSC where usable), the cheaper choice for a phase recorded as it happens
- *   attrs      extra attributes, borrowed for the call (may be NULL when n_attrs is 0)
+ *   attrs      extra attributes, borrowed for the call (may be NULL when n_attrs is 0); their
+ *              key_id is ignored (core passes them on as NIXL_TRACE_KEY_DYNAMIC: only core's
+ *              own keys are in the trace plugins' key table)
  */
 typedef struct nixl_be_trace_sink {
     size_t size; /* sizeof(nixl_be_trace_sink_t) as core built it */

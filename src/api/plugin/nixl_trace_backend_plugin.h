@@ -26,6 +26,11 @@
  *   1  descriptor header only (no operations); never loaded by any release.
  *   2  ops table: create/destroy, span_begin/span_end/mark with typed attributes, a span-name
  *      table passed at create for up-front registration, per-request correlation ids.
+ *   3  interned attribute keys (a key table at create; nixl_trace_attr_t.key_id, where version
+ *      2 had a reserved zero) and the inline completion folded into span_end
+ *      (nixl_trace_event_t gains complete_ns, complete_name, complete_name_id, complete_kind):
+ *      one plugin call per traced post that completes at once instead of a mark and a
+ *      span_end. A version-2 plugin would miss those completions, hence the bump.
  *
  * Includable from C99 and C++.
  */
@@ -38,7 +43,7 @@
 extern "C" {
 #endif
 
-#define NIXL_TRACE_BACKEND_ABI_VERSION 2u
+#define NIXL_TRACE_BACKEND_ABI_VERSION 3u
 #define NIXL_TRACE_BACKEND_PLUGIN_ENTRY "nixl_trace_backend_plugin_get"
 #define NIXL_TRACE_BACKEND_PLUGIN_PREFIX "libtrace_backend_"
 
@@ -61,11 +66,17 @@ typedef enum nixl_trace_attr_type {
     NIXL_TRACE_ATTR_STRING = 3 /* any bytes, not NUL-terminated */
 } nixl_trace_attr_type_t;
 
+/* key_id of an attribute whose key is not in the create-time key table. */
+#define NIXL_TRACE_KEY_DYNAMIC 0xffffffffu
+
 /* One typed attribute ("remote_agent" = "target", "bytes" = 4096, ...). */
 typedef struct nixl_trace_attr {
-    const char *key; /* NUL-terminated, ASCII identifier */
+    const char *key; /* NUL-terminated, ASCII identifier; always set */
     uint32_t type; /* nixl_trace_attr_type_t; a plugin skips types it does not know */
-    uint32_t reserved; /* zero */
+    /* Index of key in the create-time key table (equal to keys[key_id].key), or
+     * NIXL_TRACE_KEY_DYNAMIC: a plugin can keep per-key work (length, escaping, a registered
+     * string) from create instead of measuring the key on every event. */
+    uint32_t key_id;
     union {
         int64_t i64;
         double f64;
@@ -86,6 +97,13 @@ typedef struct nixl_trace_name {
 /* name_id of an event whose name is not in the table; the plugin uses event->name. */
 #define NIXL_TRACE_NAME_DYNAMIC 0xffffffffu
 
+/* An attribute key core will use, passed once at create (like the names). */
+typedef struct nixl_trace_key {
+    uint32_t id; /* the index of this entry in the table */
+    uint32_t len; /* strlen(key) */
+    const char *key; /* NUL-terminated, e.g. "remote_agent" */
+} nixl_trace_key_t;
+
 /*
  * One span boundary or one mark. span_begin receives the attributes known when the call
  * starts; span_end receives every attribute of the span (those of the begin first, then those
@@ -104,6 +122,20 @@ typedef struct nixl_trace_event {
     uint64_t end_ns; /* CLOCK_MONOTONIC nanoseconds; 0 in span_begin and mark */
     const nixl_trace_attr_t *attrs;
     size_t attr_count;
+    /*
+     * span_end only (zero elsewhere): when non-zero, the request this span posted completed at
+     * complete_ns, and this event also stands for the completion mark that a version-2 core
+     * sent as a separate mark call just before span_end: a mark named complete_name
+     * (complete_name_id in the name table, kind complete_kind), at complete_ns, whose parent is
+     * this span and whose correlation id is this span's, without attributes. A plugin that
+     * implements span_end must emit that mark itself (the C++ SDK does it for a plugin that
+     * does not opt in: it calls mark() and then spanEnd()). A plugin without span_end gets the
+     * mark as a mark call.
+     */
+    uint64_t complete_ns;
+    const char *complete_name; /* NULL when complete_ns is 0 */
+    uint32_t complete_name_id;
+    uint32_t complete_kind;
 } nixl_trace_event_t;
 
 typedef struct nixl_trace_backend nixl_trace_backend_t; /* opaque, plugin-owned */
@@ -114,7 +146,8 @@ typedef struct nixl_trace_backend_init_params {
     nixl_plugin_str_t agent_name; /* the agent's name, any bytes */
     const nixl_trace_name_t *names; /* valid until destroy */
     uint32_t name_count;
-    uint32_t reserved; /* zero */
+    uint32_t key_count;
+    const nixl_trace_key_t *keys; /* valid until destroy; key_count entries, keys[i].id == i */
 } nixl_trace_backend_init_params_t;
 
 typedef struct nixl_trace_backend_ops {

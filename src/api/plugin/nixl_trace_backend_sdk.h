@@ -51,6 +51,9 @@ struct nixlTraceBackendContext {
     std::string_view agentName;
     /** Every name core will use with a table id: names[i].id == i. Register them up front. */
     std::span<const nixl_trace_name_t> names;
+    /** Every attribute key core will use with a table id (nixl_trace_attr_t.key_id): keys[i].id
+     *  == i, with its length. Keep per-key work (escaping, registration) from here. */
+    std::span<const nixl_trace_key_t> keys;
     /** Core services (logging, options); the SDK's NIXL_SDK_* macros already use them. */
     const nixl_plugin_core_services_t *core = nullptr;
 };
@@ -89,6 +92,15 @@ nixlTraceAttrString(const nixl_trace_attr_t &a) noexcept {
  */
 class nixlTraceBackendBase {
 public:
+    /**
+     * Whether spanEnd handles a folded completion itself (nixl_trace_event_t.complete_ns
+     * non-zero: the request completed inside the span, and the event stands for the
+     * completion mark too). false (inherited): the SDK calls mark() with that mark's event,
+     * then spanEnd(), the two calls a version-2 core made. A class that writes both from one
+     * call declares `static constexpr bool foldsCompletion = true;`.
+     */
+    static constexpr bool foldsCompletion = false;
+
     nixlTraceBackendBase() = default;
     nixlTraceBackendBase(const nixlTraceBackendBase &) = delete;
     nixlTraceBackendBase &
@@ -100,7 +112,8 @@ public:
     virtual void
     spanBegin(const nixl_trace_event_t &) noexcept {}
 
-    /** A span ends; attrs are all of the span's, begin_ns and end_ns both set. */
+    /** A span ends; attrs are all of the span's, begin_ns and end_ns both set (complete_ns:
+     *  see foldsCompletion). */
     virtual void
     spanEnd(const nixl_trace_event_t &) noexcept {}
 

@@ -384,7 +384,7 @@ nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *ext
     if (data->tracer) [[unlikely]] {
         nixl::trace::Span span(*data->tracer,
                                nixl::trace::NameId::REGISTER_MEM,
-                               {{"mem_type", nixl_be_mem_name(descs.getType())}});
+                               {{nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(descs.getType())}});
         return nixlTraceStatus(span, registerMemImpl(data.get(), descs, extra_params));
     }
     return registerMemImpl(data.get(), descs, extra_params);
@@ -508,7 +508,7 @@ nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *e
     if (data->tracer) [[unlikely]] {
         nixl::trace::Span span(*data->tracer,
                                nixl::trace::NameId::DEREGISTER_MEM,
-                               {{"mem_type", nixl_be_mem_name(descs.getType())}});
+                               {{nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(descs.getType())}});
         return nixlTraceStatus(span, deregisterMemImpl(data.get(), descs, extra_params));
     }
     return deregisterMemImpl(data.get(), descs, extra_params);

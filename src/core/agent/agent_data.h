@@ -493,7 +493,7 @@ nixlNoteStatus(const nixlAgentData &d, nixl_status_t st) noexcept {
 inline nixl_status_t
 nixlTraceStatus(nixl::trace::Span &span, nixl_status_t st) noexcept {
     if (st < 0) {
-        span.add("status", nixl_plugin_status_name(st));
+        span.add(nixl::trace::KeyId::STATUS, nixl_plugin_status_name(st));
     }
     return st;
 }

@@ -279,7 +279,7 @@ nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_n
         nixl::trace::Span span(*data->tracer, nixl::trace::NameId::LOAD_REMOTE_MD);
         const nixl_status_t st = loadRemoteMDImpl(data.get(), remote_metadata, agent_name);
         if (st == NIXL_SUCCESS) {
-            span.add("remote_agent", agent_name); // known only once the blob is decoded
+            span.add(nixl::trace::KeyId::REMOTE_AGENT, agent_name); // known only once the blob is decoded
         }
         return nixlTraceStatus(span, st);
     }
@@ -357,7 +357,7 @@ nixl_status_t
 nixlAgent::makeConnection(const std::string &remote_agent, const nixl_opt_args_t *extra_params) {
     if (data->tracer) [[unlikely]] {
         nixl::trace::Span span(
-            *data->tracer, nixl::trace::NameId::MAKE_CONNECTION, {{"remote_agent", remote_agent}});
+            *data->tracer, nixl::trace::NameId::MAKE_CONNECTION, {{nixl::trace::KeyId::REMOTE_AGENT, remote_agent}});
         return nixlTraceStatus(span, makeConnectionImpl(data.get(), remote_agent, extra_params));
     }
     return makeConnectionImpl(data.get(), remote_agent, extra_params);

@@ -448,7 +448,7 @@ nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
     if (data->tracer) [[unlikely]] {
         nixl::trace::Span span(*data->tracer,
                                nixl::trace::NameId::MAKE_XFER_REQ,
-                               {{"desc_count", local_indices.size()}});
+                               {{nixl::trace::KeyId::DESC_COUNT, local_indices.size()}});
         return nixlTraceStatus(
             span,
             nixlNoteStatus(*data,
@@ -579,8 +579,8 @@ nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
     if (data->tracer) [[unlikely]] {
         nixl::trace::Span span(*data->tracer,
                                nixl::trace::NameId::CREATE_XFER_REQ,
-                               {{"remote_agent", remote_agent},
-                                {"desc_count", local_descs.descCount()}});
+                               {{nixl::trace::KeyId::REMOTE_AGENT, remote_agent},
+                                {nixl::trace::KeyId::DESC_COUNT, local_descs.descCount()}});
         return nixlTraceStatus(
             span,
             nixlNoteStatus(*data,

@@ -235,12 +235,13 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
                            req->op == NIXL_WRITE ? nixl::trace::NameId::POST_XFER_WRITE :
                                                    nixl::trace::NameId::POST_XFER_READ,
                            nixl::trace::defer_begin);
-    span.addString("remote_agent", req->remoteAgent.data(), req->remoteAgent.size())
-        .addInt("bytes", static_cast<int64_t>(req->totalBytes))
-        .addString("trace_id", req->traceIdHex, sizeof(req->traceIdHex));
+    span.addString(nixl::trace::KeyId::REMOTE_AGENT, req->remoteAgent.data(),
+                   req->remoteAgent.size())
+        .addInt(nixl::trace::KeyId::BYTES, static_cast<int64_t>(req->totalBytes))
+        .addString(nixl::trace::KeyId::TRACE_ID, req->traceIdHex, sizeof(req->traceIdHex));
     span.begin();
     if (req->hasTraceParent) {
-        span.addString("parent_id", req->parentIdHex, sizeof(req->parentIdHex));
+        span.addString(nixl::trace::KeyId::PARENT_ID, req->parentIdHex, sizeof(req->parentIdHex));
     }
     postClock clock;
     clock.begin = span.beginTicks();
@@ -248,8 +249,9 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
     if (clock.posted != 0) {
         const uint64_t end = nixl::trace::ticksToNs(clock.posted);
         if (st == NIXL_SUCCESS) {
-            // Completed by the post: the mark and the span's end are its return.
-            tracer.markInSpan(span, nixl::trace::NameId::XFER_COMPLETE, end);
+            // Completed by the post: the mark (folded into the span's end event) and the
+            // span's end are its return.
+            span.setCompleted(end);
         }
         span.setEndNs(end);
     }
@@ -405,8 +407,8 @@ static nixl_status_t
 prepMemViewTraced(const nixlAgentData *data, const Dlist &dlist, nixlMemViewH &mvh) {
     nixl::trace::Span span(*data->tracer,
                            nixl::trace::NameId::PREP_MEM_VIEW,
-                           {{"mem_type", nixl_be_mem_name(dlist.getType())},
-                            {"desc_count", dlist.descCount()}});
+                           {{nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(dlist.getType())},
+                            {nixl::trace::KeyId::DESC_COUNT, dlist.descCount()}});
     return nixlTraceStatus(span, prepMemViewImpl(data, mvh));
 }
 
@@ -521,7 +523,7 @@ nixlAgent::genNotif(const std::string &remote_agent,
                     const nixl_opt_args_t *extra_params) const {
     if (data->tracer) [[unlikely]] {
         nixl::trace::Span span(
-            *data->tracer, nixl::trace::NameId::GEN_NOTIF, {{"remote_agent", remote_agent}});
+            *data->tracer, nixl::trace::NameId::GEN_NOTIF, {{nixl::trace::KeyId::REMOTE_AGENT, remote_agent}});
         return nixlTraceStatus(span, genNotifImpl(data.get(), remote_agent, msg, extra_params));
     }
     return genNotifImpl(data.get(), remote_agent, msg, extra_params);

@@ -56,7 +56,7 @@ namespace {
         asm("" : "+r"(w0), "+r"(w1), "+r"(type)); // no wide load across the narrow stores
         dst.key = src.key;
         dst.type = type;
-        dst.reserved = 0;
+        dst.key_id = NIXL_TRACE_KEY_DYNAMIC; // the plugin's own keys are not core's table
         std::memcpy(&dst.value, &w0, 8);
         std::memcpy(reinterpret_cast<char *>(&dst.value) + 8, &w1, 8);
     }
@@ -175,22 +175,22 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
 
     nixl_trace_attr_t buf[core_attrs + max_phase_attrs];
     size_t n = 0;
-    auto putStr = [&](const char *key, const char *data, size_t len) {
+    auto putStr = [&](KeyId key, const char *data, size_t len) {
         nixl_trace_attr_t &a = buf[n++];
-        a.key = key;
+        a.key = keyOf(key);
         a.type = NIXL_TRACE_ATTR_STRING;
-        a.reserved = 0;
+        a.key_id = static_cast<uint32_t>(key);
         a.value.str.data = data;
         a.value.str.len = len;
     };
-    putStr("nixl.phase.backend", backend_.data(), backend_.size());
+    putStr(KeyId::PHASE_BACKEND, backend_.data(), backend_.size());
     if (phase == NIXL_BE_PHASE_OTHER) {
         // Named by its label: the phase is not otherwise visible.
-        putStr("nixl.phase.name", kPhaseNames[phase].data(), kPhaseNames[phase].size());
+        putStr(KeyId::PHASE_NAME, kPhaseNames[phase].data(), kPhaseNames[phase].size());
     }
-    putStr("nixl.phase.label", label.len != 0 ? label.data : "", label.len);
+    putStr(KeyId::PHASE_LABEL, label.len != 0 ? label.data : "", label.len);
     if (hasTrace) {
-        putStr("nixl.phase.trace_id", traceHex, sizeof(traceHex));
+        putStr(KeyId::PHASE_TRACE_ID, traceHex, sizeof(traceHex));
     }
     size_t extra = 0;
     for (size_t i = 0; i < n_attrs; ++i) {

@@ -146,6 +146,7 @@ Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &bac
     t->agent_ = agent;
     t->instances_.reserve(backends.size());
     const std::span<const nixl_trace_name_t> names = nameTable();
+    const std::span<const nixl_trace_key_t> keys = keyTable();
     for (const TraceBackendRef &ref : backends) {
         const std::string bad = checkOps(ref.ops);
         if (!bad.empty()) {
@@ -160,6 +161,8 @@ Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &bac
         params.agent_name = nixl_plugin_str_t{t->agent_.data(), t->agent_.size()};
         params.names = names.data();
         params.name_count = static_cast<uint32_t>(names.size());
+        params.keys = keys.data();
+        params.key_count = static_cast<uint32_t>(keys.size());
 
         createWatch watch{&agent};
         nixl_trace_backend_t *backend = nullptr;
@@ -215,6 +218,9 @@ Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &bac
         }
         if (ref.ops->mark != nullptr) {
             t->mark_.push_back(target{ref.ops->mark, backend});
+            if (ref.ops->span_end == nullptr) {
+                t->markNoEnd_.push_back(target{ref.ops->mark, backend});
+            }
         }
     }
     if (t->instances_.empty()) {

@@ -41,6 +41,37 @@ namespace {
     static_assert(std::size(kNames) == static_cast<size_t>(NameId::COUNT),
                   "one table entry per NameId");
 
+    template<size_t N>
+    constexpr nixl_trace_key_t
+    key(uint32_t id, const char (&text)[N]) noexcept {
+        return nixl_trace_key_t{id, static_cast<uint32_t>(N - 1), text};
+    }
+
+    constexpr nixl_trace_key_t kKeys[] = {
+        key(0, "remote_agent"),
+        key(1, "bytes"),
+        key(2, "trace_id"),
+        key(3, "parent_id"),
+        key(4, "status"),
+        key(5, "desc_count"),
+        key(6, "mem_type"),
+        key(7, "nixl.phase.backend"),
+        key(8, "nixl.phase.name"),
+        key(9, "nixl.phase.label"),
+        key(10, "nixl.phase.trace_id"),
+    };
+    static_assert(std::size(kKeys) == static_cast<size_t>(KeyId::COUNT),
+                  "one table entry per KeyId");
+
+    /** The fields of an event that only a span_end with a folded completion sets. */
+    inline void
+    noCompletion(nixl_trace_event_t &ev) noexcept {
+        ev.complete_ns = 0;
+        ev.complete_name = nullptr;
+        ev.complete_name_id = 0;
+        ev.complete_kind = 0;
+    }
+
     /**
      * What a thread knows about its open spans and correlation scopes: the innermost of each
      * (each links to the one before), and its block of span ids. Trivially constructible, so
@@ -85,6 +116,17 @@ namespace {
 std::span<const nixl_trace_name_t>
 nameTable() noexcept {
     return std::span<const nixl_trace_name_t>(kNames);
+}
+
+std::span<const nixl_trace_key_t>
+keyTable() noexcept {
+    return std::span<const nixl_trace_key_t>(kKeys);
+}
+
+const char *
+keyOf(KeyId id) noexcept {
+    const auto i = static_cast<size_t>(id);
+    return i < std::size(kKeys) ? kKeys[i].key : "unknown";
 }
 
 const char *
@@ -178,12 +220,33 @@ Span::start(std::initializer_list<Attr> attrs) noexcept {
     ev.attrs = count_ != 0 ? attrs_ : nullptr;
     ev.attr_count = count_;
     ev.begin_ns = beginNs_;
+    noCompletion(ev);
     for (const Tracer::target &i : tracer_.spanBegin_) {
         i.fn(i.backend, &ev);
     }
 }
 
 Span::~Span() {
+    if (completeNs_ != 0 && !tracer_.markNoEnd_.empty()) [[unlikely]] {
+        // Plugins without span_end still see the completion, as the mark it stands for.
+        const nixl_trace_name_t &n = kNames[static_cast<size_t>(NameId::XFER_COMPLETE)];
+        nixl_trace_event_t m;
+        m.size = sizeof(m);
+        m.name_id = n.id;
+        m.kind = n.kind;
+        m.name = n.name;
+        m.span_id = 0;
+        m.parent_span_id = id_;
+        m.correlation_id = correlation_;
+        m.begin_ns = completeNs_;
+        m.end_ns = 0;
+        m.attrs = nullptr;
+        m.attr_count = 0;
+        noCompletion(m);
+        for (const Tracer::target &i : tracer_.markNoEnd_) {
+            i.fn(i.backend, &m);
+        }
+    }
     if (tracer_.spanEnd_.empty()) {
         tls.span = prev_;
         return;
@@ -200,6 +263,17 @@ Span::~Span() {
     ev.begin_ns = beginNs_;
     ev.attrs = count_ != 0 ? attrs_ : nullptr;
     ev.attr_count = count_;
+    ev.complete_ns = completeNs_;
+    if (completeNs_ != 0) {
+        const nixl_trace_name_t &n = kNames[static_cast<size_t>(NameId::XFER_COMPLETE)];
+        ev.complete_name = n.name;
+        ev.complete_name_id = n.id;
+        ev.complete_kind = n.kind;
+    } else {
+        ev.complete_name = nullptr;
+        ev.complete_name_id = 0;
+        ev.complete_kind = 0;
+    }
     for (const Tracer::target &i : tracer_.spanEnd_) {
         i.fn(i.backend, &ev);
     }
@@ -269,29 +343,6 @@ Tracer::markAt(NameId name, uint64_t at_ns, std::initializer_list<Attr> attrs) c
 }
 
 void
-Tracer::markInSpan(const Span &span, NameId name, uint64_t at_ns) const noexcept {
-    if (mark_.empty()) {
-        return;
-    }
-    const nixl_trace_name_t &n = kNames[static_cast<size_t>(name)];
-    nixl_trace_event_t ev;
-    ev.size = sizeof(ev);
-    ev.name_id = n.id;
-    ev.kind = n.kind;
-    ev.name = n.name;
-    ev.span_id = 0;
-    ev.parent_span_id = span.id_;
-    ev.correlation_id = span.correlation_;
-    ev.begin_ns = at_ns;
-    ev.end_ns = 0;
-    ev.attrs = nullptr;
-    ev.attr_count = 0;
-    for (const target &i : mark_) {
-        i.fn(i.backend, &ev);
-    }
-}
-
-void
 Tracer::mark(const char *name, Kind kind, std::initializer_list<Attr> attrs) const noexcept {
     emitMark(NIXL_TRACE_NAME_DYNAMIC, name != nullptr ? name : "nixl::unnamed", kind, 0, attrs);
 }
@@ -324,6 +375,7 @@ Tracer::emitMark(uint32_t name_id,
     ev.end_ns = 0;
     ev.attrs = n != 0 ? buf : nullptr;
     ev.attr_count = n;
+    noCompletion(ev);
     for (const target &i : mark_) {
         i.fn(i.backend, &ev);
     }
@@ -352,6 +404,7 @@ Tracer::markRaw(uint32_t name_id,
     ev.end_ns = 0;
     ev.attrs = attr_count != 0 ? attrs : nullptr;
     ev.attr_count = attr_count;
+    noCompletion(ev);
     // A plugin must not throw (its contract); one that does loses this event only, and the
     // others still get it.
     size_t threw = 0;

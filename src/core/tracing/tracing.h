@@ -92,6 +92,33 @@ enum class NameId : std::uint32_t {
     COUNT
 };
 
+/**
+ * The attribute keys core uses, interned: the value is the key's id in the table every plugin
+ * receives at create (keyTable()), so a plugin measures, escapes or registers a key once.
+ */
+enum class KeyId : std::uint32_t {
+    REMOTE_AGENT = 0, ///< "remote_agent"
+    BYTES, ///< "bytes"
+    TRACE_ID, ///< "trace_id"
+    PARENT_ID, ///< "parent_id"
+    STATUS, ///< "status"
+    DESC_COUNT, ///< "desc_count"
+    MEM_TYPE, ///< "mem_type"
+    PHASE_BACKEND, ///< "nixl.phase.backend"
+    PHASE_NAME, ///< "nixl.phase.name"
+    PHASE_LABEL, ///< "nixl.phase.label"
+    PHASE_TRACE_ID, ///< "nixl.phase.trace_id"
+    COUNT
+};
+
+/** The key table passed to every plugin at create: entry i has id i. Static storage. */
+std::span<const nixl_trace_key_t>
+keyTable() noexcept;
+
+/** A key's text (NUL-terminated, static). */
+const char *
+keyOf(KeyId id) noexcept;
+
 /** The name table passed to every plugin at create: entry i has id i. Static storage. */
 std::span<const nixl_trace_name_t>
 nameTable() noexcept;
@@ -120,15 +147,23 @@ ticksToNs(std::uint64_t ticks) noexcept {
 }
 
 /**
- * One typed attribute. Keys must be string literals (or otherwise outlive the Span); string
- * values are borrowed, not copied, and must stay alive until the Span ends.
+ * One typed attribute, keyed by core's key table (KeyId) or by any string (NIXL_TRACE_KEY_DYNAMIC).
+ * String keys must be string literals (or otherwise outlive the Span); string values are
+ * borrowed, not copied, and must stay alive until the Span ends.
  */
 class Attr {
 public:
     Attr(const char *key, std::string_view value) noexcept : attr_{} {
         attr_.key = key;
         attr_.type = NIXL_TRACE_ATTR_STRING;
+        attr_.key_id = NIXL_TRACE_KEY_DYNAMIC;
         attr_.value.str = nixl_plugin_str_t{value.data(), value.size()};
+    }
+
+    /** An attribute with an interned key: any value type the string-key forms take. */
+    template<typename T>
+    Attr(KeyId key, const T &value) noexcept : Attr(keyOf(key), value) {
+        attr_.key_id = static_cast<std::uint32_t>(key);
     }
 
     Attr(const char *key, const char *value) noexcept
@@ -142,12 +177,14 @@ public:
     Attr(const char *key, T value) noexcept : attr_{} {
         attr_.key = key;
         attr_.type = NIXL_TRACE_ATTR_INT64;
+        attr_.key_id = NIXL_TRACE_KEY_DYNAMIC;
         attr_.value.i64 = static_cast<std::int64_t>(value);
     }
 
     Attr(const char *key, double value) noexcept : attr_{} {
         attr_.key = key;
         attr_.type = NIXL_TRACE_ATTR_DOUBLE;
+        attr_.key_id = NIXL_TRACE_KEY_DYNAMIC;
         attr_.value.f64 = value;
     }
 
@@ -221,14 +258,20 @@ public:
         return add(Attr(key, value));
     }
 
+    template<typename T>
+    Span &
+    add(KeyId key, const T &value) noexcept {
+        return add(Attr(key, value));
+    }
+
     /** add() of a string attribute, written in place; data is borrowed until the span ends. */
     Span &
-    addString(const char *key, const char *data, std::size_t len) noexcept {
+    addString(KeyId key, const char *data, std::size_t len) noexcept {
         if (count_ < max_span_attrs) [[likely]] {
             nixl_trace_attr_t &a = attrs_[count_++];
-            a.key = key;
+            a.key = keyOf(key);
             a.type = NIXL_TRACE_ATTR_STRING;
-            a.reserved = 0;
+            a.key_id = static_cast<std::uint32_t>(key);
             a.value.str.data = data;
             a.value.str.len = len;
         } else {
@@ -239,12 +282,12 @@ public:
 
     /** add() of an int64 attribute, written in place. */
     Span &
-    addInt(const char *key, std::int64_t value) noexcept {
+    addInt(KeyId key, std::int64_t value) noexcept {
         if (count_ < max_span_attrs) [[likely]] {
             nixl_trace_attr_t &a = attrs_[count_++];
-            a.key = key;
+            a.key = keyOf(key);
             a.type = NIXL_TRACE_ATTR_INT64;
-            a.reserved = 0;
+            a.key_id = static_cast<std::uint32_t>(key);
             a.value.i64 = value;
         } else {
             ++dropped_;
@@ -259,6 +302,17 @@ public:
     void
     setEndNs(std::uint64_t at_ns) noexcept {
         endNs_ = at_ns;
+    }
+
+    /**
+     * The request this span posts completed at at_ns (a nowNs() value), before the span ends:
+     * the nixl::xfer.complete mark, inside this span and with its correlation id, travels in
+     * the span's end event (nixl_trace_event_t.complete_ns: one plugin call, not two); a
+     * plugin without span_end gets it as a mark.
+     */
+    void
+    setCompleted(std::uint64_t at_ns) noexcept {
+        completeNs_ = at_ns;
     }
 
     /**
@@ -304,6 +358,7 @@ private:
     std::uint64_t beginTicks_ = 0;
     std::uint64_t beginNs_ = 0;
     std::uint64_t endNs_ = 0; ///< 0: read the clock when the span ends
+    std::uint64_t completeNs_ = 0; ///< setCompleted(); 0: not completed inside the span
     std::size_t count_ = 0;
     std::size_t dropped_ = 0;
     nixl_trace_attr_t attrs_[max_span_attrs];
@@ -372,14 +427,6 @@ public:
     /** mark() at a time the caller already read with nowNs() (one clock read less). */
     void
     markAt(NameId name, std::uint64_t at_ns, std::initializer_list<Attr> attrs = {}) const noexcept;
-
-    /**
-     * markAt() of a mark inside span, which is open on this thread and innermost for this
-     * tracer (e.g. the completion of a post that completed at once): its parent is span and its
-     * correlation id span's, without walking the thread's chains.
-     */
-    void
-    markInSpan(const Span &span, NameId name, std::uint64_t at_ns) const noexcept;
 
     /** An instant event with a name outside the table; name is borrowed for the call. */
     void
@@ -459,6 +506,8 @@ private:
     std::vector<target> spanBegin_;
     std::vector<target> spanEnd_;
     std::vector<target> mark_;
+    // Instances with mark but no span_end: they get a span's folded completion as a mark.
+    std::vector<target> markNoEnd_;
 };
 
 /** Which backends an agent wants, and why (for messages). */

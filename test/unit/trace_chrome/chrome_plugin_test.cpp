@@ -218,6 +218,51 @@ TEST_F(chromeTest, WritesSpansMarksFlowsAndArgs) {
     EXPECT_EQ(std::string::npos, text.find("ignored")) << "an unknown attribute type is skipped";
 }
 
+// Version 3 of the ABI: attribute keys of the create-time table travel as ids (written with
+// the table's text, escaped once), and a post span that carries its request's completion
+// (complete_ns) is written as the span, the completion mark inside it and the flow between.
+TEST_F(chromeTest, InternedKeysAndAFoldedCompletion) {
+    nixl_trace_backend_t *a = nullptr;
+    ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("initiator", &a));
+    const auto *ops = chromeOps();
+    const uint64_t corr = 0xabcdefull;
+    eventBuilder post(kPostWrite, 7, 0, 10000000, 10500500, corr);
+    post.keyed(0, std::string("target")).keyed(1, 4096).keyed(2, 5).i64("dyn", 6);
+    post.ev.complete_ns = 10400400;
+    post.ev.complete_name = "nixl::xfer.complete";
+    post.ev.complete_name_id = kXferComplete;
+    post.ev.complete_kind = NIXL_TRACE_KIND_METADATA;
+    // A key id outside the table is written by its text.
+    eventBuilder read(kPostRead, 8, 0, 11000000, 11000100); // no request: no flow
+    read.keyed(0, std::string("other"));
+    read.attrs.back().key_id = 99;
+    ops->span_end(a, post.get());
+    ops->span_end(a, read.get());
+    ops->destroy(a);
+
+    const std::string file = traceFile();
+    auto r = runChecker(
+        file,
+        "--every-cut --expect-flows 1 --expect-dropped 0 --expect-emitted 3 "
+        "--expect-mark nixl::xfer.complete "
+        "--expect-parent nixl::xfer.complete nixl::postXferReq.write "
+        "--expect-arg nixl::postXferReq.write remote_agent '\"target\"' "
+        "--expect-arg nixl::postXferReq.write bytes 4096 "
+        "--expect-arg nixl::postXferReq.write 'we\"ird\n' 5 "
+        "--expect-arg nixl::postXferReq.write dyn 6 "
+        "--expect-arg nixl::xfer.complete correlation_id '\"0xabcdef\"' "
+        "--expect-arg nixl::postXferReq.read remote_agent '\"other\"'");
+    EXPECT_EQ(0, r.status) << r.output;
+    std::ifstream in(file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    // The mark's own time, not the span's end.
+    EXPECT_NE(std::string::npos, text.find("\"name\":\"nixl::xfer.complete\",\"cat\":\"Metadata\","))
+        << text;
+    EXPECT_NE(std::string::npos, text.find("\"ts\":10400.400,\"args\"")) << text;
+}
+
 // A writer that never runs until destroy (interval of an hour, 4 KiB ring): what does not
 // fit is dropped and counted; the count is written when it changes (a flush of one agent
 // here) and at the end, and logged once when the file closes.

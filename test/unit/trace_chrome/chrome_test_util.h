@@ -143,6 +143,17 @@ inline constexpr uint32_t kPostWrite = 2;
 inline constexpr uint32_t kPostRead = 3;
 inline constexpr uint32_t kXferComplete = 4;
 
+/** The key table the tests pass at create (a subset of the agent's, and a key to escape). */
+inline const std::vector<nixl_trace_key_t> &
+keyTable() {
+    static const std::vector<nixl_trace_key_t> t = {
+        {0, 12, "remote_agent"},
+        {1, 5, "bytes"},
+        {2, 7, "we\"ird\n"},
+    };
+    return t;
+}
+
 /** Creates an instance for agent `name`; returns the status, *out set on success. */
 inline nixl_plugin_status_t
 createTracer(const std::string &agent, nixl_trace_backend_t **out) {
@@ -152,6 +163,8 @@ createTracer(const std::string &agent, nixl_trace_backend_t **out) {
     p.agent_name = nixl_plugin_str_t{agent.data(), agent.size()};
     p.names = nameTable().data();
     p.name_count = static_cast<uint32_t>(nameTable().size());
+    p.keys = keyTable().data();
+    p.key_count = static_cast<uint32_t>(keyTable().size());
     return chromeOps()->create(&p, out);
 }
 
@@ -175,10 +188,26 @@ struct eventBuilder {
         strings.reserve(16);
     }
 
+    /** An attribute with an interned key: keyTable()[id]. */
+    eventBuilder &
+    keyed(uint32_t id, int64_t v) {
+        i64(keyTable()[id].key, v);
+        attrs.back().key_id = id;
+        return *this;
+    }
+
+    eventBuilder &
+    keyed(uint32_t id, std::string v) {
+        str(keyTable()[id].key, std::move(v));
+        attrs.back().key_id = id;
+        return *this;
+    }
+
     eventBuilder &
     i64(const char *k, int64_t v) {
         nixl_trace_attr_t a{};
         a.key = k;
+        a.key_id = NIXL_TRACE_KEY_DYNAMIC;
         a.type = NIXL_TRACE_ATTR_INT64;
         a.value.i64 = v;
         attrs.push_back(a);
@@ -189,6 +218,7 @@ struct eventBuilder {
     f64(const char *k, double v) {
         nixl_trace_attr_t a{};
         a.key = k;
+        a.key_id = NIXL_TRACE_KEY_DYNAMIC;
         a.type = NIXL_TRACE_ATTR_DOUBLE;
         a.value.f64 = v;
         attrs.push_back(a);
@@ -200,6 +230,7 @@ struct eventBuilder {
         strings.push_back(std::move(v)); // reserved: no reallocation moves earlier strings
         nixl_trace_attr_t a{};
         a.key = k;
+        a.key_id = NIXL_TRACE_KEY_DYNAMIC;
         a.type = NIXL_TRACE_ATTR_STRING;
         a.value.str = nixl_plugin_str_t{strings.back().data(), strings.back().size()};
         attrs.push_back(a);

@@ -4,8 +4,8 @@
  */
 /*
  * Trace backends that core must refuse or survive, one library per variant (TRACE_BAD_*):
- *   STALE      ABI version 1            -> loader refuses, naming versions 1 and 2
- *   FUTURE     ABI version 3            -> loader refuses, naming versions 3 and 2
+ *   STALE      ABI version 1            -> loader refuses, naming versions 1 and 3
+ *   FUTURE     ABI version 4            -> loader refuses, naming versions 4 and 3
  *   WRONGKIND  header says backend kind -> loader refuses
  *   NOENTRY    no entry symbol          -> loader refuses
  *   SHORTOPS   ops->size too small      -> core refuses
@@ -13,7 +13,9 @@
  *   FAILCREATE create() returns an error without logging -> core logs it once
  *   NOP        valid, event callbacks that do nothing: core's own cost of tracing, for
  *              benchmark/agent_overhead (put it in a NIXL_PLUGIN_DIR next to libplugin_TEST.so)
- * Plain C, no SDK: the failure modes a C plugin can have.
+ * Plain C, no SDK: the failure modes a C plugin can have. Built once more against the frozen
+ * version-2 header (abi_v2/) as libtrace_backend_previous.so (NOP variant): a real plugin of
+ * the previous ABI version.
  */
 #include <stddef.h>
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <vector>
+#include <string>
 
 #include "nixl_trace_backend_sdk.h"
 #include "tracing/tracing.h"
@@ -112,4 +113,74 @@ TEST(traceSdkOps, CoreSkipsNullOperationsAndStillNests) {
     ASSERT_EQ(endOnly::ends.size(), 2u);
     EXPECT_EQ(endOnly::ends[0], std::make_pair(inner, outer));
     EXPECT_EQ(endOnly::ends[1], std::make_pair(outer, uint64_t{0}));
+}
+
+namespace {
+
+/** Records the order of the calls it gets, and the mark's fields. */
+template<bool Folds> struct completionRecorder : nixlTraceBackendBase {
+    static constexpr bool foldsCompletion = Folds;
+    explicit completionRecorder(const nixlTraceBackendContext &ctx) {
+        keyCount = ctx.keys.size();
+    }
+    void
+    spanEnd(const nixl_trace_event_t &ev) noexcept override {
+        calls.push_back('E');
+        endCompleteNs = ev.complete_ns;
+    }
+    void
+    mark(const nixl_trace_event_t &ev) noexcept override {
+        calls.push_back('M');
+        markEv = ev;
+        markName = ev.name;
+    }
+    static inline std::string calls;
+    static inline uint64_t endCompleteNs = 0;
+    static inline nixl_trace_event_t markEv{};
+    static inline std::string markName;
+    static inline size_t keyCount = 0;
+};
+
+} // namespace
+
+TEST(traceSdkOps, FoldedCompletionIsSplitForAPluginThatDoesNotFoldIt) {
+    using splits = completionRecorder<false>;
+    using folds = completionRecorder<true>;
+    static_assert(!nixlTraceBackendBase::foldsCompletion && folds::foldsCompletion);
+    for (bool fold : {false, true}) {
+        SCOPED_TRACE(fold ? "folds" : "splits");
+        splits::calls.clear();
+        folds::calls.clear();
+        const nixl_trace_backend_ops_t &ops = fold ? table<folds>() : table<splits>();
+        auto tracer =
+            Tracer::create("agentSdk", {nixl::trace::TraceBackendRef{"rec", "table", &ops, nullptr}});
+        ASSERT_NE(tracer, nullptr);
+        uint64_t id = 0;
+        uint64_t at = 0;
+        {
+            nixl::trace::CorrelationScope corr(tracer.get(), 9);
+            Span s(*tracer, NameId::POST_XFER_WRITE);
+            id = s.id();
+            at = nixl::trace::nowNs();
+            s.setCompleted(at);
+        }
+        const std::string &calls = fold ? folds::calls : splits::calls;
+        EXPECT_EQ(fold ? folds::keyCount : splits::keyCount,
+                  static_cast<size_t>(nixl::trace::KeyId::COUNT));
+        if (fold) {
+            EXPECT_EQ(calls, "E"); // one call: the plugin writes the mark from the span's end
+            EXPECT_EQ(folds::endCompleteNs, at);
+        } else {
+            ASSERT_EQ(calls, "ME"); // the mark first: it happened inside the span
+            EXPECT_EQ(splits::markName, "nixl::xfer.complete");
+            EXPECT_EQ(splits::markEv.name_id,
+                      static_cast<uint32_t>(NameId::XFER_COMPLETE));
+            EXPECT_EQ(splits::markEv.parent_span_id, id);
+            EXPECT_EQ(splits::markEv.correlation_id, 9u);
+            EXPECT_EQ(splits::markEv.begin_ns, at);
+            EXPECT_EQ(splits::markEv.span_id, 0u);
+            EXPECT_EQ(splits::markEv.complete_ns, 0u);
+            EXPECT_EQ(splits::markEv.size, sizeof(nixl_trace_event_t));
+        }
+    }
 }

@@ -360,8 +360,10 @@ TEST_F(tracingTest, RefusedPluginsAreOneErrorLineEachAndTheAgentWorks) {
         const char *name;
         std::vector<std::string> needles;
     } cases[] = {
-        {"stale", {"libtrace_backend_stale.so", "ABI version 1, expected 2"}},
-        {"future", {"libtrace_backend_future.so", "ABI version 3, expected 2"}},
+        {"stale", {"libtrace_backend_stale.so", "ABI version 1, expected 3"}},
+        // A real binary of the previous version, built from the frozen version-2 header.
+        {"previous", {"libtrace_backend_previous.so", "ABI version 2, expected 3"}},
+        {"future", {"libtrace_backend_future.so", "ABI version 4, expected 3"}},
         {"wrongkind", {"libtrace_backend_wrongkind.so", "kind 1 (backend), expected 3"}},
         {"noentry", {"libtrace_backend_noentry.so", "no symbol nixl_trace_backend_plugin_get"}},
         {"shortops",

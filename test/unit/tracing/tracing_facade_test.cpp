@@ -34,6 +34,11 @@ struct seen {
     std::string name;
     uint64_t span, parent, corr, begin, end;
     std::vector<std::string> attrs; ///< "key=<value>"
+    std::vector<uint32_t> keyIds; ///< key_id of each attribute
+    uint64_t completeNs = 0;
+    std::string completeName;
+    uint32_t completeNameId = 0;
+    uint32_t completeKind = 0;
 };
 
 std::mutex seenMutex;
@@ -56,10 +61,15 @@ attrText(const nixl_trace_attr_t &a) {
 void
 record(nixl_trace_backend_t *b, char what, const nixl_trace_event_t *ev) {
     seen s{*reinterpret_cast<int *>(b), what, ev->name_id, ev->kind, ev->name,
-           ev->span_id, ev->parent_span_id, ev->correlation_id, ev->begin_ns, ev->end_ns, {}};
+           ev->span_id, ev->parent_span_id, ev->correlation_id, ev->begin_ns, ev->end_ns, {}, {}, 0, {}, 0, 0};
     for (size_t i = 0; i < ev->attr_count; ++i) {
         s.attrs.push_back(attrText(ev->attrs[i]));
+        s.keyIds.push_back(ev->attrs[i].key_id);
     }
+    s.completeNs = ev->complete_ns;
+    s.completeName = ev->complete_name != nullptr ? ev->complete_name : "";
+    s.completeNameId = ev->complete_name_id;
+    s.completeKind = ev->complete_kind;
     std::lock_guard<std::mutex> lock(seenMutex);
     seenEvents.push_back(std::move(s));
 }
@@ -72,7 +82,8 @@ template<int Sink>
 nixl_plugin_status_t
 createSink(const nixl_trace_backend_init_params_t *p, nixl_trace_backend_t **out) {
     if (p->size != sizeof(*p) || p->name_count != static_cast<uint32_t>(NameId::COUNT) ||
-        p->names != nameTable().data() || p->core == nullptr) {
+        p->names != nameTable().data() || p->core == nullptr ||
+        p->key_count != static_cast<uint32_t>(KeyId::COUNT) || p->keys != keyTable().data()) {
         return NIXL_PLUGIN_ERR_INVALID_PARAM;
     }
     ++creates;
@@ -104,6 +115,9 @@ const nixl_trace_backend_ops_t opsA = {
     sizeof(nixl_trace_backend_ops_t), createSink<0>, destroySink, beginSink, endSink, markSink};
 const nixl_trace_backend_ops_t opsB = {
     sizeof(nixl_trace_backend_ops_t), createSink<1>, destroySink, beginSink, endSink, markSink};
+/** Wants marks only: a folded completion reaches it as a mark. */
+const nixl_trace_backend_ops_t opsMarkOnly = {
+    sizeof(nixl_trace_backend_ops_t), createSink<1>, destroySink, nullptr, nullptr, markSink};
 /** Wants span ends only: the other callbacks are null. */
 const nixl_trace_backend_ops_t opsEndOnly = {
     sizeof(nixl_trace_backend_ops_t), createSink<1>, destroySink, nullptr, endSink, nullptr};
@@ -206,6 +220,84 @@ TEST(tracingNames, TableIsNixlsNamesWithIdsAsIndices) {
     EXPECT_EQ(kindOf(NameId::POST_XFER_READ), Kind::CommRecv);
     EXPECT_EQ(kindOf(NameId::PREP_MEM_VIEW), Kind::MemoryR);
     EXPECT_EQ(kindOf(NameId::XFER_COMPLETE), Kind::Metadata);
+}
+
+TEST(tracingNames, KeyTableIsCoresKeysWithIdsAndLengths) {
+    const auto table = keyTable();
+    ASSERT_EQ(table.size(), static_cast<size_t>(KeyId::COUNT));
+    const char *keys[] = {"remote_agent", "bytes", "trace_id", "parent_id", "status",
+                          "desc_count", "mem_type", "nixl.phase.backend", "nixl.phase.name",
+                          "nixl.phase.label", "nixl.phase.trace_id"};
+    static_assert(std::size(keys) == static_cast<size_t>(KeyId::COUNT));
+    for (size_t i = 0; i < table.size(); ++i) {
+        EXPECT_EQ(table[i].id, i);
+        EXPECT_STREQ(table[i].key, keys[i]);
+        EXPECT_EQ(table[i].len, std::strlen(keys[i]));
+        EXPECT_STREQ(keyOf(static_cast<KeyId>(i)), keys[i]);
+    }
+}
+
+TEST_F(tracingFacadeTest, InternedKeysCarryTheirIdAndOthersAreDynamic) {
+    auto tracer = Tracer::create("agentX", {ref("a", &opsA)});
+    ASSERT_NE(tracer, nullptr);
+    {
+        Span s(*tracer, NameId::POST_XFER_WRITE, nixl::trace::defer_begin);
+        s.addString(KeyId::REMOTE_AGENT, "peer", 4).addInt(KeyId::BYTES, 8);
+        s.begin();
+        s.add(KeyId::STATUS, "NIXL_ERR_BACKEND").add("custom", 3);
+    }
+    const std::vector<seen> ev = events();
+    ASSERT_EQ(ev.size(), 2u);
+    EXPECT_EQ(ev[0].keyIds, (std::vector<uint32_t>{0, 1}));
+    EXPECT_EQ(ev[1].attrs, (std::vector<std::string>{"remote_agent=peer", "bytes=8",
+                                                     "status=NIXL_ERR_BACKEND", "custom=3"}));
+    EXPECT_EQ(ev[1].keyIds,
+              (std::vector<uint32_t>{0, 1, static_cast<uint32_t>(KeyId::STATUS),
+                                     NIXL_TRACE_KEY_DYNAMIC}));
+}
+
+TEST_F(tracingFacadeTest, FoldedCompletionIsOneSpanEndOrAMarkForPluginsWithoutSpanEnd) {
+    auto tracer = Tracer::create("agentX", {ref("a", &opsA), ref("marks", &opsMarkOnly)});
+    ASSERT_NE(tracer, nullptr);
+    uint64_t at = 0;
+    uint64_t id = 0;
+    {
+        CorrelationScope corr(tracer.get(), 0x42);
+        Span s(*tracer, NameId::POST_XFER_WRITE);
+        id = s.id();
+        at = nowNs();
+        s.setCompleted(at);
+        s.setEndNs(at);
+    }
+    {
+        Span s(*tracer, NameId::POST_XFER_READ); // not completed: nothing folded
+    }
+    const std::vector<seen> ev = events();
+    // a: begin, end (with the completion), begin, end; marks: the completion as a mark, which
+    // comes before a's span end (it happened inside the span).
+    ASSERT_EQ(ev.size(), 5u);
+    EXPECT_EQ(ev[0].what, 'B');
+    EXPECT_EQ(ev[0].completeNs, 0u);
+    EXPECT_EQ(ev[1].sink, 1);
+    EXPECT_EQ(ev[1].what, 'M');
+    EXPECT_EQ(ev[1].name, "nixl::xfer.complete");
+    EXPECT_EQ(ev[1].nameId, static_cast<uint32_t>(NameId::XFER_COMPLETE));
+    EXPECT_EQ(ev[1].parent, id);
+    EXPECT_EQ(ev[1].corr, 0x42u);
+    EXPECT_EQ(ev[1].begin, at);
+    EXPECT_EQ(ev[1].completeNs, 0u);
+    EXPECT_EQ(ev[2].sink, 0);
+    EXPECT_EQ(ev[2].what, 'E');
+    EXPECT_EQ(ev[2].span, id);
+    EXPECT_EQ(ev[2].end, at);
+    EXPECT_EQ(ev[2].completeNs, at);
+    EXPECT_EQ(ev[2].completeName, "nixl::xfer.complete");
+    EXPECT_EQ(ev[2].completeNameId, static_cast<uint32_t>(NameId::XFER_COMPLETE));
+    EXPECT_EQ(ev[2].completeKind, static_cast<uint32_t>(Kind::Metadata));
+    EXPECT_EQ(ev[3].what, 'B');
+    EXPECT_EQ(ev[4].what, 'E');
+    EXPECT_EQ(ev[4].completeNs, 0u);
+    EXPECT_EQ(ev[4].completeName, "");
 }
 
 TEST_F(tracingFacadeTest, NestingCorrelationAndAttributes) {

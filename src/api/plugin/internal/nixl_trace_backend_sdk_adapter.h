@@ -43,6 +43,8 @@ namespace detail {
             ctx.agentName = toView(p->agent_name);
             ctx.names = std::span<const nixl_trace_name_t>(
                 p->names, p->names == nullptr ? 0 : p->name_count);
+            ctx.keys = std::span<const nixl_trace_key_t>(p->keys,
+                                                         p->keys == nullptr ? 0 : p->key_count);
             ctx.core = p->core;
             try {
                 auto *t = new Tracer(ctx);
@@ -95,9 +97,25 @@ namespace detail {
 
         static void
         spanEnd(nixl_trace_backend_t *t, const nixl_trace_event_t *ev) noexcept {
-            if (ev != nullptr) {
-                concrete(t)->spanEnd(*ev);
+            if (ev == nullptr) {
+                return;
             }
+            if constexpr (!Tracer::foldsCompletion) {
+                if (ev->complete_ns != 0) {
+                    // The completion mark the event stands for, before the span ends (it
+                    // happened inside the span).
+                    nixl_trace_event_t m{};
+                    m.size = sizeof(m);
+                    m.name_id = ev->complete_name_id;
+                    m.kind = ev->complete_kind;
+                    m.name = ev->complete_name != nullptr ? ev->complete_name : "";
+                    m.parent_span_id = ev->span_id;
+                    m.correlation_id = ev->correlation_id;
+                    m.begin_ns = ev->complete_ns;
+                    concrete(t)->mark(m);
+                }
+            }
+            concrete(t)->spanEnd(*ev);
         }
 
         static void
@@ -116,6 +134,8 @@ namespace detail {
             !std::is_same_v<decltype(&Tracer::spanBegin), baseEventFn>;
         static constexpr bool hasSpanEnd = !std::is_same_v<decltype(&Tracer::spanEnd), baseEventFn>;
         static constexpr bool hasMark = !std::is_same_v<decltype(&Tracer::mark), baseEventFn>;
+        static_assert(std::is_same_v<decltype(Tracer::foldsCompletion), const bool>,
+                      "foldsCompletion is a static constexpr bool");
 
         static constexpr nixl_trace_backend_ops_t table = {
             sizeof(nixl_trace_backend_ops_t),

@@ -58,7 +58,7 @@ namespace {
     // binds to the next slice on the thread, the mark: a mark has no enclosing span
     // (getXferStatus is not one), so enclosing binding would find nothing there.
     void
-    appendFlow(nixlChromeLine &s, std::string_view pidTid, char ph, const header &h) {
+    appendFlow(nixlChromeLine &s, std::string_view pidTid, char ph, uint64_t id, uint64_t ts) {
         s.lit("{\"ph\":\"");
         s.ch(ph);
         if (ph == 's') {
@@ -67,12 +67,54 @@ namespace {
             s.ch('"');
         }
         s.lit(",\"name\":\"nixl::xfer\",\"cat\":\"nixl.flow\",\"id\":\"");
-        nixlChromeJson::appendHex(s, h.correlationId);
+        nixlChromeJson::appendHex(s, id);
         s.lit("\",");
         s.append(pidTid);
         s.lit(",\"ts\":");
-        nixlChromeJson::appendMicros(s, h.begin);
+        nixlChromeJson::appendMicros(s, ts);
         s.lit("},\n");
+    }
+
+    // The common start of an event line, up to and including its parent_span_id arg; the name
+    // is escaped already, or (nameFull > escapedName.size() or raw) escaped here.
+    void
+    appendEventHead(nixlChromeLine &s, std::string_view pidTid, const nixlChromeAgent &agent,
+                    bool span, std::string_view name, bool raw, size_t nameFull, uint32_t kind,
+                    uint64_t begin, uint64_t end, uint64_t spanId, uint64_t parent, uint64_t corr) {
+        if (span) {
+            s.lit("{\"ph\":\"X\",\"name\":\"");
+        } else {
+            s.lit("{\"ph\":\"i\",\"s\":\"t\",\"name\":\"");
+        }
+        if (raw) {
+            nixlChromeJson::appendEscapedCut(s, name, nameFull);
+        } else {
+            s.append(name);
+        }
+        s.lit("\",\"cat\":\"");
+        s.append(kindName(kind));
+        s.lit("\",");
+        s.append(pidTid);
+        s.lit(",\"ts\":");
+        nixlChromeJson::appendMicros(s, begin);
+        if (span) {
+            s.lit(",\"dur\":");
+            nixlChromeJson::appendMicros(s, end > begin ? end - begin : 0);
+        }
+        s.lit(",\"args\":{\"agent\":\"");
+        s.append(agent.escaped);
+        s.ch('"');
+        if (corr != 0) {
+            s.lit(",\"correlation_id\":\"");
+            nixlChromeJson::appendHex(s, corr);
+            s.ch('"');
+        }
+        if (span) {
+            s.lit(",\"span_id\":");
+            nixlChromeJson::appendU64(s, spanId);
+        }
+        s.lit(",\"parent_span_id\":");
+        nixlChromeJson::appendU64(s, parent);
     }
 
 } // namespace
@@ -86,6 +128,18 @@ format(nixlChromeLine &s, const char *rec, size_t n, const nixlChromeAgent *agen
         return false;
     }
     const bool span = h.type == kSpan;
+    const bool completed = (h.flags & kFlagCompleted) != 0;
+    uint64_t completeAt = 0;
+    uint32_t completeName = 0;
+    uint32_t completeKind = 0;
+    if (completed) {
+        completeAt = r.get<uint64_t>();
+        completeName = r.get<uint32_t>();
+        completeKind = r.get<uint32_t>();
+        if (!r.ok || !span || completeName >= agent->names.size()) {
+            return false;
+        }
+    }
     std::string_view name;
     size_t nameFull = 0;
     bool flowStart = false;
@@ -110,51 +164,29 @@ format(nixlChromeLine &s, const char *rec, size_t n, const nixlChromeAgent *agen
     }
     const size_t start = s.size();
     if (flowEnd && h.correlationId != 0) {
-        appendFlow(s, pidTid, 'f', h);
+        appendFlow(s, pidTid, 'f', h.correlationId, h.begin);
     }
-    if (span) {
-        s.lit("{\"ph\":\"X\",\"name\":\"");
-    } else {
-        s.lit("{\"ph\":\"i\",\"s\":\"t\",\"name\":\"");
-    }
-    if (escaped) {
-        s.append(name);
-    } else {
-        nixlChromeJson::appendEscapedCut(s, name, nameFull);
-    }
-    s.lit("\",\"cat\":\"");
-    s.append(kindName(h.kind));
-    s.lit("\",");
-    s.append(pidTid);
-    s.lit(",\"ts\":");
-    nixlChromeJson::appendMicros(s, h.begin);
-    if (span) {
-        s.lit(",\"dur\":");
-        nixlChromeJson::appendMicros(s, h.end > h.begin ? h.end - h.begin : 0);
-    }
-    s.lit(",\"args\":{\"agent\":\"");
-    s.append(agent->escaped);
-    s.ch('"');
-    if (h.correlationId != 0) {
-        s.lit(",\"correlation_id\":\"");
-        nixlChromeJson::appendHex(s, h.correlationId);
-        s.ch('"');
-    }
-    if (span) {
-        s.lit(",\"span_id\":");
-        nixlChromeJson::appendU64(s, h.spanId);
-    }
-    s.lit(",\"parent_span_id\":");
-    nixlChromeJson::appendU64(s, h.parentSpanId);
+    appendEventHead(s, pidTid, *agent, span, name, !escaped, nameFull, h.kind, h.begin, h.end,
+                    h.spanId, h.parentSpanId, h.correlationId);
     for (uint32_t i = 0; i < h.attrCount; ++i) {
-        const uint8_t type = r.get<uint8_t>();
-        size_t keyFull = 0;
-        const std::string_view key = r.str(keyFull);
-        if (!r.ok) {
-            break;
-        }
+        const uint8_t typeByte = r.get<uint8_t>();
+        const uint8_t type = typeByte & static_cast<uint8_t>(~kKeyInterned);
         s.lit(",\"");
-        nixlChromeJson::appendEscapedCut(s, key, keyFull);
+        if ((typeByte & kKeyInterned) != 0) {
+            const uint32_t id = r.get<uint32_t>();
+            if (!r.ok || id >= agent->keys.size()) {
+                r.ok = false;
+                break;
+            }
+            s.append(agent->keys[id]);
+        } else {
+            size_t keyFull = 0;
+            const std::string_view key = r.str(keyFull);
+            if (!r.ok) {
+                break;
+            }
+            nixlChromeJson::appendEscapedCut(s, key, keyFull);
+        }
         s.lit("\":");
         if (type == NIXL_TRACE_ATTR_INT64) {
             nixlChromeJson::appendI64(s, r.get<int64_t>());
@@ -174,7 +206,18 @@ format(nixlChromeLine &s, const char *rec, size_t n, const nixlChromeAgent *agen
     }
     s.lit("}},\n");
     if (flowStart && h.correlationId != 0) {
-        appendFlow(s, pidTid, 's', h); // after the span: bound to it, the enclosing slice
+        appendFlow(s, pidTid, 's', h.correlationId, h.begin); // after the span: bound to it
+    }
+    if (completed) {
+        // The completion mark the span carried, as a mark of its own (after the span, as the
+        // file's order does not matter to viewers; its time is inside the span).
+        const nixlChromeAgent::name &c = agent->names[completeName];
+        if (c.flowEnd && h.correlationId != 0) {
+            appendFlow(s, pidTid, 'f', h.correlationId, completeAt);
+        }
+        appendEventHead(s, pidTid, *agent, false, c.escaped, false, 0, completeKind, completeAt,
+                        0, 0, h.spanId, h.correlationId);
+        s.lit("}},\n");
     }
     return true;
 }

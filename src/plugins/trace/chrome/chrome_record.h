@@ -9,11 +9,13 @@
  *
  * Layout (host byte order, no alignment: both ends copy with memcpy):
  *   header (nixlChromeRecord::header, 64 bytes)
+ *   [u64 time, u32 name id, u32 kind]  of the completion mark, when kFlagCompleted
  *   [name]                       when header.nameId == kDynamicName
- *   attrCount x { u8 type, key, value }
+ *   attrCount x { u8 type, key, value }  key: a u32 key-table id when type has kKeyInterned,
+ *                                        else a string
  * where a string is { u32 full length, min(full length, kMaxStringBytes) bytes }, so a record
  * is bounded however long the strings were, and the writer still reports the cut bytes; an
- * int64 or double value is 8 bytes. Names of the create-time table travel as their id.
+ * int64 or double value is 8 bytes. Names and keys of the create-time tables travel as their id.
  * Stateless; encode() is called by a ring's producer, format() by its consumer.
  */
 #ifndef NIXL_TRACE_CHROME_RECORD_H
@@ -39,6 +41,7 @@ struct nixlChromeAgent {
 
     std::string escaped; // the agent's name, JSON string body
     std::vector<name> names; // by name table id
+    std::vector<std::string> keys; // JSON string bodies, by key table id
 };
 
 namespace nixlChromeRecord {
@@ -55,7 +58,8 @@ inline constexpr std::string_view kComplete = "nixl::xfer.complete";
 struct header {
     uint32_t size; // of the whole record, bytes
     uint8_t type; // kSpan or kMark
-    uint8_t pad[3];
+    uint8_t flags; // kFlagCompleted
+    uint8_t pad[2];
     uint32_t agent; // the session's agent index
     uint32_t kind;
     uint32_t nameId; // table id, or kDynamicName (the name follows the header)
@@ -87,15 +91,36 @@ cstr(const char *s) noexcept {
 /** Attribute keys whose length size() hands to encode() (more are measured again). */
 inline constexpr size_t kKeyLenCache = 16;
 
+/** header.flags: the span carries its request's completion mark (a folded completion). */
+inline constexpr uint8_t kFlagCompleted = 1;
+/** Set in an attribute's type byte: the key travels as its u32 id in the key table. */
+inline constexpr uint8_t kKeyInterned = 0x80;
+
+/** What encode() needs of the agent's create-time tables. */
+struct tables {
+    uint32_t nameCount = 0;
+    uint32_t keyCount = 0;
+};
+
+/** Whether ev's record carries the completion mark of the span (see kFlagCompleted). */
+inline bool
+folded(const nixl_trace_event_t &ev, bool span, const tables &t) noexcept {
+    return span && ev.complete_ns != 0 && ev.complete_name_id < t.nameCount;
+}
+
 /**
- * Bytes of the record for ev (nameInTable: its name travels as the id). With keyLens (room for
- * kKeyLenCache), it also keeps the length of each attribute's key for encode(), so a key is
- * measured once per event, not once per pass.
+ * Bytes of the record for ev. With keyLens (room for kKeyLenCache), it also keeps the length
+ * of each dynamic attribute key for encode(), so a key is measured once per event, not once
+ * per pass; an interned key (key_id in the table) is not measured at all.
  */
 inline size_t
-size(const nixl_trace_event_t &ev, bool nameInTable, size_t *keyLens = nullptr) noexcept {
+size(const nixl_trace_event_t &ev, bool span, const tables &t,
+     size_t *keyLens = nullptr) noexcept {
     size_t n = sizeof(header);
-    if (!nameInTable) {
+    if (folded(ev, span, t)) {
+        n += 16; // u64 time, u32 name id, u32 kind
+    }
+    if (ev.name_id >= t.nameCount) {
         n += 4 + storedLen(cstr(ev.name).size());
     }
     for (size_t i = 0; ev.attrs != nullptr && i < ev.attr_count; ++i) {
@@ -103,11 +128,15 @@ size(const nixl_trace_event_t &ev, bool nameInTable, size_t *keyLens = nullptr) 
         if (!knownAttrType(a.type)) {
             continue;
         }
-        const size_t keyLen = cstr(a.key).size();
-        if (keyLens != nullptr && i < kKeyLenCache) {
-            keyLens[i] = keyLen;
+        if (a.key_id < t.keyCount) {
+            n += 1 + 4;
+        } else {
+            const size_t keyLen = cstr(a.key).size();
+            if (keyLens != nullptr && i < kKeyLenCache) {
+                keyLens[i] = keyLen;
+            }
+            n += 1 + 4 + storedLen(keyLen);
         }
-        n += 1 + 4 + storedLen(keyLen);
         n += a.type == NIXL_TRACE_ATTR_STRING ?
             4 + storedLen(a.value.str.data == nullptr ? 0 : a.value.str.len) :
             8;
@@ -121,12 +150,15 @@ size(const nixl_trace_event_t &ev, bool nameInTable, size_t *keyLens = nullptr) 
  */
 template<typename Put>
 void
-encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, bool nameInTable,
+encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, const tables &t,
        size_t n, const size_t *keyLens = nullptr) noexcept {
+    const bool nameInTable = ev.name_id < t.nameCount;
+    const bool complete = folded(ev, span, t);
     header h;
     h.size = static_cast<uint32_t>(n);
     h.type = span ? kSpan : kMark;
-    h.pad[0] = h.pad[1] = h.pad[2] = 0;
+    h.flags = complete ? kFlagCompleted : 0;
+    h.pad[0] = h.pad[1] = 0;
     h.agent = agent;
     h.kind = ev.kind;
     h.nameId = nameInTable ? ev.name_id : kDynamicName;
@@ -137,6 +169,12 @@ encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, bool 
     h.parentSpanId = ev.parent_span_id;
     h.correlationId = ev.correlation_id;
     size_t at = sizeof(header);
+    if (complete) {
+        put(at, &ev.complete_ns, 8);
+        put(at + 8, &ev.complete_name_id, 4);
+        put(at + 12, &ev.complete_kind, 4);
+        at += 16;
+    }
     auto putString = [&](const char *p, size_t full) {
         const uint32_t f = static_cast<uint32_t>(full > UINT32_MAX ? UINT32_MAX : full);
         put(at, &f, 4);
@@ -155,13 +193,19 @@ encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, bool 
         if (!knownAttrType(a.type)) {
             continue;
         }
-        const uint8_t t = static_cast<uint8_t>(a.type);
-        put(at, &t, 1);
+        const bool interned = a.key_id < t.keyCount;
+        const uint8_t type = static_cast<uint8_t>(a.type | (interned ? kKeyInterned : 0));
+        put(at, &type, 1);
         ++at;
-        const std::string_view key = keyLens != nullptr && i < kKeyLenCache ?
-            std::string_view(a.key != nullptr ? a.key : "", keyLens[i]) :
-            cstr(a.key);
-        putString(key.data(), key.size());
+        if (interned) {
+            put(at, &a.key_id, 4);
+            at += 4;
+        } else {
+            const std::string_view key = keyLens != nullptr && i < kKeyLenCache ?
+                std::string_view(a.key != nullptr ? a.key : "", keyLens[i]) :
+                cstr(a.key);
+            putString(key.data(), key.size());
+        }
         if (a.type == NIXL_TRACE_ATTR_STRING) {
             putString(a.value.str.data, a.value.str.data == nullptr ? 0 : a.value.str.len);
         } else {

@@ -146,9 +146,9 @@ private:
 /** Producer: queues the record of ev on r whole, or returns false (it does not fit). */
 inline bool
 nixlChromeEnqueue(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, uint32_t agent,
-                  bool nameInTable) noexcept {
+                  const nixlChromeRecord::tables &t) noexcept {
     size_t keyLens[nixlChromeRecord::kKeyLenCache];
-    const size_t n = nixlChromeRecord::size(ev, nameInTable, keyLens);
+    const size_t n = nixlChromeRecord::size(ev, span, t, keyLens);
     if (!r.fits(n)) {
         return false;
     }
@@ -158,10 +158,10 @@ nixlChromeEnqueue(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, ui
             [w](size_t at, const void *p, size_t len) {
                 nixlChromeCopyBytes(w + at, static_cast<const char *>(p), len);
             },
-            ev, span, agent, nameInTable, n, keyLens);
+            ev, span, agent, t, n, keyLens);
     } else {
         nixlChromeRecord::encode([&r](size_t at, const void *p, size_t len) { r.put(at, p, len); },
-                                 ev, span, agent, nameInTable, n, keyLens);
+                                 ev, span, agent, t, n, keyLens);
     }
     r.publish(n);
     return true;
@@ -214,8 +214,8 @@ public:
     /** Queues the record of ev on the thread's ring, or drops and counts it. */
     void
     commit(nixlChromeRing &r, const nixl_trace_event_t &ev, bool span, uint32_t agent,
-           bool nameInTable) noexcept {
-        if (!nixlChromeEnqueue(r, ev, span, agent, nameInTable)) {
+           const nixlChromeRecord::tables &t) noexcept {
+        if (!nixlChromeEnqueue(r, ev, span, agent, t)) {
             r.countDrop();
         }
     }

@@ -49,6 +49,10 @@ readConfig() {
 
 class nixlChromeTracer final : public nixlTraceBackendBase {
 public:
+    // A span whose request completed inside it is one record, formatted as the span, the
+    // completion mark and the flow between them.
+    static constexpr bool foldsCompletion = true;
+
     explicit nixlChromeTracer(const nixlTraceBackendContext &ctx)
         : session_(nixlChromeSession::acquire(readConfig())) {
         auto agent = std::make_unique<nixlChromeAgent>();
@@ -62,7 +66,16 @@ public:
             info.flowEnd = v == nixlChromeRecord::kComplete;
             agent->names.push_back(std::move(info));
         }
-        nameCount_ = agent->names.size();
+        agent->keys.reserve(ctx.keys.size());
+        for (const nixl_trace_key_t &k : ctx.keys) {
+            std::string escaped;
+            nixlChromeJson::appendEscaped(escaped,
+                                          k.key == nullptr ? std::string_view() :
+                                                             std::string_view(k.key, k.len));
+            agent->keys.push_back(std::move(escaped));
+        }
+        tables_.nameCount = static_cast<uint32_t>(agent->names.size());
+        tables_.keyCount = static_cast<uint32_t>(agent->keys.size());
         agentIndex_ = session_->addAgent(std::move(agent));
     }
 
@@ -76,6 +89,19 @@ public:
 
     void
     spanEnd(const nixl_trace_event_t &ev) noexcept override {
+        if (ev.complete_ns != 0 && ev.size >= sizeof(nixl_trace_event_t) &&
+            ev.complete_name_id >= tables_.nameCount) [[unlikely]] {
+            // A completion whose name the record cannot carry as an id: a mark of its own.
+            nixl_trace_event_t m{};
+            m.size = sizeof(m);
+            m.name_id = NIXL_TRACE_NAME_DYNAMIC;
+            m.kind = ev.complete_kind;
+            m.name = ev.complete_name;
+            m.parent_span_id = ev.span_id;
+            m.correlation_id = ev.correlation_id;
+            m.begin_ns = ev.complete_ns;
+            write(m, false);
+        }
         write(ev, true);
     }
 
@@ -98,11 +124,11 @@ private:
             session_->countDrop();
             return;
         }
-        session_->commit(*r, ev, span, agentIndex_, ev.name_id < nameCount_);
+        session_->commit(*r, ev, span, agentIndex_, tables_);
     }
 
     std::shared_ptr<nixlChromeSession> session_;
-    size_t nameCount_ = 0; // of the create-time name table
+    nixlChromeRecord::tables tables_; // sizes of the create-time name and key tables
     uint32_t agentIndex_ = 0; // in the session's agent tables
 };
 
