@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 #include "ucx_test_utils.h"
 
@@ -47,6 +48,30 @@ protected:
         ASSERT_EQ(a_->registerDram(srcA_->addr(), buf_len), NIXL_SUCCESS);
         ASSERT_EQ(b_->registerDram(dstB_->addr(), buf_len), NIXL_SUCCESS);
         exchange();
+    }
+
+    // Orderly shutdown (docs/backends/ucx.md, Limits): UCX 1.13 over tcp can abort inside UCX
+    // when an agent goes while its peer still has a wireup message queued to it (seen once in
+    // ucx_tls_tcp at load 20+, in MakeConnectionIsOptional, whose connection was still being
+    // set up when the fixture destroyed both agents). A notification each way completes the
+    // setup in both directions before the agents go. Tests that left a side without the
+    // other's metadata have no connection in that direction to settle.
+    void
+    TearDown() override {
+        if (!a_ || !b_) {
+            return;
+        }
+        for (auto [from, box, toName, fromName] :
+             {std::tuple{a_.get(), &boxB_, "B", "A"}, std::tuple{b_.get(), &boxA_, "A", "B"}}) {
+            if (from->agent->genNotif(toName, "teardown") != NIXL_SUCCESS) {
+                continue;
+            }
+            EXPECT_TRUE(waitFor([&] {
+                boxA_.poll(*a_->agent); // progresses the sender too
+                boxB_.poll(*b_->agent);
+                return box->count(fromName, "teardown") > 0;
+            })) << fromName << " -> " << toName << " teardown notification";
+        }
     }
 
     void
