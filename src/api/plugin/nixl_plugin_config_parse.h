@@ -57,6 +57,21 @@ equalsNoCase(std::string_view a, std::string_view b) noexcept {
     return true;
 }
 
+/**
+ * text without ASCII blanks (space, tab, CR, LF) at either end. Not applied to option values
+ * (those take no blanks, above): for the items of a comma list such as UCX_TLS and for lines
+ * read from files such as /proc/sys/kernel/random/boot_id.
+ */
+constexpr std::string_view
+trimBlanks(std::string_view text) noexcept {
+    constexpr std::string_view blanks = " \t\r\n";
+    const size_t first = text.find_first_not_of(blanks);
+    if (first == std::string_view::npos) {
+        return {};
+    }
+    return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
 /** True when text is one of NIXL's boolean words; out is then its value. */
 constexpr bool
 parseBool(std::string_view text, bool &out) noexcept {

@@ -5,6 +5,8 @@
 // Process identity and liveness from /proc and pidfd (proc_identity.h).
 #include "proc_identity.h"
 
+#include "nixl_plugin_config_parse.h"
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -42,18 +44,6 @@ namespace {
         return true;
     }
 
-    std::string_view
-    trimBlanks(std::string_view s) {
-        while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
-                              s.front() == '\r')) {
-            s.remove_prefix(1);
-        }
-        while (!s.empty() &&
-               (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
-            s.remove_suffix(1);
-        }
-        return s;
-    }
 
     /** Reads a small /proc file whole; false if it cannot be opened or read. */
     bool
@@ -126,7 +116,7 @@ readSelfIdentity(procIdentity &id, std::string &err) {
     std::string s;
     int e = 0;
     if (readSmallFile("/proc/sys/kernel/random/boot_id", s, e)) {
-        id.bootId = std::string(trimBlanks(s));
+        id.bootId = std::string(nixlConfigParse::trimBlanks(s));
     }
     struct stat st {};
     if (::stat("/proc/self/ns/pid", &st) == 0) {

@@ -99,6 +99,16 @@ TEST(configParse, MillisecondsArePlainIntegers) {
     EXPECT_FALSE(parseMilliseconds("1.5", ms));
 }
 
+TEST(configParse, TrimBlanksStripsBothEndsOnly) {
+    EXPECT_EQ(trimBlanks(" \t rc_x,sm \r\n"), "rc_x,sm");
+    EXPECT_EQ(trimBlanks("a b"), "a b");
+    EXPECT_EQ(trimBlanks("x"), "x");
+    EXPECT_EQ(trimBlanks(" \n\t\r "), "");
+    EXPECT_EQ(trimBlanks(""), "");
+    // Not a blank here: a vertical tab or a NUL stays, as in the copies this replaced.
+    EXPECT_EQ(trimBlanks("\vx\v"), "\vx\v");
+}
+
 static_assert([] {
     bool v = false;
     return parseBool("Enable", v) && v;

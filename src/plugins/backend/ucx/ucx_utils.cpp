@@ -22,15 +22,7 @@ namespace nixlUcx {
 
 std::string_view
 trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
-                          s.front() == '\r')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() &&
-           (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
-        s.remove_suffix(1);
-    }
-    return s;
+    return nixlConfigParse::trimBlanks(s);
 }
 
 namespace {
