@@ -260,4 +260,70 @@ TEST(lfFastRma, RefusedTableKeepsDeliveryComplete) {
     a->agent->releaseXferReq(req);
 }
 
+// One agent with shm_fast_rma=yes and one with no, both orders: the pair falls back to
+// delivery-complete RMA in both directions (the "no" side publishes no table, and does not open
+// the other's). Data arrives both ways; a WRITE into the target's deregistered buffer then fails
+// through the provider's key check and changes no byte — which a fast copy, checking no table,
+// would not do.
+TEST(lfFastRma, MixedFastRmaPairUsesDeliveryComplete) {
+    for (const bool a_fast : {true, false}) {
+        SCOPED_TRACE(a_fast ? "A yes, B no" : "A no, B yes");
+        lfSetup sa;
+        sa.provider = "shm";
+        // The failed WRITE ends by this timeout; long enough that a preempted test thread
+        // cannot make the successful transfers before it look stalled.
+        sa.extra["stall_timeout_ms"] = "2000";
+        lfSetup sb = sa;
+        sa.extra["shm_fast_rma"] = a_fast ? "yes" : "no";
+        sb.extra["shm_fast_rma"] = a_fast ? "no" : "yes";
+        auto a = lfAgent::make("A", sa);
+        ASSERT_TRUE(a);
+        auto b = lfAgent::make("B", sb);
+        ASSERT_TRUE(b);
+        std::vector<uint8_t> abuf(desc_len), bbuf(desc_len, 0xee);
+        fillPattern(abuf.data(), abuf.size(), 71);
+        ASSERT_EQ(a->registerDram(reinterpret_cast<uintptr_t>(abuf.data()), abuf.size()),
+                  NIXL_SUCCESS);
+        ASSERT_EQ(b->registerDram(reinterpret_cast<uintptr_t>(bbuf.data()), bbuf.size()),
+                  NIXL_SUCCESS);
+        std::string name;
+        ASSERT_EQ(a->agent->loadRemoteMD(b->md(), name), NIXL_SUCCESS);
+        ASSERT_EQ(b->agent->loadRemoteMD(a->md(), name), NIXL_SUCCESS);
+        const uintptr_t ap = reinterpret_cast<uintptr_t>(abuf.data());
+        const uintptr_t bp = reinterpret_cast<uintptr_t>(bbuf.data());
+        notifBox abox, bbox;
+        auto run = [](lfAgent &from, nixl_xfer_op_t op, uintptr_t local, uintptr_t remote,
+                      const std::string &peer, const std::function<void()> &poll_peer) {
+            nixlXferReqH *req = nullptr;
+            if (from.agent->createXferReq(op, xferList({{local, desc_len}}),
+                                          xferList({{remote, desc_len}}), peer,
+                                          req) != NIXL_SUCCESS) {
+                return NIXL_ERR_UNKNOWN;
+            }
+            const nixl_status_t st = runXfer(*from.agent, req, poll_peer);
+            from.agent->releaseXferReq(req);
+            return st;
+        };
+        auto poll_b = [&] { bbox.poll(*b->agent); };
+        auto poll_a = [&] { abox.poll(*a->agent); };
+        // A WRITEs into B, A READs from B, B WRITEs into A: each checked.
+        ASSERT_EQ(run(*a, NIXL_WRITE, ap, bp, "B", poll_b), NIXL_SUCCESS);
+        EXPECT_EQ(firstMismatch(bbuf.data(), bbuf.size(), 71), -1);
+        fillPattern(bbuf.data(), bbuf.size(), 72);
+        ASSERT_EQ(run(*a, NIXL_READ, ap, bp, "B", poll_b), NIXL_SUCCESS);
+        EXPECT_EQ(firstMismatch(abuf.data(), abuf.size(), 72), -1);
+        fillPattern(bbuf.data(), bbuf.size(), 73);
+        ASSERT_EQ(run(*b, NIXL_WRITE, bp, ap, "A", poll_a), NIXL_SUCCESS);
+        EXPECT_EQ(firstMismatch(abuf.data(), abuf.size(), 73), -1);
+
+        std::fill(bbuf.begin(), bbuf.end(), 0xee);
+        ASSERT_EQ(deregister(*b, bbuf), NIXL_SUCCESS);
+        const nixl_status_t st = run(*a, NIXL_WRITE, ap, bp, "B", poll_b);
+        EXPECT_EQ(st, NIXL_ERR_BACKEND) << nixlEnumStrings::statusStr(st);
+        for (size_t i = 0; i < bbuf.size(); ++i) {
+            ASSERT_EQ(bbuf[i], 0xee) << "byte " << i;
+        }
+    }
+}
+
 } // namespace
