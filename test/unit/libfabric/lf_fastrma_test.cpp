@@ -216,7 +216,9 @@ TEST(lfFastRma, PeerKilledHoldingAMarkDoesNotBlockDeregister) {
 TEST(lfFastRma, RefusedTableKeepsDeliveryComplete) {
     lfSetup s;
     s.provider = "shm";
-    s.extra["stall_timeout_ms"] = "300";
+    // The second WRITE ends by this timeout; long enough that a preempted test thread cannot
+    // make the first one look stalled.
+    s.extra["stall_timeout_ms"] = "2000";
     auto a = lfAgent::make("A", s);
     ASSERT_TRUE(a);
     const std::set<std::string> before = lfTables();
