@@ -149,7 +149,24 @@ TEST(ucxLazy, LoadCreatesNoWorkerAndConcurrentFirstUseBuildsOnce) {
     EXPECT_EQ(peers[1]->cmd("await hi"), "ok");
     // A goes first, then the peers (the orderly shutdown of docs/backends/ucx.md, Limits):
     // with UCX_TLS=tcp a peer that exits while A's endpoints to it are still being wired up
-    // can abort inside UCX 1.13 (1 run in 3 here before this order).
+    // can abort inside UCX 1.13 (1 run in 3 here before this order). That includes a peer
+    // whose wireup reply to A is still queued when A goes (ucp_request.c:684, "got REP
+    // message", 1 run in 20 with UCX_TLS=tcp): the genNotif above made both of P1's lanes but
+    // used one, and the threads' lanes to P0 need not cover both. A flushed WRITE on every
+    // lane completes only once A has that lane's reply, so after these no reply is pending.
+    for (size_t i = 0; i < 2; ++i) {
+        for (size_t lane = 0; lane < 2; ++lane) {
+            nixl_opt_args_t extra;
+            extra.customParam = "worker_id=" + std::to_string(lane);
+            nixlXferReqH *req = nullptr;
+            ASSERT_EQ(a->agent->createXferReq(NIXL_WRITE, xferList({{buf.addr(), 64}}),
+                                              xferList({{peers[i]->bufAddr(), 64}}),
+                                              peers[i]->name(), req, &extra),
+                      NIXL_SUCCESS);
+            ASSERT_EQ(runXfer(*a->agent, req), NIXL_SUCCESS) << peers[i]->name() << "/" << lane;
+            EXPECT_EQ(a->agent->releaseXferReq(req), NIXL_SUCCESS);
+        }
+    }
     a.reset();
     for (auto &p : peers) {
         EXPECT_EQ(p->cmd("exit"), "bye");
