@@ -32,6 +32,9 @@ def outcome(call):
         return ("err", type(e), re.sub(r"\d{7,}|0x[0-9a-f]+", "N", str(e)))
     if isinstance(r, (nixl_xfer_handle, nixl_prepped_dlist_handle)):
         return ("ok", type(r), r._released, r._agent)
+    if r in ("DONE", "PROC"):
+        # Whether a post completes within the call is UCX's timing, not the path's.
+        return ("ok", "DONE or PROC")
     return ("ok", r)
 
 
