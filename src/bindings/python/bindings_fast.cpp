@@ -19,7 +19,7 @@
 //
 // GIL and threads: as in bindings_agent.cpp (see docs/python.md §4 for the rule).
 
-#include <cxxabi.h>
+#include "bindings_fast.h"
 
 #include <climits>
 #include <cstring>
@@ -28,24 +28,73 @@
 #include <pybind11/stl.h>
 #include <structmember.h>
 
-#include "bindings_agent.h"
-#include "bindings_common.h"
+#ifdef NIXL_PY_NUMPY_HEADERS
+// Only the object layout (ndarraytypes.h, inline accessors): no numpy C-API table, so the module
+// neither imports numpy nor needs it at run time. nixl._api registers numpy.ndarray.
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/ndarraytypes.h>
+#endif
 
 namespace nixl_py {
 
 namespace {
 
+PyObject *gNdarrayType = nullptr; // numpy.ndarray once nixl._api registered it
+bool gNdarrayLayoutOk = false; // the probe array read back right (setNdarrayType)
+
 // makeXferReq indices: a sequence of ints, or a 1-D array of any integer or float dtype whose
 // values are cast to uint32 (as NIXL's binding forces the dtype to uint32).
 template<class T>
 void
-castColumn(const Py_buffer &view, std::vector<int> &out) {
-    const char *p = static_cast<const char *>(view.buf);
-    for (Py_ssize_t i = 0; i < view.shape[0]; ++i) {
+castColumn(const char *p, Py_ssize_t n, Py_ssize_t stride, std::vector<int> &out) {
+    for (Py_ssize_t i = 0; i < n; ++i) {
         T v;
-        std::memcpy(&v, p + i * view.strides[0], sizeof(T));
+        std::memcpy(&v, p + i * stride, sizeof(T));
         out.push_back(static_cast<int>(static_cast<uint32_t>(v)));
     }
+}
+
+/**
+ * Appends the indices of a 1-D numpy.ndarray of a native-order integer dtype, read through
+ * numpy's object layout; false (out untouched) for any other object. Why: exporting a buffer
+ * makes numpy build a format string per call (about 0.13 us per array on the development VM,
+ * twice per makeXferReq). The fields
+ * read (nd, data, dimensions, strides, descr's byteorder and type_num) sit where they are in
+ * numpy 1.x and 2.x alike, and setNdarrayType checks them on a probe array.
+ */
+bool
+readNdarray(PyObject *obj, std::vector<int> &out) {
+#ifdef NIXL_PY_NUMPY_HEADERS
+    if (obj == nullptr || reinterpret_cast<PyObject *>(Py_TYPE(obj)) != gNdarrayType) {
+        return false;
+    }
+    auto *arr = reinterpret_cast<PyArrayObject *>(obj);
+    if (PyArray_NDIM(arr) != 1 || PyArray_DESCR(arr)->byteorder == '>') {
+        return false;
+    }
+    const char *p = static_cast<const char *>(PyArray_DATA(arr));
+    const Py_ssize_t n = PyArray_DIMS(arr)[0];
+    const Py_ssize_t stride = PyArray_STRIDES(arr)[0];
+    const size_t start = out.size();
+    out.reserve(start + static_cast<size_t>(n));
+    switch (PyArray_DESCR(arr)->type_num) {
+    case NPY_BYTE: castColumn<int8_t>(p, n, stride, out); return true;
+    case NPY_UBYTE: castColumn<uint8_t>(p, n, stride, out); return true;
+    case NPY_SHORT: castColumn<int16_t>(p, n, stride, out); return true;
+    case NPY_USHORT: castColumn<uint16_t>(p, n, stride, out); return true;
+    case NPY_INT: castColumn<int32_t>(p, n, stride, out); return true;
+    case NPY_UINT: castColumn<uint32_t>(p, n, stride, out); return true;
+    case NPY_LONG:
+    case NPY_LONGLONG: castColumn<int64_t>(p, n, stride, out); return true;
+    case NPY_ULONG:
+    case NPY_ULONGLONG: castColumn<uint64_t>(p, n, stride, out); return true;
+    default: return false;
+    }
+#else
+    (void)obj;
+    (void)out;
+    return false;
+#endif
 }
 
 /** A Py_buffer released on scope exit. */
@@ -67,12 +116,15 @@ struct nixlPyBufferView {
     operator=(const nixlPyBufferView &) = delete;
 };
 
-std::vector<int>
-toIndices(const py::handle &obj, const char *what) {
-    std::vector<int> out;
-    if (PyObject_CheckBuffer(obj.ptr()) && !PyBytes_Check(obj.ptr()) &&
-        !PyByteArray_Check(obj.ptr())) {
-        nixlPyBufferView buf(obj.ptr());
+} // namespace
+
+void
+toIndices(PyObject *obj, const char *what, std::vector<int> &out) {
+    if (gNdarrayLayoutOk && readNdarray(obj, out)) {
+        return;
+    }
+    if (PyObject_CheckBuffer(obj) && !PyBytes_Check(obj) && !PyByteArray_Check(obj)) {
+        nixlPyBufferView buf(obj);
         const Py_buffer &view = buf.view;
         if (view.ndim != 1) {
             throw py::value_error(std::string(what) + " must be a 1-D array");
@@ -83,30 +135,31 @@ toIndices(const py::handle &obj, const char *what) {
             ++f0;
         }
         const char f = (f0[0] != '\0' && f0[1] == '\0') ? f0[0] : '\0';
-        out.reserve(static_cast<size_t>(view.shape[0]));
+        out.reserve(out.size() + static_cast<size_t>(view.shape[0]));
+        const char *p = static_cast<const char *>(view.buf);
         if ((f == 'l' || f == 'L') && view.itemsize != static_cast<Py_ssize_t>(sizeof(int64_t))) {
             throw py::type_error(std::string(what) + ": unsupported array format");
         }
         switch (f) {
-        case 'b': castColumn<int8_t>(view, out); break;
-        case 'B': castColumn<uint8_t>(view, out); break;
-        case 'h': castColumn<int16_t>(view, out); break;
-        case 'H': castColumn<uint16_t>(view, out); break;
-        case 'i': castColumn<int32_t>(view, out); break;
-        case 'I': castColumn<uint32_t>(view, out); break;
+        case 'b': castColumn<int8_t>(p, view.shape[0], view.strides[0], out); break;
+        case 'B': castColumn<uint8_t>(p, view.shape[0], view.strides[0], out); break;
+        case 'h': castColumn<int16_t>(p, view.shape[0], view.strides[0], out); break;
+        case 'H': castColumn<uint16_t>(p, view.shape[0], view.strides[0], out); break;
+        case 'i': castColumn<int32_t>(p, view.shape[0], view.strides[0], out); break;
+        case 'I': castColumn<uint32_t>(p, view.shape[0], view.strides[0], out); break;
         case 'l':
-        case 'q': castColumn<int64_t>(view, out); break;
+        case 'q': castColumn<int64_t>(p, view.shape[0], view.strides[0], out); break;
         case 'L':
-        case 'Q': castColumn<uint64_t>(view, out); break;
-        case 'f': castColumn<float>(view, out); break;
-        case 'd': castColumn<double>(view, out); break;
+        case 'Q': castColumn<uint64_t>(p, view.shape[0], view.strides[0], out); break;
+        case 'f': castColumn<float>(p, view.shape[0], view.strides[0], out); break;
+        case 'd': castColumn<double>(p, view.shape[0], view.strides[0], out); break;
         default:
             throw py::type_error(std::string(what) + ": unsupported array format '" + fmt +
                                  "'");
         }
-        return out;
+        return;
     }
-    if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()) || PyBytes_Check(obj.ptr())) {
+    if (!PySequence_Check(obj) || PyUnicode_Check(obj) || PyBytes_Check(obj)) {
         throw py::type_error(std::string(what) + " must be a sequence of ints or a 1-D array");
     }
     auto push = [&](long long v) {
@@ -122,24 +175,25 @@ toIndices(const py::handle &obj, const char *what) {
     // Fast path for what nixl._api passes (a list of ints): read the items in place, with no
     // iterator object and no __index__ call per element. The GIL is held and reading an exact
     // int runs no Python code, so the list cannot change under the loop.
-    if (PyList_CheckExact(obj.ptr())) {
-        const Py_ssize_t n = PyList_GET_SIZE(obj.ptr());
-        out.reserve(static_cast<size_t>(n));
+    const size_t start = out.size();
+    if (PyList_CheckExact(obj)) {
+        const Py_ssize_t n = PyList_GET_SIZE(obj);
+        out.reserve(start + static_cast<size_t>(n));
         Py_ssize_t i = 0;
         for (; i < n; ++i) {
-            PyObject *item = PyList_GET_ITEM(obj.ptr(), i);
+            PyObject *item = PyList_GET_ITEM(obj, i);
             if (!PyLong_CheckExact(item)) {
                 break;
             }
             push(PyLong_AsLongLong(item));
         }
         if (i == n) {
-            return out;
+            return;
         }
-        out.clear(); // an element of another type: take the general path below
+        out.resize(start); // an element of another type: take the general path below
     }
     py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
-    out.reserve(seq.size());
+    out.reserve(start + seq.size());
     for (const py::handle &item : seq) {
         PyObject *idx = PyNumber_Index(item.ptr());
         if (idx == nullptr) {
@@ -157,8 +211,9 @@ toIndices(const py::handle &obj, const char *what) {
         }
         out.push_back(static_cast<int>(v));
     }
-    return out;
 }
+
+namespace {
 
 // The Python objects the four methods return for the two non-error statuses, and the two
 // operation enum instances: built once by bindAgentTransferPath. pybind11 would allocate a new
@@ -169,6 +224,59 @@ PyObject *gStatusInProg = nullptr;
 PyObject *gOpRead = nullptr;
 PyObject *gOpWrite = nullptr;
 const py::detail::type_info *gAgentType = nullptr;
+
+[[noreturn]] void
+badType(const char *fn, const char *arg, const char *want, PyObject *got) {
+    throw py::type_error(std::string(fn) + "(): " + arg + " must be " + want + ", not " +
+                         Py_TYPE(got)->tp_name);
+}
+
+} // namespace
+
+PyTypeObject *
+agentPyType() {
+    return gAgentType->type;
+}
+
+bool
+fastIndices(PyObject *obj, std::vector<int> &out) {
+    if (PyList_CheckExact(obj)) {
+        const Py_ssize_t n = PyList_GET_SIZE(obj);
+        const size_t start = out.size();
+        out.reserve(start + static_cast<size_t>(n));
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            PyObject *item = PyList_GET_ITEM(obj, i);
+            int overflow = 0;
+            const long v = PyLong_CheckExact(item) ? PyLong_AsLongAndOverflow(item, &overflow) : 0;
+            if (!PyLong_CheckExact(item) || overflow != 0 || v < INT_MIN || v > INT_MAX) {
+                out.resize(start);
+                return false;
+            }
+            out.push_back(static_cast<int>(v));
+        }
+        return true;
+    }
+    return gNdarrayLayoutOk && readNdarray(obj, out);
+}
+
+void
+setNdarrayType(PyObject *type, PyObject *probe) {
+    PyObject *t = type == Py_None ? nullptr : type;
+    Py_XINCREF(t);
+    Py_XSETREF(gNdarrayType, t);
+    // The probe is numpy.array([7, -9, 11], dtype=int64)[::2] (strided): read it through the
+    // layout and through the buffer protocol; any difference turns the layout path off.
+    gNdarrayLayoutOk = true;
+    std::vector<int> direct;
+    std::vector<int> exported;
+    if (t == nullptr || !readNdarray(probe, direct)) {
+        gNdarrayLayoutOk = false;
+        return;
+    }
+    gNdarrayLayoutOk = false;
+    toIndices(probe, "probe", exported);
+    gNdarrayLayoutOk = direct == exported && direct == std::vector<int>{7, 11};
+}
 
 PyObject *
 statusObject(nixl_status_t st) {
@@ -183,17 +291,6 @@ statusObject(nixl_status_t st) {
     return py::cast(st).release().ptr();
 }
 
-[[noreturn]] void
-badType(const char *fn, const char *arg, const char *want, PyObject *got) {
-    throw py::type_error(std::string(fn) + "(): " + arg + " must be " + want + ", not " +
-                         Py_TYPE(got)->tp_name);
-}
-
-/**
- * Fills out[0..n) from vectorcall arguments by position and keyword (borrowed references;
- * nullptr where an optional argument is absent). Raises TypeError as CPython's own functions
- * do for too many, unknown, repeated or missing arguments.
- */
 void
 parseArgs(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
           const char *const *names, Py_ssize_t n, Py_ssize_t required, PyObject **out) {
@@ -231,7 +328,6 @@ parseArgs(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
     }
 }
 
-/** The nixlPyAgent of self (the descriptor already checked self is a nixlAgent). */
 nixlPyAgent &
 agentOf(PyObject *self) {
     auto *inst = reinterpret_cast<py::detail::instance *>(self);
@@ -242,7 +338,6 @@ agentOf(PyObject *self) {
     return *vh.value_ptr<nixlPyAgent>();
 }
 
-/** A handle argument: an int (or an object with __index__) in [0, 2^64), else TypeError. */
 uint64_t
 handleArg(PyObject *obj, const char *fn, const char *arg) {
     PyObject *num = obj;
@@ -269,6 +364,8 @@ handleArg(PyObject *obj, const char *fn, const char *arg) {
     }
     return v;
 }
+
+namespace {
 
 nixl_xfer_op_t
 opArg(PyObject *obj, const char *fn) {
@@ -336,29 +433,77 @@ boolArg(PyObject *obj, const char *fn, const char *arg) {
     return r != 0;
 }
 
-/** Runs f and turns a C++ exception into the Python one pybind11's translators give it. A
- *  forced unwind (a daemon thread ended by CPython's finalisation) passes through. */
-template<class F>
-PyObject *
-guarded(F &&f) {
-    try {
-        return f();
-    } catch (py::error_already_set &e) {
-        e.restore();
-        return nullptr;
-    } catch (abi::__forced_unwind &) {
-        throw;
-    } catch (...) {
-        if (py::detail::apply_exception_translators(
-                py::detail::get_local_internals().registered_exception_translators) ||
-            py::detail::apply_exception_translators(
-                py::detail::get_internals().registered_exception_translators)) {
-            return nullptr;
-        }
-        PyErr_SetString(PyExc_SystemError, "nixl._bindings: untranslated C++ exception");
-        return nullptr;
+} // namespace
+
+uint64_t
+makeXferCore(nixlPyAgent &agent, nixl_xfer_op_t op, uint64_t lh, const std::vector<int> &li,
+             uint64_t rh, const std::vector<int> &ri, const nixl_opt_args_t &extra) {
+    nixlPyNoGil release;
+    nixlPySlotReservation slot(agent.xfers);
+    // Both lists stay prepared for the whole call (shared: other threads may use them too).
+    // Slots in address order, so no two threads take a pair in opposite orders.
+    nixlPyHandleTable::Slot *ls = agent.dlists.find(lh);
+    nixlPyHandleTable::Slot *rs = agent.dlists.find(rh);
+    if (ls == nullptr) {
+        unknownHandle("prepared list", lh);
     }
+    if (rs == nullptr) {
+        unknownHandle("prepared list", rh);
+    }
+    auto *first = ls < rs ? ls : rs;
+    auto *second = ls < rs ? rs : ls;
+    std::shared_lock l1(first->mutex);
+    std::shared_lock<std::shared_mutex> l2;
+    if (second != first) {
+        l2 = std::shared_lock(second->mutex);
+    }
+    if (!nixlPyHandleTable::matches(*ls, lh)) {
+        unknownHandle("prepared list", lh);
+    }
+    if (!nixlPyHandleTable::matches(*rs, rh)) {
+        unknownHandle("prepared list", rh);
+    }
+    nixlXferReqH *req = nullptr;
+    throwOnError(agent.agent().makeXferReq(op,
+                                           reinterpret_cast<nixlDlistH *>(ls->ptr),
+                                           li,
+                                           reinterpret_cast<nixlDlistH *>(rs->ptr),
+                                           ri,
+                                           req,
+                                           &extra));
+    return slot.publish(reinterpret_cast<uintptr_t>(req));
 }
+
+nixl_status_t
+postXferCore(nixlPyAgent &agent, uint64_t h, const nixl_opt_args_t *extra) {
+    nixlPyNoGil release;
+    return withHandle<true>(agent.xfers, h, "transfer request", [&](uintptr_t p) {
+        return throwOnError(
+            agent.agent().postXferReq(reinterpret_cast<nixlXferReqH *>(p), extra));
+    });
+}
+
+nixl_status_t
+xferStatusCore(nixlPyAgent &agent, uint64_t h) {
+    nixlPyNoGil release;
+    return withHandle<true>(agent.xfers, h, "transfer request", [&](uintptr_t p) {
+        return throwOnError(agent.agent().getXferStatus(reinterpret_cast<nixlXferReqH *>(p)));
+    });
+}
+
+nixl_status_t
+releaseXferCore(nixlPyAgent &agent, uint64_t h) {
+    nixl_status_t st;
+    {
+        nixlPyNoGil release;
+        st = releaseHandle(agent.xfers, h, "transfer request", [&](uintptr_t p) {
+            return agent.agent().releaseXferReq(reinterpret_cast<nixlXferReqH *>(p));
+        });
+    }
+    return throwOnError(st);
+}
+
+namespace {
 
 PyObject *
 makeXferReq(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -373,8 +518,10 @@ makeXferReq(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
         const nixl_xfer_op_t op = opArg(a[0], fn);
         const uint64_t lh = handleArg(a[1], fn, "local_side");
         const uint64_t rh = handleArg(a[3], fn, "remote_side");
-        const std::vector<int> li = toIndices(py::handle(a[2]), "local_indices");
-        const std::vector<int> ri = toIndices(py::handle(a[4]), "remote_indices");
+        std::vector<int> li;
+        std::vector<int> ri;
+        toIndices(a[2], "local_indices", li);
+        toIndices(a[4], "remote_indices", ri);
         nixl_opt_args_t extra;
         if (a[5] != nullptr && !isEmptyBytes(a[5])) {
             extra.notif = notifArg(a[5], fn);
@@ -383,44 +530,7 @@ makeXferReq(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
             extra.backends = backendsArg(agent, a[6], fn);
         }
         extra.skipDescMerge = a[7] != nullptr && boolArg(a[7], fn, "skip_desc_merg");
-        uint64_t h;
-        {
-            nixlPyNoGil release;
-            nixlPySlotReservation slot(agent.xfers);
-            // Both lists stay prepared for the whole call (shared: other threads may use them
-            // too). Slots in address order, so no two threads take a pair in opposite orders.
-            nixlPyHandleTable::Slot *ls = agent.dlists.find(lh);
-            nixlPyHandleTable::Slot *rs = agent.dlists.find(rh);
-            if (ls == nullptr) {
-                unknownHandle("prepared list", lh);
-            }
-            if (rs == nullptr) {
-                unknownHandle("prepared list", rh);
-            }
-            auto *first = ls < rs ? ls : rs;
-            auto *second = ls < rs ? rs : ls;
-            std::shared_lock l1(first->mutex);
-            std::shared_lock<std::shared_mutex> l2;
-            if (second != first) {
-                l2 = std::shared_lock(second->mutex);
-            }
-            if (!nixlPyHandleTable::matches(*ls, lh)) {
-                unknownHandle("prepared list", lh);
-            }
-            if (!nixlPyHandleTable::matches(*rs, rh)) {
-                unknownHandle("prepared list", rh);
-            }
-            nixlXferReqH *req = nullptr;
-            throwOnError(agent.agent().makeXferReq(op,
-                                                   reinterpret_cast<nixlDlistH *>(ls->ptr),
-                                                   li,
-                                                   reinterpret_cast<nixlDlistH *>(rs->ptr),
-                                                   ri,
-                                                   req,
-                                                   &extra));
-            h = slot.publish(reinterpret_cast<uintptr_t>(req));
-        }
-        return PyLong_FromUnsignedLongLong(h);
+        return PyLong_FromUnsignedLongLong(makeXferCore(agent, op, lh, li, rh, ri, extra));
     });
 }
 
@@ -442,15 +552,7 @@ postXferReq(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *k
                 extra->notif = std::move(msg);
             }
         }
-        nixl_status_t st;
-        {
-            nixlPyNoGil release;
-            st = withHandle<true>(agent.xfers, h, "transfer request", [&](uintptr_t p) {
-                return throwOnError(agent.agent().postXferReq(
-                    reinterpret_cast<nixlXferReqH *>(p), extra ? &*extra : nullptr));
-            });
-        }
-        return statusObject(st);
+        return statusObject(postXferCore(agent, h, extra ? &*extra : nullptr));
     });
 }
 
@@ -462,16 +564,7 @@ getXferStatus(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
         PyObject *a[1];
         parseArgs(fn, args, nargs, kwnames, names, 1, 1, a);
         nixlPyAgent &agent = agentOf(self);
-        const uint64_t h = handleArg(a[0], fn, "reqh");
-        nixl_status_t st;
-        {
-            nixlPyNoGil release;
-            st = withHandle<true>(agent.xfers, h, "transfer request", [&](uintptr_t p) {
-                return throwOnError(
-                    agent.agent().getXferStatus(reinterpret_cast<nixlXferReqH *>(p)));
-            });
-        }
-        return statusObject(st);
+        return statusObject(xferStatusCore(agent, handleArg(a[0], fn, "reqh")));
     });
 }
 
@@ -483,22 +576,8 @@ releaseXferReq(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject
         PyObject *a[1];
         parseArgs(fn, args, nargs, kwnames, names, 1, 1, a);
         nixlPyAgent &agent = agentOf(self);
-        const uint64_t h = handleArg(a[0], fn, "reqh");
-        nixl_status_t st;
-        {
-            nixlPyNoGil release;
-            st = releaseHandle(agent.xfers, h, "transfer request", [&](uintptr_t p) {
-                return agent.agent().releaseXferReq(reinterpret_cast<nixlXferReqH *>(p));
-            });
-        }
-        return statusObject(throwOnError(st));
+        return statusObject(releaseXferCore(agent, handleArg(a[0], fn, "reqh")));
     });
-}
-
-template<PyObject *(*F)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *)>
-constexpr PyCFunction
-asCFunction() {
-    return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
 }
 
 // Static: a method descriptor keeps a pointer to its PyMethodDef. The text signatures let
@@ -533,12 +612,7 @@ PyMethodDef gMethods[] = {
 // collected handle and three attribute stores per made one, once per transfer; this C base holds
 // the same three slots and releases an unreleased handle when it is collected (tp_finalize:
 // getattr(_agent, type(self)._release_call)(_handle); a failure calls self._release_failed()).
-struct nixlPyHandleObject {
-    PyObject_HEAD
-    PyObject *handle;
-    PyObject *agent;
-    char released;
-};
+// Layout: nixlPyHandleObject (bindings_fast.h).
 
 PyObject *
 handleNew(PyTypeObject *type, PyObject *args, PyObject *kwds) {
@@ -556,23 +630,16 @@ handleNew(PyTypeObject *type, PyObject *args, PyObject *kwds) {
             return nullptr;
         }
     }
-    PyObject *h; // int(value), as the Python class did
     if (PyLong_CheckExact(value)) {
-        Py_INCREF(value);
-        h = value;
-    } else if ((h = PyNumber_Long(value)) == nullptr) {
+        return newHandleObject(type, agent, value);
+    }
+    PyObject *h = PyNumber_Long(value); // int(value), as the Python class did
+    if (h == nullptr) {
         return nullptr;
     }
-    auto *self = reinterpret_cast<nixlPyHandleObject *>(type->tp_alloc(type, 0));
-    if (self == nullptr) {
-        Py_DECREF(h);
-        return nullptr;
-    }
-    self->handle = h;
-    Py_INCREF(agent);
-    self->agent = agent;
-    self->released = 0;
-    return reinterpret_cast<PyObject *>(self);
+    PyObject *self = newHandleObject(type, agent, h);
+    Py_DECREF(h);
+    return self;
 }
 
 void
@@ -647,6 +714,25 @@ PyTypeObject gHandleType = [] {
 
 } // namespace
 
+bool
+isHandleType(PyTypeObject *type) {
+    return PyType_IsSubtype(type, &gHandleType) != 0;
+}
+
+PyObject *
+newHandleObject(PyTypeObject *type, PyObject *agent, PyObject *h) {
+    auto *self = reinterpret_cast<nixlPyHandleObject *>(type->tp_alloc(type, 0));
+    if (self == nullptr) {
+        return nullptr;
+    }
+    Py_INCREF(h);
+    self->handle = h;
+    Py_INCREF(agent);
+    self->agent = agent;
+    self->released = 0;
+    return reinterpret_cast<PyObject *>(self);
+}
+
 void
 bindAgentTransferPath(py::module_ &m, py::object &agent_class) {
     if (gStatusSuccess == nullptr) {
@@ -671,6 +757,7 @@ bindAgentTransferPath(py::module_ &m, py::object &agent_class) {
         }
         agent_class.attr(def.ml_name) = py::reinterpret_steal<py::object>(descr);
     }
+    bindApiFastPath(m);
 }
 
 } // namespace nixl_py

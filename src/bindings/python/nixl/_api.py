@@ -171,8 +171,14 @@ def _as_bytes(msg):
     return msg.encode() if isinstance(msg, str) else bytes(msg)
 
 
-class nixl_agent:
-    """A NIXL agent: backends, registrations, metadata, transfers and notifications."""
+class nixl_agent(nixlBind._agent_base):
+    """A NIXL agent: backends, registrations, metadata, transfers and notifications.
+
+    The connector's per-transfer methods (make_prepped_xfer, transfer, check_xfer_state,
+    release_xfer_handle) are wrapped in nixl._bindings._fast_method: their common argument
+    shapes go straight to the bindings in C, any other runs the Python body below, which
+    defines what each accepts and raises (docs/python.md §7). ``agent`` is a slot of the C base
+    (nixl._bindings._agent_base)."""
 
     def __init__(self, agent_name, nixl_conf: Optional[nixl_agent_config] = None,
                  instantiate_all: bool = False):
@@ -531,13 +537,12 @@ class nixl_agent:
         h = self.agent.prepXferDlist(agent_name, descs, self._backend_handles(backends))
         return nixl_prepped_dlist_handle(self.agent, h)
 
+    @nixlBind._fast_method
     def make_prepped_xfer(self, operation: str, local_xfer_side, local_indices,
                           remote_xfer_side, remote_indices, notif_msg: bytes = b"",
                           backends: list = [],  # noqa: B006
                           skip_desc_merge: bool = False) -> nixl_xfer_handle:
         """A request from index selections of two prepared lists."""
-        # The connector's per-request call: plain type tests instead of helper calls, since
-        # every Python-level step here is paid per transfer (docs/python.md, Speed).
         op = self.nixl_ops[operation]
         li = local_indices if local_indices.__class__ in _INDEX_TYPES else _indices(local_indices)
         ri = (remote_indices if remote_indices.__class__ in _INDEX_TYPES
@@ -570,6 +575,7 @@ class nixl_agent:
                                      _as_bytes(notif_msg), self._backend_handles(backends))
         return nixl_xfer_handle(self.agent, h)
 
+    @nixlBind._fast_method
     def transfer(self, handle, notif_msg: bytes = b"") -> str:
         """Post; "DONE" or "PROC" ("ERR" only for a status the bindings return, errors raise)."""
         h = handle._handle if handle.__class__ is _XFER else int(handle)
@@ -579,6 +585,7 @@ class nixl_agent:
         # on a pybind11 enum is a call into the module (docs/python.md, Speed).
         return "DONE" if s is _SUCCESS else "PROC" if s is _IN_PROG else "ERR"
 
+    @nixlBind._fast_method
     def check_xfer_state(self, handle) -> str:
         h = handle._handle if handle.__class__ is _XFER else int(handle)
         s = self.agent.getXferStatus(h)
@@ -601,6 +608,7 @@ class nixl_agent:
                     return name
         raise nixlBind.nixlNotFoundError("query_xfer_backend: backend of this request unknown")
 
+    @nixlBind._fast_method
     def release_xfer_handle(self, handle):
         """Release (cancelling if active); nixlRepostActiveError leaves the handle live."""
         if handle.__class__ is _XFER:
@@ -687,4 +695,8 @@ _INDEX_TYPES = (np.ndarray, list, tuple, range)
 _NO_BACKENDS: list = []
 _XFER = nixl_xfer_handle
 _PREPPED = nixl_prepped_dlist_handle
+# The classes the fast methods build and recognise; numpy.ndarray is read in place (the probe
+# checks the bindings read numpy's array layout right).
+nixlBind._register_api_types(nixl_xfer_handle, nixl_prepped_dlist_handle, np.ndarray,
+                             np.array([7, -9, 11], dtype=np.int64)[::2])
 

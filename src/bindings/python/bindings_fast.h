@@ -1,0 +1,152 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file bindings_fast.h
+ * @brief The per-transfer path shared by nixl._bindings.nixlAgent's own entry points
+ *        (bindings_fast.cpp) and the C methods of nixl._api.nixl_agent's base
+ *        (bindings_api_fast.cpp): argument parsing without pybind11, the four agent calls on
+ *        handle ints, and the handle object. Internal to src/bindings/python.
+ *
+ * Thread safety: the functions taking PyObject arguments need the GIL; the *Core functions
+ * release it around the agent call and may be called from any number of threads at once.
+ */
+#ifndef NIXL_BINDINGS_PYTHON_BINDINGS_FAST_H
+#define NIXL_BINDINGS_PYTHON_BINDINGS_FAST_H
+
+#include <cxxabi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "bindings_agent.h"
+#include "bindings_common.h"
+
+namespace nixl_py {
+
+/** Signature of a METH_FASTCALL | METH_KEYWORDS function. */
+using nixlPyFastFn = PyObject *(*)(PyObject *, PyObject *const *, Py_ssize_t, PyObject *);
+
+template<nixlPyFastFn F>
+constexpr PyCFunction
+asCFunction() {
+    return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
+}
+
+/** Layout of nixl._bindings._handle (the base of nixl._api's handle classes). */
+struct nixlPyHandleObject {
+    PyObject_HEAD
+    PyObject *handle; // the int the bindings gave out
+    PyObject *agent; // the nixl._bindings.nixlAgent
+    char released;
+};
+
+/** True when type is nixl._bindings._handle or derives from it. */
+bool
+isHandleType(PyTypeObject *type);
+
+/** A new instance of type (nixl._bindings._handle or a subclass) holding agent and the handle
+ *  int h (both borrowed; the object takes its own references); nullptr with an exception set on
+ *  failure. */
+PyObject *
+newHandleObject(PyTypeObject *type, PyObject *agent, PyObject *h);
+
+/** nixl._bindings.nixlAgent's type object. */
+PyTypeObject *
+agentPyType();
+
+/** The nixlPyAgent of a nixlAgent object (TypeError when __init__ did not run). */
+nixlPyAgent &
+agentOf(PyObject *self);
+
+/**
+ * Fills out[0..n) from vectorcall arguments by position and keyword (borrowed references;
+ * nullptr where an optional argument is absent). Raises TypeError as CPython's own functions
+ * do for too many, unknown, repeated or missing arguments.
+ */
+void
+parseArgs(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+          const char *const *names, Py_ssize_t n, Py_ssize_t required, PyObject **out);
+
+/** A handle argument: an int (or an object with __index__) in [0, 2^64), else TypeError. */
+uint64_t
+handleArg(PyObject *obj, const char *fn, const char *arg);
+
+/**
+ * Indices of makeXferReq: a sequence of ints, or a 1-D array of any integer or float dtype
+ * whose values are cast to uint32 (as NIXL's binding forces the dtype to uint32). Appends to
+ * out; raises TypeError, ValueError, IndexError or OverflowError naming what.
+ */
+void
+toIndices(PyObject *obj, const char *what, std::vector<int> &out);
+
+/**
+ * Appends the indices of the two common shapes and returns true: an exact list of exact ints in
+ * int range, or a 1-D numpy.ndarray (once registered) of a native-order integer dtype (values
+ * cast as toIndices does). Returns false, out untouched and no exception set, for anything
+ * else: the caller then takes its general path, which raises what it raises.
+ */
+bool
+fastIndices(PyObject *obj, std::vector<int> &out);
+
+/** Registers numpy.ndarray (or None), then read through its object layout by toIndices and
+ *  fastIndices; probe is numpy.array([7, -9, 11], dtype=numpy.int64)[::2], read both ways to
+ *  check the layout (a mismatch keeps the buffer protocol). */
+void
+setNdarrayType(PyObject *type, PyObject *probe);
+
+/** The Python object for NIXL_SUCCESS and NIXL_IN_PROG (the enum's own members), or a new
+ *  nixl_status_t instance for any other status. New reference. */
+PyObject *
+statusObject(nixl_status_t st);
+
+/** makeXferReq on two live prepared-list handles; returns the new request's handle. Releases
+ *  the GIL around the agent call. */
+uint64_t
+makeXferCore(nixlPyAgent &agent, nixl_xfer_op_t op, uint64_t lh, const std::vector<int> &li,
+             uint64_t rh, const std::vector<int> &ri, const nixl_opt_args_t &extra);
+/** postXferReq / getXferStatus / releaseXferReq of a live request handle (errors raise; GIL
+ *  released around the agent call). */
+nixl_status_t
+postXferCore(nixlPyAgent &agent, uint64_t h, const nixl_opt_args_t *extra);
+nixl_status_t
+xferStatusCore(nixlPyAgent &agent, uint64_t h);
+nixl_status_t
+releaseXferCore(nixlPyAgent &agent, uint64_t h);
+
+/** Runs f and turns a C++ exception into the Python one pybind11's translators give it. A
+ *  forced unwind (a daemon thread ended by CPython's finalisation) passes through. */
+template<class F>
+PyObject *
+guarded(F &&f) {
+    try {
+        return f();
+    }
+    catch (py::error_already_set &e) {
+        e.restore();
+        return nullptr;
+    }
+    catch (abi::__forced_unwind &) {
+        throw;
+    }
+    catch (...) {
+        if (py::detail::apply_exception_translators(
+                py::detail::get_local_internals().registered_exception_translators) ||
+            py::detail::apply_exception_translators(
+                py::detail::get_internals().registered_exception_translators)) {
+            return nullptr;
+        }
+        PyErr_SetString(PyExc_SystemError, "nixl._bindings: untranslated C++ exception");
+        return nullptr;
+    }
+}
+
+/** Adds nixl._bindings._agent_base, the C base of nixl._api.nixl_agent with its per-transfer
+ *  methods, and _register_api_types (bindings_api_fast.cpp). */
+void
+bindApiFastPath(py::module_ &m);
+
+} // namespace nixl_py
+
+#endif // NIXL_BINDINGS_PYTHON_BINDINGS_FAST_H
