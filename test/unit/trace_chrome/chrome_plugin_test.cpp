@@ -445,8 +445,6 @@ fileText(const std::string &path) {
     return ss.str();
 }
 
-} // namespace
-
 // Strings are cut when the event is queued (the record stays bounded) and the writer still
 // reports how many bytes were cut: exactly at the limit nothing is cut, one byte over is.
 TEST_F(chromeTest, CutsLongStringsWhenQueued) {
@@ -509,3 +507,5 @@ TEST_F(chromeTest, RecordsThatFillOrWrapTheRing) {
     EXPECT_NE(std::string::npos, text.find("\"k\":\"" + std::string(2000, 'p') + "\""));
     EXPECT_NE(std::string::npos, text.find("\"k\":\"" + std::string(2000, 'w') + "\""));
 }
+
+} // namespace
