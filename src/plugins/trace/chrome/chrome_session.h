@@ -99,10 +99,17 @@ public:
      */
     void
     prefetchAhead() noexcept {
-        const size_t off = static_cast<size_t>(head_.load(std::memory_order_relaxed));
-        for (size_t a = kLine; a <= kAheadBytes; a += kLine) {
-            prefetchForWrite(data_.get() + ((off + a) & (capacity_ - 1)));
+        // Each line once: from where the last call stopped (or the head's next line) to
+        // kAheadBytes past the head. A prefetch waits for a free fill buffer, so asking again
+        // for lines already on their way costs the event path time for nothing.
+        const uint64_t head = head_.load(std::memory_order_relaxed);
+        const uint64_t last = (head + kAheadBytes) & ~static_cast<uint64_t>(kLine - 1);
+        uint64_t at = prefetchedTo_ > head ? prefetchedTo_ :
+                                              (head + kLine) & ~static_cast<uint64_t>(kLine - 1);
+        for (; at <= last; at += kLine) {
+            prefetchForWrite(data_.get() + (static_cast<size_t>(at) & (capacity_ - 1)));
         }
+        prefetchedTo_ = at;
     }
 
     /** Consumer: bytes published and not consumed. */
@@ -169,6 +176,7 @@ private:
     const size_t capacity_;
     alignas(64) std::atomic<uint64_t> head_{0}; // written by the producer
     uint64_t cachedTail_ = 0; // producer's last view of tail_
+    uint64_t prefetchedTo_ = 0; // producer: ring position up to which prefetchAhead() asked
     std::atomic<uint64_t> dropped_{0}; // written by the producer only
     uint64_t droppedTaken_ = 0; // consumer's part of dropped_ already counted
     alignas(64) std::atomic<uint64_t> tail_{0}; // written by the consumer
