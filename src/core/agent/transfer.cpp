@@ -247,13 +247,10 @@ postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t 
     clock.begin = span.beginTicks();
     const nixl_status_t st = postXferReqImpl<true>(data, req, extra_params, &clock);
     if (clock.posted != 0) {
-        const uint64_t end = nixl::trace::ticksToNs(clock.posted);
-        if (st == NIXL_SUCCESS) {
-            // Completed by the post: the mark (folded into the span's end event) and the
-            // span's end are its return.
-            span.setCompleted(end);
-        }
-        span.setEndNs(end);
+        // The span's end is the post's return, and when the post completed the transfer so is
+        // the completion mark (folded into the span's end event); converted with the begin
+        // when the span ends.
+        span.setEndTicks(clock.posted, st == NIXL_SUCCESS);
     }
     return nixlTraceStatus(span, st);
 }

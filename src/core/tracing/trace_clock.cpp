@@ -17,7 +17,7 @@ std::atomic<std::uint64_t> TraceClock::tick0_{0};
 std::atomic<std::uint64_t> TraceClock::ns0_{0};
 std::atomic<std::uint64_t> TraceClock::rate_{std::uint64_t{1} << 32};
 std::atomic<std::uint64_t> TraceClock::periodTicks_{0};
-thread_local std::uint64_t TraceClock::lastNs_ = 0;
+constinit thread_local std::uint64_t TraceClock::lastNs_ = 0;
 
 namespace {
 

@@ -122,6 +122,60 @@ public:
         return toNs(ticks());
     }
 
+    /**
+     * The last time toNs() returned on this thread: what a tick read now must not convert
+     * below. A span that converts its begin late (toNsSpan) keeps it as that begin's floor.
+     */
+    static std::uint64_t
+    lastNs() noexcept {
+        return lastNs_;
+    }
+
+    /**
+     * Converts an interval read on this thread with one read of the line: end_ns is
+     * toNs(end_ticks); begin_ns is begin_ticks on the same line (extrapolated back when the
+     * line was re-anchored after begin_ticks), not below floor_ns (lastNs() when begin_ticks
+     * was read) and not above end_ns. So a span may read its begin tick and convert it only
+     * when it ends, and the conversion's wait for the counter is not on its begin path.
+     */
+    static void
+    toNsSpan(std::uint64_t begin_ticks,
+             std::uint64_t floor_ns,
+             std::uint64_t end_ticks,
+             std::uint64_t &begin_ns,
+             std::uint64_t &end_ns) noexcept {
+        if (!usesTsc()) {
+            begin_ns = begin_ticks;
+            end_ns = end_ticks;
+            return;
+        }
+        ClockSegment s = load();
+        if (end_ticks > s.tick0 && end_ticks - s.tick0 >= periodTicks_.load(std::memory_order_relaxed))
+            [[unlikely]] {
+            s = reanchorAt(end_ticks);
+        }
+        std::uint64_t e = s.at(end_ticks);
+        std::uint64_t &last = lastNs_;
+        if (e < last) {
+            e = last;
+        }
+        last = e;
+        end_ns = e;
+        std::uint64_t b = before(s, begin_ticks);
+        b = b < floor_ns ? floor_ns : b;
+        begin_ns = b > e ? e : b;
+    }
+
+    /** The begin half of toNsSpan() alone (the end is known otherwise); no lastNs() update. */
+    static std::uint64_t
+    beginNs(std::uint64_t begin_ticks, std::uint64_t floor_ns) noexcept {
+        if (!usesTsc()) {
+            return begin_ticks;
+        }
+        const std::uint64_t b = before(load(), begin_ticks);
+        return b < floor_ns ? floor_ns : b;
+    }
+
     /** The segment in use (for tests and diagnostics). */
     static ClockSegment
     segment() noexcept {
@@ -137,6 +191,17 @@ public:
     }
 
 private:
+    /** s.at(t), extended back along the line for a t before s.tick0 (not clamped to ns0). */
+    static std::uint64_t
+    before(const ClockSegment &s, std::uint64_t t) noexcept {
+        if (t >= s.tick0) {
+            return s.at(t);
+        }
+        const auto back = static_cast<std::uint64_t>(
+            static_cast<unsigned __int128>(s.tick0 - t) * s.nsPerTickQ32 >> 32);
+        return back < s.ns0 ? s.ns0 - back : 0;
+    }
+
     static ClockSegment
     load() noexcept {
         ClockSegment s;
@@ -169,7 +234,8 @@ private:
     static std::atomic<std::uint64_t> ns0_;
     static std::atomic<std::uint64_t> rate_;
     static std::atomic<std::uint64_t> periodTicks_;
-    static thread_local std::uint64_t lastNs_ __attribute__((tls_model("initial-exec")));
+    // constinit: other files read it directly, without calling its TLS wrapper function.
+    static constinit thread_local std::uint64_t lastNs_ __attribute__((tls_model("initial-exec")));
 };
 
 } // namespace nixl::trace

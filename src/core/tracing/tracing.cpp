@@ -11,6 +11,7 @@
 #include "tracing/trace_clock.h"
 
 #include <atomic>
+#include <string>
 
 namespace nixl::trace {
 
@@ -41,24 +42,26 @@ namespace {
     static_assert(std::size(kNames) == static_cast<size_t>(NameId::COUNT),
                   "one table entry per NameId");
 
-    template<size_t N>
     constexpr nixl_trace_key_t
-    key(uint32_t id, const char (&text)[N]) noexcept {
-        return nixl_trace_key_t{id, static_cast<uint32_t>(N - 1), text};
+    key(KeyId id) noexcept {
+        const char *text = detail::key_texts[static_cast<size_t>(id)];
+        return nixl_trace_key_t{static_cast<uint32_t>(id),
+                                static_cast<uint32_t>(std::char_traits<char>::length(text)),
+                                text};
     }
 
     constexpr nixl_trace_key_t kKeys[] = {
-        key(0, "remote_agent"),
-        key(1, "bytes"),
-        key(2, "trace_id"),
-        key(3, "parent_id"),
-        key(4, "status"),
-        key(5, "desc_count"),
-        key(6, "mem_type"),
-        key(7, "nixl.phase.backend"),
-        key(8, "nixl.phase.name"),
-        key(9, "nixl.phase.label"),
-        key(10, "nixl.phase.trace_id"),
+        key(KeyId::REMOTE_AGENT),
+        key(KeyId::BYTES),
+        key(KeyId::TRACE_ID),
+        key(KeyId::PARENT_ID),
+        key(KeyId::STATUS),
+        key(KeyId::DESC_COUNT),
+        key(KeyId::MEM_TYPE),
+        key(KeyId::PHASE_BACKEND),
+        key(KeyId::PHASE_NAME),
+        key(KeyId::PHASE_LABEL),
+        key(KeyId::PHASE_TRACE_ID),
     };
     static_assert(std::size(kKeys) == static_cast<size_t>(KeyId::COUNT),
                   "one table entry per KeyId");
@@ -121,12 +124,6 @@ nameTable() noexcept {
 std::span<const nixl_trace_key_t>
 keyTable() noexcept {
     return std::span<const nixl_trace_key_t>(kKeys);
-}
-
-const char *
-keyOf(KeyId id) noexcept {
-    const auto i = static_cast<size_t>(id);
-    return i < std::size(kKeys) ? kKeys[i].key : "unknown";
 }
 
 const char *
@@ -204,10 +201,14 @@ Span::start(std::initializer_list<Attr> attrs) noexcept {
 
     // The span starts when the traced work does: after core's bookkeeping, before the plugins'.
     beginTicks_ = TraceClock::ticks();
-    beginNs_ = TraceClock::toNs(beginTicks_);
     if (tracer_.spanBegin_.empty()) {
-        return; // no plugin wants span begins (the chrome plugin, for one)
+        // No plugin wants span begins (the chrome plugin, for one): the tick is converted when
+        // the span ends, with its end (TraceClock::toNsSpan), so nothing here waits for the
+        // counter's value.
+        beginFloor_ = TraceClock::lastNs();
+        return;
     }
+    beginNs_ = TraceClock::toNs(beginTicks_);
     nixl_trace_event_t ev;
     ev.size = sizeof(ev);
     ev.name_id = nameId_;
@@ -227,6 +228,31 @@ Span::start(std::initializer_list<Attr> attrs) noexcept {
 }
 
 Span::~Span() {
+    if (tracer_.spanEnd_.empty() && tracer_.markNoEnd_.empty()) {
+        tls.span = prev_; // no plugin wants the end or the completion: no time needed
+        return;
+    }
+    uint64_t endNs = 0;
+    if (endTicks_ != 0) {
+        if (beginNs_ == 0) {
+            TraceClock::toNsSpan(beginTicks_, beginFloor_, endTicks_, beginNs_, endNs);
+        } else {
+            endNs = TraceClock::toNs(endTicks_);
+        }
+        if (completedAtEnd_) {
+            completeNs_ = endNs;
+        }
+    } else if (endNs_ != 0) {
+        endNs = endNs_;
+        if (beginNs_ == 0) {
+            beginNs_ = TraceClock::beginNs(beginTicks_, beginFloor_);
+            beginNs_ = beginNs_ > endNs ? endNs : beginNs_;
+        }
+    } else if (beginNs_ == 0) {
+        TraceClock::toNsSpan(beginTicks_, beginFloor_, TraceClock::ticks(), beginNs_, endNs);
+    } else {
+        endNs = clockNs();
+    }
     if (completeNs_ != 0 && !tracer_.markNoEnd_.empty()) [[unlikely]] {
         // Plugins without span_end still see the completion, as the mark it stands for.
         const nixl_trace_name_t &n = kNames[static_cast<size_t>(NameId::XFER_COMPLETE)];
@@ -252,7 +278,7 @@ Span::~Span() {
         return;
     }
     nixl_trace_event_t ev;
-    ev.end_ns = endNs_ != 0 ? endNs_ : clockNs();
+    ev.end_ns = endNs;
     ev.size = sizeof(ev);
     ev.name_id = nameId_;
     ev.kind = static_cast<uint32_t>(kind_);

@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -115,9 +116,31 @@ enum class KeyId : std::uint32_t {
 std::span<const nixl_trace_key_t>
 keyTable() noexcept;
 
-/** A key's text (NUL-terminated, static). */
-const char *
-keyOf(KeyId id) noexcept;
+namespace detail {
+    /** The texts of KeyId, in its order (the key table's entries point at these). */
+    inline constexpr const char *key_texts[] = {
+        "remote_agent",
+        "bytes",
+        "trace_id",
+        "parent_id",
+        "status",
+        "desc_count",
+        "mem_type",
+        "nixl.phase.backend",
+        "nixl.phase.name",
+        "nixl.phase.label",
+        "nixl.phase.trace_id",
+    };
+    static_assert(std::size(key_texts) == static_cast<std::size_t>(KeyId::COUNT),
+                  "one text per KeyId");
+} // namespace detail
+
+/** A key's text (NUL-terminated, static). Inline: a constant on the hot path, not a call. */
+inline const char *
+keyOf(KeyId id) noexcept {
+    const auto i = static_cast<std::size_t>(id);
+    return i < std::size(detail::key_texts) ? detail::key_texts[i] : "unknown";
+}
 
 /** The name table passed to every plugin at create: entry i has id i. Static storage. */
 std::span<const nixl_trace_name_t>
@@ -316,6 +339,18 @@ public:
     }
 
     /**
+     * Makes the span end at the raw timestamp end_ticks (a nowTicks() value the caller read,
+     * e.g. telemetry's post time), and, when completed, its request complete then too
+     * (setCompleted at that time). Both of the span's times are converted once, when it ends,
+     * with one read of the clock's line: the cheapest end for a span on the transfer path.
+     */
+    void
+    setEndTicks(std::uint64_t end_ticks, bool completed) noexcept {
+        endTicks_ = end_ticks;
+        completedAtEnd_ = completed;
+    }
+
+    /**
      * The raw timestamp (nowTicks()) the span began at, for a caller that needs the same
      * instant on the telemetry clock instead of reading the counter again.
      */
@@ -356,9 +391,12 @@ private:
     std::uint64_t parent_ = 0;
     std::uint64_t correlation_ = 0;
     std::uint64_t beginTicks_ = 0;
-    std::uint64_t beginNs_ = 0;
+    std::uint64_t beginNs_ = 0; ///< 0: not converted yet (no plugin wanted the begin event)
+    std::uint64_t beginFloor_ = 0; ///< TraceClock::lastNs() at the begin, for a late conversion
     std::uint64_t endNs_ = 0; ///< 0: read the clock when the span ends
+    std::uint64_t endTicks_ = 0; ///< setEndTicks(); 0: none
     std::uint64_t completeNs_ = 0; ///< setCompleted(); 0: not completed inside the span
+    bool completedAtEnd_ = false; ///< setEndTicks(..., true)
     std::size_t count_ = 0;
     std::size_t dropped_ = 0;
     nixl_trace_attr_t attrs_[max_span_attrs];

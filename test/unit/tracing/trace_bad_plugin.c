@@ -13,6 +13,8 @@
  *   FAILCREATE create() returns an error without logging -> core logs it once
  *   NOP        valid, event callbacks that do nothing: core's own cost of tracing, for
  *              benchmark/agent_overhead (put it in a NIXL_PLUGIN_DIR next to libplugin_TEST.so)
+ *   NOPEND     NOP without span_begin (what the chrome plugin implements): core's share of
+ *              the chrome plugin's figure in benchmark/agent_overhead
  * Plain C, no SDK: the failure modes a C plugin can have. Built once more against the frozen
  * version-2 header (abi_v2/) as libtrace_backend_previous.so (NOP variant): a real plugin of
  * the previous ABI version.
@@ -44,7 +46,7 @@ bad_destroy(nixl_trace_backend_t *backend) {
     (void)backend;
 }
 
-#ifdef TRACE_BAD_NOP
+#if defined(TRACE_BAD_NOP) || defined(TRACE_BAD_NOPEND)
 static void
 nop_event(nixl_trace_backend_t *backend, const nixl_trace_event_t *event) {
     (void)backend;
@@ -64,7 +66,11 @@ __attribute__((unused)) static const nixl_trace_backend_ops_t bad_ops = {
 #endif
     .create = bad_create,
     .destroy = bad_destroy,
+#ifdef TRACE_BAD_NOPEND
+    .span_begin = NULL, /* as the chrome plugin: no begin event is built or sent */
+#else
     .span_begin = EVENT_FN,
+#endif
     .span_end = EVENT_FN,
     .mark = EVENT_FN,
 };

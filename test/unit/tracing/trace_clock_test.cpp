@@ -192,3 +192,59 @@ TEST(traceClock, WithinABoundOfClockMonotonic) {
         EXPECT_EQ(TraceClock::toNs(12345), 12345u);
     }
 }
+
+// A span converting its begin tick only when it ends (TraceClock::toNsSpan): the begin is never
+// after the end, never below what the thread returned before the begin was read, and sequential
+// spans do not overlap, also when the line is re-anchored inside a span.
+TEST(traceClock, LateBeginConversionKeepsOrder) {
+    TraceClock::init();
+    uint64_t prevEnd = TraceClock::nowNs();
+    for (int i = 0; i < 5000; ++i) {
+        const uint64_t floor = TraceClock::lastNs();
+        const uint64_t b = TraceClock::ticks();
+        if (i % 7 == 0) {
+            TraceClock::reanchor(); // a new line between the begin and the end
+        }
+        if (i % 11 == 0) {
+            TraceClock::nowNs(); // an event inside the span moves lastNs() on
+        }
+        const uint64_t e = TraceClock::ticks();
+        uint64_t beginNs = 0;
+        uint64_t endNs = 0;
+        TraceClock::toNsSpan(b, floor, e, beginNs, endNs);
+        ASSERT_LE(beginNs, endNs) << "span " << i;
+        ASSERT_GE(beginNs, floor) << "span " << i;
+        ASSERT_GE(beginNs, prevEnd) << "span " << i;
+        ASSERT_EQ(TraceClock::lastNs(), endNs) << "span " << i;
+        const uint64_t alone = TraceClock::beginNs(b, floor);
+        ASSERT_GE(alone, floor) << "span " << i;
+        prevEnd = endNs;
+    }
+    if (!TraceClock::usesTsc()) {
+        uint64_t beginNs = 0;
+        uint64_t endNs = 0;
+        TraceClock::toNsSpan(100, 0, 200, beginNs, endNs);
+        EXPECT_EQ(beginNs, 100u);
+        EXPECT_EQ(endNs, 200u);
+    }
+}
+
+// A begin tick read before a re-anchor converts on the new line's backward extension: the
+// lines meet where the re-anchor took over (continuity), so the result stays close to what the
+// old line gave, instead of being clamped to the new line's start.
+TEST(traceClock, BeginBeforeReanchorExtrapolatesBack) {
+    TraceClock::init();
+    if (!TraceClock::usesTsc()) {
+        GTEST_SKIP() << "identity conversion: nothing to extrapolate";
+    }
+    const uint64_t b = TraceClock::ticks();
+    const uint64_t eager = TraceClock::toNs(b);
+    TraceClock::reanchor();
+    const ClockSegment s = TraceClock::segment();
+    ASSERT_LT(b, s.tick0);
+    const uint64_t late = TraceClock::beginNs(b, 0);
+    EXPECT_LT(late, s.ns0); // not the new line's start
+    // Equal up to the re-anchor's correction of the line (a slew, at most max_slew_ns).
+    const uint64_t diff = late > eager ? late - eager : eager - late;
+    EXPECT_LE(diff, max_slew_ns);
+}

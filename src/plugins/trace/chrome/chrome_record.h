@@ -154,20 +154,28 @@ encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, const
        size_t n, const size_t *keyLens = nullptr) noexcept {
     const bool nameInTable = ev.name_id < t.nameCount;
     const bool complete = folded(ev, span, t);
-    header h;
-    h.size = static_cast<uint32_t>(n);
-    h.type = span ? kSpan : kMark;
-    h.flags = complete ? kFlagCompleted : 0;
-    h.pad[0] = h.pad[1] = 0;
-    h.agent = agent;
-    h.kind = ev.kind;
-    h.nameId = nameInTable ? ev.name_id : kDynamicName;
-    h.attrCount = 0;
-    h.begin = ev.begin_ns;
-    h.end = ev.end_ns;
-    h.spanId = ev.span_id;
-    h.parentSpanId = ev.parent_span_id;
-    h.correlationId = ev.correlation_id;
+    // The header goes field by field straight to the ring: built on the stack and copied whole,
+    // its 16-byte loads spanned the 4- and 8-byte stores just made (a store-forwarding stall,
+    // most of this function's samples). attrCount is written last, once known.
+    auto field = [&put](size_t off, const auto &v) { put(off, &v, sizeof(v)); };
+    const uint32_t size32 = static_cast<uint32_t>(n);
+    const uint8_t type = span ? kSpan : kMark;
+    const uint8_t flags = complete ? kFlagCompleted : 0;
+    const uint16_t pad = 0;
+    const uint32_t nameId = nameInTable ? ev.name_id : kDynamicName;
+    field(offsetof(header, size), size32);
+    field(offsetof(header, type), type);
+    field(offsetof(header, flags), flags);
+    field(offsetof(header, pad), pad);
+    field(offsetof(header, agent), agent);
+    field(offsetof(header, kind), ev.kind);
+    field(offsetof(header, nameId), nameId);
+    field(offsetof(header, begin), ev.begin_ns);
+    field(offsetof(header, end), ev.end_ns);
+    field(offsetof(header, spanId), ev.span_id);
+    field(offsetof(header, parentSpanId), ev.parent_span_id);
+    field(offsetof(header, correlationId), ev.correlation_id);
+    uint32_t attrCount = 0;
     size_t at = sizeof(header);
     if (complete) {
         put(at, &ev.complete_ns, 8);
@@ -212,9 +220,9 @@ encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, const
             put(at, &a.value, 8); // i64 and f64 share the union's first 8 bytes
             at += 8;
         }
-        ++h.attrCount;
+        ++attrCount;
     }
-    put(0, &h, sizeof(h));
+    field(offsetof(header, attrCount), attrCount);
 }
 
 /**
