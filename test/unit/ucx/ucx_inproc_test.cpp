@@ -66,7 +66,8 @@ protected:
             if (from->agent->genNotif(toName, "teardown") != NIXL_SUCCESS) {
                 continue;
             }
-            EXPECT_TRUE(waitFor([&] {
+            // Captured by name: clang 14 refuses a lambda naming a structured binding.
+            EXPECT_TRUE(waitFor([&, box = box, fromName = fromName] {
                 boxA_.poll(*a_->agent); // progresses the sender too
                 boxB_.poll(*b_->agent);
                 return box->count(fromName, "teardown") > 0;
