@@ -165,6 +165,22 @@ typedef struct nixl_be_trace_sink {
                          const nixl_trace_attr_t *attrs, size_t n_attrs);
 } nixl_be_trace_sink_t;
 
+/*
+ * One phase of a batch recorded with nixl_plugin_core_services_t.record_phases (appended to
+ * the core services, no version bump: with a core whose services lack record_phases, record
+ * each with sink->record_phase). The fields mean what record_phase's arguments of the same
+ * name mean, except timestamp_us 0: the batch's time, one clock read for the whole batch.
+ * New fields are appended; the batch call passes sizeof as the plugin built it.
+ */
+typedef struct nixl_be_trace_phase_rec {
+    uint32_t phase; /* nixl_be_trace_phase_t */
+    uint32_t reserved; /* zero */
+    nixl_plugin_str_t label;
+    uint64_t timestamp_us;
+    const nixl_trace_attr_t *attrs;
+    size_t n_attrs;
+} nixl_be_trace_phase_rec_t;
+
 /* Per-call options of a transfer. */
 typedef struct nixl_be_opt_args {
     size_t size; /* sizeof(nixl_be_opt_args_t) as core built it */
