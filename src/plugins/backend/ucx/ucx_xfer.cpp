@@ -328,6 +328,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
                          req->totalBytes <= nixlUcx::trace_batch_bytes;
     nixlTracePhaseBatch batch;
     nixl_be_trace_ctx_t batchCtx;
+    const nixl_be_trace_ctx_t *batchTrace = nullptr; // &batchCtx, or null: no context
     nixl_trace_attr_t attrs[3];
     if (traced) {
         std::memset(attrs, 0, sizeof(attrs));
@@ -344,6 +345,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         if (batched) {
             if (req->traceCtx != nullptr) {
                 batchCtx = *req->traceCtx;
+                batchTrace = &batchCtx;
             }
             batch.add(NIXL_BE_PHASE_SUBMIT, "ucx.post", attrs);
         } else {
@@ -358,7 +360,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         std::lock_guard<std::mutex> g(req->stepLock);
         if (!staleCheck(*req)) {
             if (batched) {
-                recordPhases(req->traceCtx != nullptr ? &batchCtx : nullptr, batch);
+                recordPhases(batchTrace, batch);
             }
             return req->status.load(std::memory_order_acquire);
         }
@@ -370,7 +372,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         req->phaseBatch = nullptr;
     }
     if (batched) {
-        recordPhases(req->traceCtx != nullptr ? &batchCtx : nullptr, batch);
+        recordPhases(batchTrace, batch);
     }
     if (req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
         directHousekeeping();
