@@ -156,6 +156,8 @@ typedef struct nixl_be_trace_ctx {
  *   attrs      extra attributes, borrowed for the call (may be NULL when n_attrs is 0); their
  *              key_id is ignored (core passes them on as NIXL_TRACE_KEY_DYNAMIC: only core's
  *              own keys are in the trace plugins' key table)
+ * Several phases that happened together can be recorded in one call with one clock read:
+ * nixl_plugin_core_services_t.record_phases with nixl_be_trace_phase_rec_t records (below).
  */
 typedef struct nixl_be_trace_sink {
     size_t size; /* sizeof(nixl_be_trace_sink_t) as core built it */

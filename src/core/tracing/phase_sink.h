@@ -24,6 +24,10 @@
  * with null data, attributes null with a non-zero count, a trace plugin throwing) is dropped:
  * counted here and in the agent's telemetry (addTracePhaseDrops), and the first drop of the
  * sink writes one ERROR line built without allocating.
+ *
+ * Several phases of one context can come in one call (recordBatch, reached from the backend
+ * plugins' core services as record_phases): the context's work is done once, and every
+ * record stamped 0 gets the same time, one clock read for the batch.
  */
 #ifndef NIXL_SRC_CORE_TRACING_PHASE_SINK_H
 #define NIXL_SRC_CORE_TRACING_PHASE_SINK_H
