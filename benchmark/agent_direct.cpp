@@ -42,6 +42,7 @@ const nixl_plugin_core_services_t core_services = {
     coreLog,
     coreLogEnabled,
     nullptr, // get_config: the SDK then reads options from the environment
+    nullptr, // record_phases: the SDK then records a batch's phases one by one
 };
 
 nixl_plugin_status_t

@@ -279,7 +279,8 @@ coreLogEnabled(void *, int32_t level) {
 
 const nixl_plugin_core_services_t kCore = {
     sizeof(nixl_plugin_core_services_t), nullptr, &coreLog, &coreLogEnabled,
-    nullptr /* get_config: the SDK then reads options from the environment */};
+    nullptr /* get_config: the SDK then reads options from the environment */,
+    nullptr /* record_phases: backends only */};
 
 // Stop request shared by the main thread (signals, stdin, deadline) and the flush threads.
 // Thread-safe: every member is used under m.

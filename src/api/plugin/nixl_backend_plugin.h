@@ -156,6 +156,8 @@ typedef struct nixl_be_trace_ctx {
  *   attrs      extra attributes, borrowed for the call (may be NULL when n_attrs is 0); their
  *              key_id is ignored (core passes them on as NIXL_TRACE_KEY_DYNAMIC: only core's
  *              own keys are in the trace plugins' key table)
+ * Several phases that happened together can be recorded in one call with one clock read:
+ * nixl_plugin_core_services_t.record_phases with nixl_be_trace_phase_rec_t records (below).
  */
 typedef struct nixl_be_trace_sink {
     size_t size; /* sizeof(nixl_be_trace_sink_t) as core built it */
@@ -164,6 +166,22 @@ typedef struct nixl_be_trace_sink {
                          nixl_plugin_str_t label, uint64_t timestamp_us,
                          const nixl_trace_attr_t *attrs, size_t n_attrs);
 } nixl_be_trace_sink_t;
+
+/*
+ * One phase of a batch recorded with nixl_plugin_core_services_t.record_phases (appended to
+ * the core services, no version bump: with a core whose services lack record_phases, record
+ * each with sink->record_phase). The fields mean what record_phase's arguments of the same
+ * name mean, except timestamp_us 0: the batch's time, one clock read for the whole batch.
+ * New fields are appended; the batch call passes sizeof as the plugin built it.
+ */
+typedef struct nixl_be_trace_phase_rec {
+    uint32_t phase; /* nixl_be_trace_phase_t */
+    uint32_t reserved; /* zero */
+    nixl_plugin_str_t label;
+    uint64_t timestamp_us;
+    const nixl_trace_attr_t *attrs;
+    size_t n_attrs;
+} nixl_be_trace_phase_rec_t;
 
 /* Per-call options of a transfer. */
 typedef struct nixl_be_opt_args {

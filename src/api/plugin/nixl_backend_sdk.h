@@ -33,7 +33,9 @@
  * Trace phases (backend ABI v2, docs/tracing.md "Backend phases"): an engine records what it
  * does for a request with recordPhase(ctx, phase, label, nixlTraceNow, attrs), a no-op
  * when the agent does not trace (traceSink_ null); nixlRecordPhase does the same from code
- * outside the engine, and nixlTracePhaseName names a phase.
+ * outside the engine, and nixlTracePhaseName names a phase. Phases that happen together (those of
+ * a post that completes inline) can go in a nixlTracePhaseBatch recorded with recordPhases: one
+ * call into core and one clock read for all of them.
  *
  * What an author uses is declared here: the types the virtuals take, nixlBackendEngine, and
  * NIXL_BACKEND_PLUGIN_DEFINE; logging (NIXL_SDK_ERROR and friends) and NIXL_* options
@@ -169,6 +171,78 @@ nixlRecordPhase(const nixl_be_trace_sink_t *sink,
     sink->record_phase(sink->ctx, ctx, static_cast<uint32_t>(phase),
                        nixl_plugin_str_t{label.data(), label.size()}, ts_us,
                        attrs.empty() ? nullptr : attrs.data(), attrs.size());
+}
+
+/**
+ * Phases of one request gathered to be recorded with one call (nixlRecordPhases), e.g. those
+ * of a post that completes inline: one clock read and one call into core instead of one of
+ * each per phase. Holds at most max_phases; add() records nothing, and the caller records
+ * directly once full() (or keeps the batch short by construction). Labels and attributes are
+ * borrowed until the batch is recorded. Not thread-safe: one thread fills and records it.
+ */
+struct nixlTracePhaseBatch {
+    static constexpr size_t max_phases = 8;
+
+    nixl_be_trace_phase_rec_t recs[max_phases];
+    size_t n = 0;
+
+    /** Appends a phase that happened now (its time: the batch's, read when it is recorded);
+     *  false when full (nothing appended). */
+    bool
+    add(nixl_be_trace_phase_t phase,
+        std::string_view label,
+        std::span<const nixl_trace_attr_t> attrs = {}) noexcept {
+        if (n == max_phases) {
+            return false;
+        }
+        nixl_be_trace_phase_rec_t &r = recs[n++];
+        r.phase = static_cast<uint32_t>(phase);
+        r.reserved = 0;
+        r.label = nixl_plugin_str_t{label.data(), label.size()};
+        r.timestamp_us = nixlTraceNow;
+        r.attrs = attrs.empty() ? nullptr : attrs.data();
+        r.n_attrs = attrs.size();
+        return true;
+    }
+
+    bool
+    full() const noexcept {
+        return n == max_phases;
+    }
+};
+
+/**
+ * Records the n phases of recs under one context, in order, through core's batch entry
+ * (nixl_plugin_core_services_t.record_phases: one call, one clock read for every record whose
+ * timestamp_us is 0); with an older core that lacks it, one sink->record_phase per record
+ * (each 0 then read separately). Does nothing when sink is null. Never fails, never throws.
+ * Any thread.
+ */
+inline void
+nixlRecordPhases(const nixl_be_trace_sink_t *sink,
+                 const nixl_be_trace_ctx_t *ctx,
+                 const nixl_be_trace_phase_rec_t *recs,
+                 size_t n) noexcept {
+    if (sink == nullptr || n == 0) {
+        return;
+    }
+    const nixl_plugin_core_services_t *core =
+        nixlSdk::coreServices().load(std::memory_order_acquire);
+    if (core != nullptr &&
+        core->size >= offsetof(nixl_plugin_core_services_t, record_phases) +
+                          sizeof(core->record_phases) &&
+        core->record_phases != nullptr) {
+        core->record_phases(core->ctx, sink, ctx, recs, sizeof(nixl_be_trace_phase_rec_t), n);
+        return;
+    }
+    if (sink->size < offsetof(nixl_be_trace_sink_t, record_phase) + sizeof(sink->record_phase) ||
+        sink->record_phase == nullptr) {
+        return;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        sink->record_phase(sink->ctx, ctx, recs[i].phase, recs[i].label, recs[i].timestamp_us,
+                           recs[i].attrs, recs[i].n_attrs);
+    }
 }
 
 /**
@@ -318,6 +392,13 @@ protected:
                 uint64_t ts_us,
                 std::span<const nixl_trace_attr_t> attrs = {}) const noexcept {
         nixlRecordPhase(traceSink_, ctx, phase, label, ts_us, attrs);
+    }
+
+    /** nixlRecordPhases of batch through this engine's sink, then empties the batch. */
+    void
+    recordPhases(const nixl_be_trace_ctx_t *ctx, nixlTracePhaseBatch &batch) const noexcept {
+        nixlRecordPhases(traceSink_, ctx, batch.recs, batch.n);
+        batch.n = 0;
     }
 
     /** Adds a parameter reported by getBackendParams; NIXL_ERR_NOT_ALLOWED if already set. */

@@ -109,6 +109,11 @@ typedef enum nixl_plugin_log_level {
  * the plugin object it was given to is destroyed. Fields may be appended: check size before
  * reading a field past the ones listed here.
  */
+/* Backend trace types used by nixl_plugin_core_services_t.record_phases (nixl_backend_plugin.h). */
+struct nixl_be_trace_sink;
+struct nixl_be_trace_ctx;
+struct nixl_be_trace_phase_rec;
+
 typedef struct nixl_plugin_core_services {
     size_t size; /* sizeof(nixl_plugin_core_services_t) as core built it */
     void *ctx; /* passed back to every callback */
@@ -133,6 +138,26 @@ typedef struct nixl_plugin_core_services {
                                        size_t name_len,
                                        const nixl_plugin_bytes_sink_t *value,
                                        const nixl_plugin_bytes_sink_t *origin);
+    /*
+     * Appended after get_config (no ABI version bump, as above; backend plugins only, NULL in
+     * the services of other kinds and with an older core: then record each phase through
+     * sink->record_phase). Records n trace phases of one backend in one call: what
+     * sink->record_phase does for each record, in order, with shared work done once. Every
+     * record whose timestamp_us is 0 gets the same time: one read of core's trace clock
+     * taken during this call (so batch only phases that happened within a microsecond or so
+     * of the call, e.g. those of a post that completed inline). sink is the engine's
+     * nixl_be_init_params_t.trace_sink (a sink core did not make is ignored); trace and recs
+     * are borrowed for the call; rec_size is sizeof(nixl_be_trace_phase_rec_t) as the plugin
+     * built it (the records' stride; a smaller one than core knows drops the batch, counted).
+     * Any thread; never fails the caller; a record that cannot be recorded is dropped and
+     * counted like a single phase. Declared in nixl_backend_plugin.h: the struct tags below.
+     */
+    void (*record_phases)(void *ctx,
+                          const struct nixl_be_trace_sink *sink,
+                          const struct nixl_be_trace_ctx *trace,
+                          const struct nixl_be_trace_phase_rec *recs,
+                          size_t rec_size,
+                          size_t n);
 } nixl_plugin_core_services_t;
 
 #ifdef __cplusplus

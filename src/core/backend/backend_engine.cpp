@@ -146,6 +146,7 @@ nixlCoreServices(const nixlLoadedPlugin &plugin) {
         slot->log = coreLog;
         slot->log_enabled = coreLogEnabled;
         slot->get_config = nixlConfig::serviceLookup;
+        slot->record_phases = nixl::trace::nixlTracePhaseSink::recordPhases;
     }
     return slot.get();
 }

@@ -107,6 +107,10 @@ nixlTracePhaseSink::nixlTracePhaseSink(const Tracer &tracer,
       agent_(std::move(agent)),
       backend_(std::move(backend)),
       telemetry_(telemetry),
+      keyBackend_(keyOf(KeyId::PHASE_BACKEND)),
+      keyName_(keyOf(KeyId::PHASE_NAME)),
+      keyLabel_(keyOf(KeyId::PHASE_LABEL)),
+      keyTraceId_(keyOf(KeyId::PHASE_TRACE_ID)),
       sink_{} {
     sink_.size = sizeof(sink_);
     sink_.ctx = this;
@@ -128,6 +132,47 @@ nixlTracePhaseSink::recordPhase(void *ctx,
                                                    n_attrs);
 }
 
+bool
+nixlTracePhaseSink::acceptable(uint32_t phase,
+                               nixl_plugin_str_t label,
+                               const nixl_trace_attr_t *attrs,
+                               size_t n_attrs) noexcept {
+    if (phase >= NIXL_BE_PHASE_COUNT) {
+        drop(phase, "the phase is not a nixl_be_trace_phase_t");
+        return false;
+    }
+    if (label.data == nullptr && label.len != 0) {
+        drop(phase, "its label has no data");
+        return false;
+    }
+    if (label.len > max_phase_label) {
+        drop(phase, "its label is longer than 127 bytes");
+        return false;
+    }
+    if (attrs == nullptr && n_attrs != 0) {
+        drop(phase, "its attributes are null with a non-zero count");
+        return false;
+    }
+    return true;
+}
+
+void
+nixlTracePhaseSink::prepare(const nixl_be_trace_ctx_t *trace, request_t &req) const noexcept {
+    // Only what a viewer cannot derive from the mark itself (its name, time and correlation
+    // id) is an attribute: the mark's time is exactly timestamp_us microseconds, the fixed
+    // phases' names say the phase, and a request's own trace id is on its post span, which
+    // the mark's correlation id names. The trace id is an attribute only for a context with
+    // no local request (correlation id 0: a target's context decoded from the wire), where it
+    // is the only link to the initiator.
+    req.hasTrace = trace != nullptr && trace->correlation_id == 0 && validTraceId(*trace);
+    if (req.hasTrace) {
+        hexBytes(trace->trace_id, sizeof(trace->trace_id), req.traceHex);
+    }
+    // No context: the request of the agent call running on this thread, if any (a backend
+    // recording from inside postXfer), else none.
+    req.corr = trace != nullptr ? trace->correlation_id : tracer_.currentCorrelation();
+}
+
 void
 nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
                            uint32_t phase,
@@ -135,62 +180,102 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
                            uint64_t timestamp_us,
                            const nixl_trace_attr_t *attrs,
                            size_t n_attrs) noexcept {
-    if (phase >= NIXL_BE_PHASE_COUNT) {
-        drop(phase, "the phase is not a nixl_be_trace_phase_t");
+    if (!acceptable(phase, label, attrs, n_attrs)) {
         return;
     }
-    if (label.data == nullptr && label.len != 0) {
-        drop(phase, "its label has no data");
+    request_t req;
+    prepare(trace, req);
+    // 0 means "now": core's trace clock (a TSC read where usable, trace_clock.h), which is
+    // CLOCK_MONOTONIC like nixlTime::getUs(); truncated to microseconds so that the mark's
+    // time is exactly a getUs() value, as if the plugin had passed one.
+    recordOne(req, phase, label, timestamp_us != 0 ? timestamp_us : nowNs() / 1000u, attrs,
+              n_attrs);
+}
+
+void
+nixlTracePhaseSink::recordBatch(const nixl_be_trace_ctx_t *trace,
+                                const nixl_be_trace_phase_rec_t *recs,
+                                size_t rec_size,
+                                size_t n) noexcept {
+    if (n == 0) {
         return;
     }
-    if (label.len > max_phase_label) {
-        drop(phase, "its label is longer than 127 bytes");
+    if (recs == nullptr || rec_size < sizeof(nixl_be_trace_phase_rec_t)) {
+        // Which phases they were cannot be read safely: logged as phase "unknown".
+        const char *why = recs == nullptr ? "a batch of phases has no records" :
+                                            "a batch's records are smaller than core's "
+                                            "nixl_be_trace_phase_rec_t";
+        for (size_t i = 0; i < n; ++i) {
+            drop(NIXL_BE_PHASE_COUNT, why);
+        }
         return;
     }
-    if (attrs == nullptr && n_attrs != 0) {
-        drop(phase, "its attributes are null with a non-zero count");
+    // Shared by every record: the context's work and, for the records stamped 0, one clock
+    // read (the batch's time).
+    request_t req;
+    prepare(trace, req);
+    uint64_t batchUs = 0;
+    const auto *bytes = reinterpret_cast<const unsigned char *>(recs);
+    for (size_t i = 0; i < n; ++i) {
+        const auto &r = *reinterpret_cast<const nixl_be_trace_phase_rec_t *>(bytes + i * rec_size);
+        if (!acceptable(r.phase, r.label, r.attrs, r.n_attrs)) {
+            continue;
+        }
+        uint64_t tsUs = r.timestamp_us;
+        if (tsUs == 0) {
+            if (batchUs == 0) {
+                batchUs = nowNs() / 1000u;
+            }
+            tsUs = batchUs;
+        }
+        recordOne(req, r.phase, r.label, tsUs, r.attrs, r.n_attrs);
+    }
+}
+
+void
+nixlTracePhaseSink::recordPhases(void *,
+                                 const nixl_be_trace_sink_t *sink,
+                                 const nixl_be_trace_ctx_t *trace,
+                                 const nixl_be_trace_phase_rec_t *recs,
+                                 size_t rec_size,
+                                 size_t n) noexcept {
+    // Only a sink core made (its record_phase is ours) has a nixlTracePhaseSink behind ctx.
+    if (sink == nullptr || sink->record_phase != &nixlTracePhaseSink::recordPhase ||
+        sink->ctx == nullptr) {
         return;
     }
+    static_cast<nixlTracePhaseSink *>(sink->ctx)->recordBatch(trace, recs, rec_size, n);
+}
+
+void
+nixlTracePhaseSink::recordOne(const request_t &req,
+                              uint32_t phase,
+                              nixl_plugin_str_t label,
+                              uint64_t tsUs,
+                              const nixl_trace_attr_t *attrs,
+                              size_t n_attrs) noexcept {
     // Everything the event borrows lives on this stack: no allocation on the phase path. The
     // attributes are written field by field into the array the plugins read: building them as
     // temporaries and copying them costs a store-forwarding stall per attribute (wide loads of
     // fields just written narrow), the largest part of this function before.
-    //
-    // Only what a viewer cannot derive from the mark itself (its name, time and correlation
-    // id) is an attribute: the mark's time is exactly timestamp_us microseconds, the fixed phases' names say
-    // the phase, and a request's own trace id is on its post span, which the mark's
-    // correlation id names. The trace id is an attribute only for a context with no local
-    // request (correlation id 0: a target's context decoded from the wire), where it is the
-    // only link to the initiator.
-    char traceHex[2 * sizeof(nixl_be_trace_ctx_t::trace_id)];
-    const bool hasTrace =
-        trace != nullptr && trace->correlation_id == 0 && validTraceId(*trace);
-    if (hasTrace) {
-        hexBytes(trace->trace_id, sizeof(trace->trace_id), traceHex);
-    }
-    // 0 means "now": core's trace clock (a TSC read where usable, trace_clock.h), which is
-    // CLOCK_MONOTONIC like nixlTime::getUs(); truncated to microseconds so that the mark's
-    // time is exactly a getUs() value, as if the plugin had passed one.
-    const uint64_t tsUs = timestamp_us != 0 ? timestamp_us : nowNs() / 1000u;
-
     nixl_trace_attr_t buf[core_attrs + max_phase_attrs];
     size_t n = 0;
-    auto putStr = [&](KeyId key, const char *data, size_t len) {
+    auto putStr = [&](const char *key, KeyId id, const char *data, size_t len) {
         nixl_trace_attr_t &a = buf[n++];
-        a.key = keyOf(key);
+        a.key = key;
         a.type = NIXL_TRACE_ATTR_STRING;
-        a.key_id = static_cast<uint32_t>(key);
+        a.key_id = static_cast<uint32_t>(id);
         a.value.str.data = data;
         a.value.str.len = len;
     };
-    putStr(KeyId::PHASE_BACKEND, backend_.data(), backend_.size());
+    putStr(keyBackend_, KeyId::PHASE_BACKEND, backend_.data(), backend_.size());
     if (phase == NIXL_BE_PHASE_OTHER) {
         // Named by its label: the phase is not otherwise visible.
-        putStr(KeyId::PHASE_NAME, kPhaseNames[phase].data(), kPhaseNames[phase].size());
+        putStr(keyName_, KeyId::PHASE_NAME, kPhaseNames[phase].data(), kPhaseNames[phase].size());
     }
-    putStr(KeyId::PHASE_LABEL, label.len != 0 ? label.data : "", label.len);
-    if (hasTrace) {
-        putStr(KeyId::PHASE_TRACE_ID, traceHex, sizeof(traceHex));
+    putStr(keyLabel_, KeyId::PHASE_LABEL, label.len != 0 ? label.data : "", label.len);
+    if (req.hasTrace) {
+        putStr(keyTraceId_, KeyId::PHASE_TRACE_ID, req.traceHex, sizeof(req.traceHex));
     }
     size_t extra = 0;
     for (size_t i = 0; i < n_attrs; ++i) {
@@ -223,11 +308,7 @@ nixlTracePhaseSink::record(const nixl_be_trace_ctx_t *trace,
     // nixlTime::getUs() reads std::chrono::steady_clock, which libstdc++ on Linux reads from
     // CLOCK_MONOTONIC: the tracer's clock, in microseconds.
     const uint64_t atNs = tsUs * 1000u;
-    // No context: the request of the agent call running on this thread, if any (a backend
-    // recording from inside postXfer), else none.
-    const uint64_t corr =
-        trace != nullptr ? trace->correlation_id : tracer_.currentCorrelation();
-    if (tracer_.markRaw(nameId, name, kind, atNs, corr, buf, n) != 0) {
+    if (tracer_.markRaw(nameId, name, kind, atNs, req.corr, buf, n) != 0) {
         drop(phase, "a trace plugin threw while recording it");
     }
 }

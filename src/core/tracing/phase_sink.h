@@ -24,6 +24,10 @@
  * with null data, attributes null with a non-zero count, a trace plugin throwing) is dropped:
  * counted here and in the agent's telemetry (addTracePhaseDrops), and the first drop of the
  * sink writes one ERROR line built without allocating.
+ *
+ * Several phases of one context can come in one call (recordBatch, reached from the backend
+ * plugins' core services as record_phases): the context's work is done once, and every
+ * record stamped 0 gets the same time, one clock read for the batch.
  */
 #ifndef NIXL_SRC_CORE_TRACING_PHASE_SINK_H
 #define NIXL_SRC_CORE_TRACING_PHASE_SINK_H
@@ -80,6 +84,30 @@ public:
            const nixl_trace_attr_t *attrs,
            std::size_t n_attrs) noexcept;
 
+    /**
+     * What core services' record_phases does for this sink: each record as record() would,
+     * in order, with the context's work done once and one clock read for every record whose
+     * timestamp_us is 0. rec_size is the records' stride; smaller than core's struct drops
+     * all n (counted). Never throws, never fails the caller.
+     */
+    void
+    recordBatch(const nixl_be_trace_ctx_t *trace,
+                const nixl_be_trace_phase_rec_t *recs,
+                std::size_t rec_size,
+                std::size_t n) noexcept;
+
+    /**
+     * nixl_plugin_core_services_t.record_phases of backend plugins: recordBatch() of the
+     * sink behind sink (ignored unless core made it).
+     */
+    static void
+    recordPhases(void *ctx,
+                 const nixl_be_trace_sink_t *sink,
+                 const nixl_be_trace_ctx_t *trace,
+                 const nixl_be_trace_phase_rec_t *recs,
+                 std::size_t rec_size,
+                 std::size_t n) noexcept;
+
     /** Phases dropped so far. */
     std::uint64_t
     dropped() const noexcept {
@@ -102,6 +130,32 @@ private:
                 const nixl_trace_attr_t *attrs,
                 std::size_t n_attrs) noexcept;
 
+    /** What the phases of one call share: the context's correlation id and trace id. */
+    struct request_t {
+        std::uint64_t corr;
+        bool hasTrace;
+        char traceHex[2 * sizeof(nixl_be_trace_ctx_t::trace_id)];
+    };
+
+    /** Whether a phase's arguments are usable; drops it (counted, logged once) if not. */
+    bool
+    acceptable(uint32_t phase,
+               nixl_plugin_str_t label,
+               const nixl_trace_attr_t *attrs,
+               std::size_t n_attrs) noexcept;
+
+    void
+    prepare(const nixl_be_trace_ctx_t *trace, request_t &req) const noexcept;
+
+    /** One acceptable phase at tsUs (resolved: never 0 here) as a mark on the tracer. */
+    void
+    recordOne(const request_t &req,
+              uint32_t phase,
+              nixl_plugin_str_t label,
+              std::uint64_t tsUs,
+              const nixl_trace_attr_t *attrs,
+              std::size_t n_attrs) noexcept;
+
     void
     drop(uint32_t phase, const char *why) noexcept;
 
@@ -109,6 +163,11 @@ private:
     const std::string agent_;
     const std::string backend_;
     nixlTelemetry *const telemetry_;
+    // Core's attribute keys, looked up once (not per phase).
+    const char *const keyBackend_;
+    const char *const keyName_;
+    const char *const keyLabel_;
+    const char *const keyTraceId_;
     nixl_be_trace_sink_t sink_;
     std::atomic<std::uint64_t> dropped_{0};
     std::atomic<std::uint64_t> droppedAttrs_{0};

@@ -45,6 +45,7 @@ const nixl_plugin_core_services_t capture_services = {
     &captureLog,
     &captureEnabled,
     nullptr, // get_config: the SDK then reads options from the environment
+    nullptr, // record_phases: backends only
 };
 
 struct loaded_t {

@@ -105,6 +105,7 @@ inline const nixl_plugin_core_services_t core_services = {
     recordLog,
     logAlwaysEnabled,
     nullptr, // get_config: the SDK then reads options from the environment
+    nullptr, // record_phases: the SDK then records a batch's phases one by one
 };
 
 /** Error lines since mark. */

@@ -42,7 +42,7 @@ logEnabledFn(void *, int32_t) {
 }
 
 const nixl_plugin_core_services_t coreServices = {
-    sizeof(nixl_plugin_core_services_t), nullptr, &logFn, &logEnabledFn, nullptr,
+    sizeof(nixl_plugin_core_services_t), nullptr, &logFn, &logEnabledFn, nullptr, nullptr,
 };
 
 // The name table core would pass: ids 0..2.

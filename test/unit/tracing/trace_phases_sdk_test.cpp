@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 
 #include "nixl_backend_sdk.h"
@@ -79,4 +80,111 @@ TEST(tracePhaseSdk, RecordPhaseForwardsAndIsANoOpWithoutASink) {
     nixl_be_trace_sink_t small{sizeof(size_t), &c, recordInto};
     nixlRecordPhase(&small, &ctx, NIXL_BE_PHASE_SUBMIT, "x", 1);
     EXPECT_EQ(c.count, 2);
+}
+
+namespace {
+
+struct batchCall {
+    int count = 0;
+    const nixl_be_trace_sink_t *sink = nullptr;
+    const nixl_be_trace_ctx_t *trace = nullptr;
+    const nixl_be_trace_phase_rec_t *recs = nullptr;
+    size_t recSize = 0;
+    size_t n = 0;
+};
+batchCall batchSeen;
+
+void
+recordBatchInto(void *,
+                const nixl_be_trace_sink_t *sink,
+                const nixl_be_trace_ctx_t *trace,
+                const nixl_be_trace_phase_rec_t *recs,
+                size_t rec_size,
+                size_t n) {
+    ++batchSeen.count;
+    batchSeen.sink = sink;
+    batchSeen.trace = trace;
+    batchSeen.recs = recs;
+    batchSeen.recSize = rec_size;
+    batchSeen.n = n;
+}
+
+/** Installs services as the SDK's core services for one test, and puts the old ones back. */
+class scopedServices {
+public:
+    explicit scopedServices(const nixl_plugin_core_services_t *services)
+        : old_(nixlSdk::coreServices().exchange(services)) {}
+    ~scopedServices() {
+        nixlSdk::coreServices().store(old_);
+    }
+
+private:
+    const nixl_plugin_core_services_t *old_;
+};
+
+} // namespace
+
+TEST(tracePhaseSdk, BatchGoesToCoreInOneCallWhenTheServicesHaveRecordPhases) {
+    batchSeen = batchCall{};
+    nixl_plugin_core_services_t services{};
+    services.size = sizeof(services);
+    services.record_phases = recordBatchInto;
+    scopedServices scoped(&services);
+    call c;
+    nixl_be_trace_sink_t sink{sizeof(nixl_be_trace_sink_t), &c, recordInto};
+    nixl_be_trace_ctx_t ctx{};
+    nixlTracePhaseBatch batch;
+    EXPECT_TRUE(batch.add(NIXL_BE_PHASE_SUBMIT, "post"));
+    EXPECT_TRUE(batch.add(NIXL_BE_PHASE_WIRE_SUBMITTED, "copy"));
+    ASSERT_EQ(batch.n, 2u);
+    EXPECT_EQ(batch.recs[0].timestamp_us, nixlTraceNow); // the batch's time
+    nixlRecordPhases(&sink, &ctx, batch.recs, batch.n);
+    EXPECT_EQ(batchSeen.count, 1);
+    EXPECT_EQ(batchSeen.sink, &sink);
+    EXPECT_EQ(batchSeen.trace, &ctx);
+    EXPECT_EQ(batchSeen.recs, batch.recs);
+    EXPECT_EQ(batchSeen.recSize, sizeof(nixl_be_trace_phase_rec_t));
+    EXPECT_EQ(batchSeen.n, 2u);
+    EXPECT_EQ(c.count, 0); // not one by one
+
+    nixlRecordPhases(nullptr, &ctx, batch.recs, batch.n); // tracing off
+    nixlRecordPhases(&sink, &ctx, batch.recs, 0); // nothing to record
+    EXPECT_EQ(batchSeen.count, 1);
+}
+
+TEST(tracePhaseSdk, BatchFallsBackToOneRecordPhaseEachWithAnOlderCore) {
+    batchSeen = batchCall{};
+    // An older core's services end before record_phases; a newer one may leave it null.
+    nixl_plugin_core_services_t older{};
+    older.size = offsetof(nixl_plugin_core_services_t, record_phases);
+    older.record_phases = recordBatchInto; // beyond its size: must not be read
+    nixl_plugin_core_services_t unset{};
+    unset.size = sizeof(unset);
+    for (const nixl_plugin_core_services_t *services :
+         {static_cast<const nixl_plugin_core_services_t *>(nullptr),
+          static_cast<const nixl_plugin_core_services_t *>(&older),
+          static_cast<const nixl_plugin_core_services_t *>(&unset)}) {
+        scopedServices scoped(services);
+        call c;
+        nixl_be_trace_sink_t sink{sizeof(nixl_be_trace_sink_t), &c, recordInto};
+        nixlTracePhaseBatch batch;
+        batch.add(NIXL_BE_PHASE_SUBMIT, "post");
+        batch.add(NIXL_BE_PHASE_WIRE_COMPLETED, "copy");
+        nixlRecordPhases(&sink, nullptr, batch.recs, batch.n);
+        EXPECT_EQ(c.count, 2);
+        EXPECT_EQ(c.phase, static_cast<uint32_t>(NIXL_BE_PHASE_WIRE_COMPLETED)); // in order
+        EXPECT_EQ(c.label, "copy");
+        EXPECT_EQ(c.ts, nixlTraceNow);
+    }
+    EXPECT_EQ(batchSeen.count, 0);
+}
+
+TEST(tracePhaseSdk, BatchHoldsAtMostMaxPhases) {
+    nixlTracePhaseBatch batch;
+    for (size_t i = 0; i < nixlTracePhaseBatch::max_phases; ++i) {
+        EXPECT_TRUE(batch.add(NIXL_BE_PHASE_OTHER, "x"));
+    }
+    EXPECT_TRUE(batch.full());
+    EXPECT_FALSE(batch.add(NIXL_BE_PHASE_OTHER, "y"));
+    EXPECT_EQ(batch.n, nixlTracePhaseBatch::max_phases);
 }

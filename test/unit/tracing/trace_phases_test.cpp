@@ -375,6 +375,187 @@ TEST_F(tracePhaseSinkTest, ConcurrentRecordPhaseFromManyThreads) {
     }
 }
 
+// ---- batches (core services' record_phases) ------------------------------------------------
+
+namespace {
+
+nixl_be_trace_phase_rec_t
+rec(uint32_t phase, const char *label, uint64_t ts, const nixl_trace_attr_t *attrs = nullptr,
+    size_t n = 0) {
+    nixl_be_trace_phase_rec_t r{};
+    r.phase = phase;
+    r.label = str(label);
+    r.timestamp_us = ts;
+    r.attrs = attrs;
+    r.n_attrs = n;
+    return r;
+}
+
+} // namespace
+
+TEST_F(tracePhaseSinkTest, BatchRecordsEachPhaseInOrderAndTheZerosShareOneClockRead) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "UCX", nullptr);
+    const nixl_be_trace_ctx_t ctx = ctxWith(0xa0, 42);
+    nixl_trace_attr_t attrs[1] = {};
+    attrs[0].key = "ucx.bytes";
+    attrs[0].type = NIXL_TRACE_ATTR_INT64;
+    attrs[0].value.i64 = 4096;
+    const nixl_be_trace_phase_rec_t recs[] = {
+        rec(NIXL_BE_PHASE_SUBMIT, "ucx.post", 0, attrs, 1),
+        rec(NIXL_BE_PHASE_WIRE_SUBMITTED, "ucx.memcpy", 0),
+        rec(NIXL_BE_PHASE_OTHER, "ucx.own", 777),
+        rec(NIXL_BE_PHASE_WIRE_COMPLETED, "ucx.memcpy", 0),
+    };
+    const uint64_t before = nowNs();
+    nixlTracePhaseSink::recordPhases(nullptr, sink.sink(), &ctx, recs, sizeof(recs[0]), 4);
+    const uint64_t after = nowNs();
+
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got[0].name, "nixl::backend.submit");
+    EXPECT_EQ(got[1].name, "nixl::backend.wire_submitted");
+    EXPECT_EQ(got[2].name, "ucx.own");
+    EXPECT_EQ(got[3].name, "nixl::backend.wire_completed");
+    for (const seenMark &m : got) {
+        EXPECT_EQ(m.corr, 42u);
+    }
+    // The three zeros: one time, whole microseconds of the trace clock, read during the call.
+    EXPECT_EQ(got[0].atNs, got[1].atNs);
+    EXPECT_EQ(got[0].atNs, got[3].atNs);
+    EXPECT_EQ(got[0].atNs % 1000, 0u);
+    EXPECT_GE(got[0].atNs, before / 1000 * 1000);
+    EXPECT_LE(got[0].atNs, after);
+    EXPECT_EQ(got[2].atNs, 777000u); // a plugin's own timestamp is kept
+    EXPECT_EQ(got[0].attrs,
+              (std::vector<std::string>{"nixl.phase.backend=UCX", "nixl.phase.label=ucx.post",
+                                        "ucx.bytes=4096"}));
+    EXPECT_EQ(got[2].attrs,
+              (std::vector<std::string>{"nixl.phase.backend=UCX", "nixl.phase.name=other",
+                                        "nixl.phase.label=ucx.own"}));
+    EXPECT_EQ(sink.dropped(), 0u);
+}
+
+TEST_F(tracePhaseSinkTest, BatchFromTheWireCarriesTheTraceIdOnEveryPhase) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "UCX", nullptr);
+    const nixl_be_trace_ctx_t remote = ctxWith(0xa0, 0);
+    const nixl_be_trace_phase_rec_t recs[] = {rec(NIXL_BE_PHASE_NOTIF_RECEIVED, "ucx.am", 5),
+                                              rec(NIXL_BE_PHASE_REMOTE_OBSERVED, "ucx.am", 5)};
+    sink.recordBatch(&remote, recs, sizeof(recs[0]), 2);
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 2u);
+    for (const seenMark &m : got) {
+        EXPECT_EQ(m.corr, 0u);
+        EXPECT_EQ(m.attrs.back(), "nixl.phase.trace_id=a0a1a2a3a4a5a6a7a8a9aaabacadaeaf");
+    }
+}
+
+TEST_F(tracePhaseSinkTest, BatchDropsWhatItCannotRecordKeepsTheRestAndLogsOnce) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    const nixl_be_trace_phase_rec_t recs[] = {
+        rec(NIXL_BE_PHASE_SUBMIT, "a", 1),
+        rec(NIXL_BE_PHASE_COUNT, "bad", 1),
+        rec(NIXL_BE_PHASE_WIRE_SUBMITTED, "b", 1, nullptr, 3), // attrs null, count 3
+        rec(NIXL_BE_PHASE_WIRE_COMPLETED, "c", 1),
+    };
+    stderrCapture cap;
+    sink.recordBatch(nullptr, recs, sizeof(recs[0]), 4);
+    EXPECT_EQ(sink.dropped(), 2u);
+    // Records smaller than core's struct (a stride core cannot trust): all dropped; no
+    // records at all with a count: dropped too.
+    sink.recordBatch(nullptr, recs, sizeof(recs[0]) - 1, 4);
+    EXPECT_EQ(sink.dropped(), 6u);
+    sink.recordBatch(nullptr, nullptr, sizeof(recs[0]), 2);
+    EXPECT_EQ(sink.dropped(), 8u);
+    sink.recordBatch(nullptr, nullptr, sizeof(recs[0]), 0); // nothing to record
+    EXPECT_EQ(sink.dropped(), 8u);
+    const std::string log = cap.stop();
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0].name, "nixl::backend.submit");
+    EXPECT_EQ(got[1].name, "nixl::backend.wire_completed");
+    const auto lines = errorLines(log);
+    ASSERT_EQ(lines.size(), 1u) << log;
+    EXPECT_NE(lines[0].find("trace phase 7 (unknown)"), std::string::npos) << lines[0];
+}
+
+TEST_F(tracePhaseSinkTest, BatchThroughASinkCoreDidNotMakeIsIgnored) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    const nixl_be_trace_phase_rec_t recs[] = {rec(NIXL_BE_PHASE_SUBMIT, "a", 1)};
+    nixl_be_trace_sink_t foreign = *sink.sink();
+    foreign.record_phase = [](void *, const nixl_be_trace_ctx_t *, uint32_t, nixl_plugin_str_t,
+                              uint64_t, const nixl_trace_attr_t *, size_t) {};
+    nixlTracePhaseSink::recordPhases(nullptr, &foreign, nullptr, recs, sizeof(recs[0]), 1);
+    nixlTracePhaseSink::recordPhases(nullptr, nullptr, nullptr, recs, sizeof(recs[0]), 1);
+    EXPECT_TRUE(takeSeen().empty());
+    EXPECT_EQ(sink.dropped(), 0u);
+}
+
+TEST_F(tracePhaseSinkTest, ThrowingTracePluginDropsEveryPhaseOfABatchLogsOnce) {
+    auto tracer = Tracer::create("agentX", {ref("bad", &opsThrows), ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    const nixl_be_trace_phase_rec_t recs[] = {rec(NIXL_BE_PHASE_SUBMIT, "a", 0),
+                                              rec(NIXL_BE_PHASE_WIRE_SUBMITTED, "b", 0)};
+    stderrCapture cap;
+    sink.recordBatch(nullptr, recs, sizeof(recs[0]), 2);
+    sink.recordBatch(nullptr, recs, sizeof(recs[0]), 2);
+    const std::string log = cap.stop();
+    EXPECT_EQ(sink.dropped(), 4u);
+    EXPECT_EQ(takeSeen().size(), 4u);
+    EXPECT_EQ(errorLines(log).size(), 1u) << log;
+}
+
+TEST_F(tracePhaseSinkTest, ConcurrentBatchesFromManyThreads) {
+    // Run under TSan too: batches and single phases through one sink at once.
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
+    constexpr int threads = 4;
+    constexpr int perThread = 300;
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            const nixl_be_trace_ctx_t ctx = ctxWith(static_cast<uint8_t>(t), 100 + t);
+            const nixl_be_trace_phase_rec_t recs[] = {rec(NIXL_BE_PHASE_SUBMIT, "s", 0),
+                                                      rec(NIXL_BE_PHASE_WIRE_SUBMITTED, "w", 0),
+                                                      rec(NIXL_BE_PHASE_WIRE_COMPLETED, "w", 0)};
+            ready.fetch_add(1);
+            while (ready.load() < threads) {
+                std::this_thread::yield();
+            }
+            for (int i = 0; i < perThread; ++i) {
+                nixlTracePhaseSink::recordPhases(nullptr, sink.sink(), &ctx, recs,
+                                                 sizeof(recs[0]), 3);
+                sink.record(&ctx, NIXL_BE_PHASE_NOTIF_SENT, str("n"), 0, nullptr, 0);
+            }
+        });
+    }
+    for (auto &th : pool) {
+        th.join();
+    }
+    const auto got = takeSeen();
+    EXPECT_EQ(got.size(), static_cast<size_t>(threads * perThread * 4));
+    EXPECT_EQ(sink.dropped(), 0u);
+    std::vector<int> perCorr(threads, 0);
+    for (const seenMark &m : got) {
+        ASSERT_GE(m.corr, 100u);
+        ASSERT_LT(m.corr, 100u + threads);
+        ++perCorr[m.corr - 100];
+    }
+    for (int n : perCorr) {
+        EXPECT_EQ(n, perThread * 4);
+    }
+}
+
 TEST(tracePhaseNames, CoreTableListsTheFixedPhasesInEnumOrder) {
     const auto table = nameTable();
     for (uint32_t p = NIXL_BE_PHASE_SUBMIT; p <= NIXL_BE_PHASE_REMOTE_OBSERVED; ++p) {

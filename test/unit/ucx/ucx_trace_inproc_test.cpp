@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include "../tracing/tracing_test_utils.h"
@@ -169,6 +170,56 @@ TEST_P(ucxTraceTest, PhasesOfAWriteCarryTheRequestsTraceIdToTheTarget) {
     const bool direct = GetParam().direct && cmaInTls();
     EXPECT_EQ(attrOf(submit->attrs, "ucx.path"), direct ? "direct" : "ucx");
     EXPECT_NE(submit->attrs.find("ucx.bytes=i:131072"), std::string::npos) << submit->attrs;
+}
+
+TEST_P(ucxTraceTest, SmallDirectPostRecordsItsPhasesAsOneBatch) {
+    // At most nixlUcx::trace_batch_bytes, completed inline on the direct path: the post's
+    // phases reach core in one call, in order, and share its one clock read. The UCX path
+    // records them one by one, at their own times, from wherever they happen; both paths
+    // give the same phases in the same order.
+    recorder rec("recA");
+    rec.clear();
+    testMem src(4096);
+    testMem dst(4096);
+    {
+        auto a = makeUcx("A", "recA", setup());
+        auto b = makeUcx("B", "recA", setup());
+        ASSERT_TRUE(a && b);
+        ASSERT_EQ(a->registerDram(src.addr(), src.size()), NIXL_SUCCESS);
+        ASSERT_EQ(b->registerDram(dst.addr(), dst.size()), NIXL_SUCCESS);
+        std::string got;
+        ASSERT_EQ(a->agent->loadRemoteMD(b->md(), got), NIXL_SUCCESS);
+        writeWithNotif(*a, *b, src, dst, "small");
+    }
+    const std::vector<traceEvent> ev = rec.allEvents();
+    EXPECT_EQ(phaseNames(ev, "A"),
+              (std::vector<std::string>{"nixl::backend.submit", "nixl::backend.wire_submitted",
+                                        "nixl::backend.wire_completed",
+                                        "nixl::backend.notif_sent"}));
+    std::vector<uint64_t> times;
+    std::set<uint64_t> corrs;
+    std::string submitAttrs;
+    for (const traceEvent &e : ev) {
+        if (e.isPhase() && e.agent == "A") {
+            times.push_back(e.begin);
+            corrs.insert(e.corr);
+            if (e.name == "nixl::backend.submit") {
+                submitAttrs = e.attrs;
+            }
+        }
+    }
+    ASSERT_EQ(times.size(), 4u);
+    EXPECT_EQ(corrs.size(), 1u);
+    EXPECT_NE(*corrs.begin(), 0u);
+    EXPECT_NE(submitAttrs.find("ucx.bytes=i:4096"), std::string::npos) << submitAttrs;
+    for (uint64_t t : times) {
+        EXPECT_EQ(t % 1000, 0u); // whole microseconds, as nixlTime::getUs() gives
+    }
+    const bool direct = GetParam().direct && cmaInTls();
+    if (direct) {
+        EXPECT_EQ(std::set<uint64_t>(times.begin(), times.end()).size(), 1u)
+            << "one batch, one clock read";
+    }
 }
 
 TEST_P(ucxTraceTest, DamagedContextStillDeliversAndLogsOnce) {

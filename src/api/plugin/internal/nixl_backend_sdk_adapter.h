@@ -25,6 +25,7 @@
 #endif
 
 #include <atomic>
+#include <cstddef>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -426,7 +427,11 @@ namespace detail {
         if (p == nullptr || out == nullptr || info == nullptr) {
             return NIXL_ERR_INVALID_PARAM;
         }
-        if (p->core != nullptr && p->core->size >= sizeof(nixl_plugin_core_services_t)) {
+        // The services grow by appending: an older core's are smaller than this header's and
+        // still usable (each appended field is size-checked where it is read).
+        if (p->core != nullptr && p->core->size >= offsetof(nixl_plugin_core_services_t,
+                                                           log_enabled) +
+                                                      sizeof(p->core->log_enabled)) {
             coreServices().store(p->core, std::memory_order_release);
         }
         return guard("createEngine", [&] {

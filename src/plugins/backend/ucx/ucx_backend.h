@@ -245,6 +245,12 @@ public:
     const nixl_be_trace_ctx_t *traceCtx = nullptr;
     /** This post recorded WIRE_SUBMITTED (direct path: once, before the first copy). */
     bool wireTraced = false;
+    /**
+     * Where the phases of the current post go while postXfer copies it inline (a small
+     * traced direct post): the posting thread's batch, set and cleared under stepLock by
+     * that thread, so only it appends; null otherwise (phases are recorded directly).
+     */
+    nixlTracePhaseBatch *phaseBatch = nullptr;
 
     std::atomic<nixl_status_t> status{NIXL_ERR_NOT_POSTED};
     /** Written under stepLock or the lane worker lock, read under either: atomic. */
@@ -396,6 +402,14 @@ public:
     tracePhase(const nixl_be_trace_ctx_t *ctx,
                nixl_be_trace_phase_t phase,
                std::string_view label) const noexcept;
+
+    /**
+     * A phase of req's current post: into the post's batch when it has one (see
+     * nixlUcxReq::phaseBatch; call with stepLock held then), else tracePhase(req.traceCtx).
+     */
+    void
+    tracePhase(nixlUcxReq &req, nixl_be_trace_phase_t phase, std::string_view label) const
+        noexcept;
 
     /**
      * A peer's notification carried a trace context this engine cannot use: the first one

@@ -173,8 +173,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             // data over: this path's wire.
             req.wireTraced = true;
             const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
-            tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
-                       inProcess ? "ucx.memcpy" : "ucx.cma");
+            tracePhase(req, NIXL_BE_PHASE_WIRE_SUBMITTED, inProcess ? "ucx.memcpy" : "ucx.cma");
         }
         // With the peer's table mapped, each copy runs inside a mark and after a check of its
         // registrations (the fence of ucx_regtable.h): a deregisterMem that returned has
@@ -280,8 +279,7 @@ void
 nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
     if (tracing()) {
         const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
-        tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED,
-                   inProcess ? "ucx.memcpy" : "ucx.cma");
+        tracePhase(req, NIXL_BE_PHASE_WIRE_COMPLETED, inProcess ? "ucx.memcpy" : "ucx.cma");
     }
     if (!req.hasNotif) {
         finishReq(req, NIXL_SUCCESS);

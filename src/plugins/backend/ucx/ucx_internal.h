@@ -35,6 +35,12 @@ inline constexpr size_t reg_table_slots = size_t(1) << 20;
 inline constexpr size_t iov_batch = 1024;
 /** A post copies this much inline before handing the rest to checkXfer or the thread. */
 inline constexpr size_t inline_bytes = 64 * 1024;
+/**
+ * A traced direct post of at most this many bytes records its phases in one batch when it
+ * completes inline (one call into core, one clock read: the copy takes well under a few
+ * microseconds, so the phases share the time of the post's end at microsecond resolution).
+ */
+inline constexpr size_t trace_batch_bytes = 16 * 1024;
 /** Bytes one checkXfer or one post copies at most on the direct path. */
 inline constexpr size_t step_budget = 4 * 1024 * 1024;
 /** Bytes the progress thread copies per request and round, so requests share it fairly. */

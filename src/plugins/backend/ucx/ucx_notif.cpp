@@ -153,7 +153,7 @@ nixlUcxEngine::sendXferNotifLocked(nixlUcxReq &req) const {
     nixl_status_t st = sendAm(*req.lane, req.remoteAgent, req.notif, &req);
     // Before finishReq: once the status is out, the request may be released at any time.
     if (tracing() && (st == NIXL_SUCCESS || st == NIXL_IN_PROG)) {
-        tracePhase(req.traceCtx, NIXL_BE_PHASE_NOTIF_SENT, "ucx.am");
+        tracePhase(req, NIXL_BE_PHASE_NOTIF_SENT, "ucx.am");
     }
     if (st != NIXL_IN_PROG) {
         finishReq(req, st);
@@ -243,6 +243,16 @@ nixlUcxEngine::tracePhase(const nixl_be_trace_ctx_t *ctx,
     if (traceSink_ != nullptr) {
         recordPhase(ctx, phase, label, nixlTraceNow); // core reads its (TSC) clock
     }
+}
+
+void
+nixlUcxEngine::tracePhase(nixlUcxReq &req,
+                          nixl_be_trace_phase_t phase,
+                          std::string_view label) const noexcept {
+    if (req.phaseBatch != nullptr && req.phaseBatch->add(phase, label)) {
+        return;
+    }
+    tracePhase(req.traceCtx, phase, label);
 }
 
 void

@@ -319,9 +319,20 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         req->wireTraced = false;
         req->status.store(NIXL_IN_PROG, std::memory_order_release);
     }
-    if (tracing()) {
+    // A small traced direct post completes inline: its phases go in one batch, recorded once
+    // the copy is done (one call into core and one clock read instead of one per phase).
+    // Everything the batch borrows lives on this stack, and so does a copy of the context:
+    // once the request's status is out, another thread may release it.
+    const bool traced = tracing();
+    const bool batched = traced && req->path == nixlUcxReq::path_t::DIRECT &&
+                         req->totalBytes <= nixlUcx::trace_batch_bytes;
+    nixlTracePhaseBatch batch;
+    nixl_be_trace_ctx_t batchCtx;
+    const nixl_be_trace_ctx_t *batchTrace = nullptr; // &batchCtx, or null: no context
+    nixl_trace_attr_t attrs[3];
+    if (traced) {
+        std::memset(attrs, 0, sizeof(attrs));
         const bool direct = req->path == nixlUcxReq::path_t::DIRECT;
-        nixl_trace_attr_t attrs[3] = {};
         attrs[0].key = "ucx.path";
         attrs[0].type = NIXL_TRACE_ATTR_STRING;
         attrs[0].value.str = direct ? nixl_plugin_str_t{"direct", 6} : nixl_plugin_str_t{"ucx", 3};
@@ -331,7 +342,15 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         attrs[2].key = "ucx.bytes";
         attrs[2].type = NIXL_TRACE_ATTR_INT64;
         attrs[2].value.i64 = static_cast<int64_t>(req->totalBytes);
-        recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "ucx.post", nixlTraceNow, attrs);
+        if (batched) {
+            if (req->traceCtx != nullptr) {
+                batchCtx = *req->traceCtx;
+                batchTrace = &batchCtx;
+            }
+            batch.add(NIXL_BE_PHASE_SUBMIT, "ucx.post", attrs);
+        } else {
+            recordPhase(req->traceCtx, NIXL_BE_PHASE_SUBMIT, "ucx.post", nixlTraceNow, attrs);
+        }
     }
 
     if (req->path == nixlUcxReq::path_t::UCX) {
@@ -340,12 +359,20 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     {
         std::lock_guard<std::mutex> g(req->stepLock);
         if (!staleCheck(*req)) {
+            if (batched) {
+                recordPhases(batchTrace, batch);
+            }
             return req->status.load(std::memory_order_acquire);
         }
         // Small transfers complete inside the post, and larger ones copy a first slice now,
         // with or without a progress thread (handing the slice to the thread would cost a
         // wake-up and a core switch: docs/backends/ucx.md); checkXfer or the thread do the rest.
+        req->phaseBatch = batched ? &batch : nullptr;
         stepDirectLocked(*req, req->totalBytes <= inline_bytes ? inline_bytes : step_budget);
+        req->phaseBatch = nullptr;
+    }
+    if (batched) {
+        recordPhases(batchTrace, batch);
     }
     if (req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
         directHousekeeping();
