@@ -181,7 +181,12 @@ public:
     nixl_status_t
     releasedDlistH(nixlDlistH *dlist_hndl) const;
 
-    /** Appends received notifications, keyed by sender, to notif_map (never clears it). */
+    /**
+     * Appends received notifications, keyed by sender, to notif_map (never clears it). In RW
+     * mode it shares the reader lock with the transfer calls, so draining does not stall
+     * posting threads; concurrent calls each get different notifications (every one is
+     * delivered to exactly one call) and must pass different maps.
+     */
     nixl_status_t
     getNotifs(nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_params = nullptr);
 

@@ -59,7 +59,7 @@ enum nixl_status_t {
  *
  * NONE: the caller serialises all calls. STRICT: every call takes one exclusive lock.
  * RW: transfer-path calls (prepXferDlist, makeXferReq, createXferReq, post, status, release,
- * genNotif) share a reader lock; calls that change agent state take the writer lock.
+ * genNotif, getNotifs) share a reader lock; calls that change agent state take the writer lock.
  */
 enum class nixl_thread_sync_t {
     NIXL_THREAD_SYNC_NONE,

@@ -25,7 +25,9 @@
  *    arrays passed to post_xfer and check_xfer are the ones passed to prep_xfer (same addresses).
  *  - Calls on one engine are serialised by core except post_xfer, check_xfer, release_req,
  *    gen_notif and get_notifs, which may come from several threads at once when the agent runs
- *    in NIXL_THREAD_SYNC_RW mode (sync_mode in the init parameters says which).
+ *    in NIXL_THREAD_SYNC_RW mode (sync_mode in the init parameters says which), in any mix:
+ *    get_notifs beside posts and beside another get_notifs too. Each received notification
+ *    goes to exactly one get_notifs call.
  *  - No function may throw or longjmp across this boundary.
  *
  * Versioning: any change to a struct or table in this file bumps NIXL_BACKEND_ABI_VERSION, and

@@ -359,8 +359,9 @@ using nixl_meta_dlist_t = nixlMetaDlist;
  *
  * Thread safety: core serialises control calls (registration, metadata, connections). Transfer
  * calls (postXfer, checkXfer, releaseReqH, genNotif, getNotifs) may run concurrently from
- * several threads when the agent's sync mode is NIXL_THREAD_SYNC_RW; an engine that cannot
- * allow that must lock itself.
+ * several threads when the agent's sync mode is NIXL_THREAD_SYNC_RW, getNotifs with itself too
+ * (each notification goes to exactly one call); an engine that cannot allow that must lock
+ * itself.
  */
 class nixlBackendEngine {
 private:

@@ -441,9 +441,15 @@ nixlAgent::releaseMemView(nixlMemViewH mvh) const {
     NIXL_WARN << "agent " << data->name << ": releaseMemView: unknown view handle " << mvh;
 }
 
+// Notifications run under the reader lock, like the transfer calls: they read only the engine
+// list, which control calls change under the writer lock. Each engine's queue has its own lock
+// (nixl_backend_plugin.h: get_notifs and gen_notif may run concurrently with each other and with
+// post/check/release), so concurrent drains take every message exactly once, and a thread
+// draining notifications does not stall the threads posting and polling transfers.
+
 static nixl_status_t
 getNotifsImpl(nixlAgentData *data, nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_params) {
-    nixlWriteGuard guard(data->lock);
+    nixlReadGuard guard(data->lock);
     nixl_status_t result = NIXL_SUCCESS;
     bool any = false;
     for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {

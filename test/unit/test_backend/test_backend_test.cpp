@@ -43,6 +43,7 @@ TEST_F(testBackend, DescriptorNamesTestPluginWithDramOnly) {
         {"fail_release", "false"},
         {"fail_create", "false"},
         {"trace_phases", "true"},
+        {"hold_notifs", "false"},
     };
     EXPECT_EQ(defaults, expected);
 }
@@ -60,7 +61,8 @@ TEST_F(testBackend, CreateReportsCapabilitiesAndEffectiveParams) {
     EXPECT_EQ(params["disconnect_after"], "0");
     EXPECT_EQ(params["trace_sink"], "none"); // reported: core gave no trace sink
     EXPECT_EQ(params["trace_phases"], "true");
-    EXPECT_EQ(params.size(), 10u);
+    EXPECT_EQ(params["hold_notifs"], "false");
+    EXPECT_EQ(params.size(), 11u);
 }
 
 namespace {

@@ -38,6 +38,7 @@ constexpr param_default_t param_defaults[] = {
     {"fail_release", "false"},
     {"fail_create", "false"},
     {"trace_phases", "true"},
+    {"hold_notifs", "false"},
 };
 
 bool
@@ -188,6 +189,7 @@ nixlTestEngine::loadConfig() {
         {"fail_release", &cfg_.failRelease},
         {"fail_create", &cfg_.failCreate},
         {"trace_phases", &cfg_.tracePhases},
+        {"hold_notifs", &cfg_.holdNotifs},
     };
     const count_t counts[] = {
         {"async_polls", &cfg_.asyncPolls},

@@ -20,6 +20,12 @@
  *  - fail_create ("false"): "true" makes creation fail.
  *  - trace_phases ("true"): "false" records no trace phases even when the agent traces (the
  *    agent_overhead benchmark measures the agent's own spans apart from a backend's phases).
+ *  - hold_notifs ("false"): "true" makes getNotifs and the transfer calls meet inside the
+ *    engine, to prove they run concurrently: each getNotifs call waits, before draining, until
+ *    a postXfer and a checkXfer of this engine returned after it entered, and postXfer waits
+ *    until some getNotifs call has entered. A caller that serialises them (an exclusive lock
+ *    around both) would deadlock, so each wait gives up after hold_deadline with
+ *    NIXL_ERR_BACKEND and one log line instead. Tests only.
  * 0 means "never" for the counters. Unknown keys are kept and reported back by
  * getCustomParams; invalid values fail creation.
  */
@@ -28,6 +34,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -225,7 +232,40 @@ private:
         bool failRelease = false;
         bool failCreate = false;
         bool tracePhases = true; ///< record trace phases when the agent traces
+        bool holdNotifs = false; ///< hold_notifs (see the file comment)
     };
+
+    /** The meeting point of hold_notifs: what getNotifs and the transfer calls wait for. */
+    struct notifHold_t {
+        std::mutex lock;
+        std::condition_variable cv;
+        uint64_t entered = 0; ///< getNotifs calls that entered so far
+        uint64_t posts = 0; ///< postXfer calls returned so far
+        uint64_t checks = 0; ///< checkXfer calls returned so far
+    };
+
+    /** How long a hold_notifs wait lasts before it reports the deadlock it found. */
+    static constexpr std::chrono::seconds hold_deadline{60};
+
+    /** hold_notifs: postXfer waits until some getNotifs call entered; false on the deadline. */
+    bool
+    awaitDrainer() const;
+    /** hold_notifs: counts a returned postXfer (post true) or checkXfer. */
+    void
+    noteReturn(bool post) const;
+    /** hold_notifs: getNotifs enters and waits for a post and a check; false on the deadline. */
+    bool
+    holdDrain();
+
+    nixl_status_t
+    postXferNow(nixlTestReqH *req,
+                const nixl_xfer_op_t &operation,
+                const nixl_meta_dlist_t &local,
+                const nixl_meta_dlist_t &remote,
+                const std::string &remote_agent,
+                const nixl_opt_b_args_t *opt_args) const;
+    nixl_status_t
+    checkXferNow(nixlTestReqH *req) const;
 
     /** Whether this engine records trace phases: the agent traces and trace_phases is on. */
     bool
@@ -256,6 +296,8 @@ private:
     mutable std::mutex mdLock_;
     std::unordered_map<const nixlBackendMD *, std::unique_ptr<nixlTestLocalMD>> localMds_;
     std::unordered_map<const nixlBackendMD *, std::unique_ptr<nixlTestRemoteMD>> remoteMds_;
+
+    mutable notifHold_t hold_;
 
     mutable std::atomic<uint64_t> postCalls_{0};
     std::atomic<uint64_t> registerCalls_{0};

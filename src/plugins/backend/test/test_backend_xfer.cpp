@@ -183,12 +183,30 @@ nixlTestEngine::postXfer(const nixl_xfer_op_t &operation,
                          const std::string &remote_agent,
                          nixlBackendReqH *&handle,
                          const nixl_opt_b_args_t *opt_args) const {
-    // Hot path: no allocation here unless a notification is queued (see test_backend.h).
     auto *req = static_cast<nixlTestReqH *>(handle);
     if (req == nullptr) {
         NIXL_SDK_ERROR(at(localAgent, remote_agent) << "postXfer: null request");
         return NIXL_ERR_INVALID_PARAM;
     }
+    if (!cfg_.holdNotifs) [[likely]] {
+        return postXferNow(req, operation, local, remote, remote_agent, opt_args);
+    }
+    if (!awaitDrainer()) {
+        return NIXL_ERR_BACKEND;
+    }
+    const nixl_status_t st = postXferNow(req, operation, local, remote, remote_agent, opt_args);
+    noteReturn(true);
+    return st;
+}
+
+nixl_status_t
+nixlTestEngine::postXferNow(nixlTestReqH *req,
+                            const nixl_xfer_op_t &operation,
+                            const nixl_meta_dlist_t &local,
+                            const nixl_meta_dlist_t &remote,
+                            const std::string &remote_agent,
+                            const nixl_opt_b_args_t *opt_args) const {
+    // Hot path: no allocation here unless a notification is queued (see test_backend.h).
     std::lock_guard<std::mutex> guard(req->lock);
     if (rawValue(operation) != static_cast<uint32_t>(req->op) || local.size() != req->descCount ||
         remote.size() != req->descCount) {
@@ -274,6 +292,16 @@ nixlTestEngine::checkXfer(nixlBackendReqH *handle) const {
         NIXL_SDK_ERROR(at(localAgent, "") << "checkXfer: null request");
         return NIXL_ERR_INVALID_PARAM;
     }
+    if (!cfg_.holdNotifs) [[likely]] {
+        return checkXferNow(req);
+    }
+    const nixl_status_t st = checkXferNow(req);
+    noteReturn(false);
+    return st;
+}
+
+nixl_status_t
+nixlTestEngine::checkXferNow(nixlTestReqH *req) const {
     std::lock_guard<std::mutex> guard(req->lock);
     switch (req->state) {
     case nixlTestReqH::state_t::IDLE:
@@ -328,8 +356,52 @@ nixlTestEngine::releaseReqH(nixlBackendReqH *handle) const {
     return NIXL_SUCCESS;
 }
 
+bool
+nixlTestEngine::awaitDrainer() const {
+    std::unique_lock<std::mutex> g(hold_.lock);
+    if (!hold_.cv.wait_for(g, hold_deadline, [this] { return hold_.entered > 0; })) {
+        NIXL_SDK_ERROR(at(localAgent, "")
+                       << "postXfer (hold_notifs): no getNotifs call entered the engine in "
+                       << hold_deadline.count()
+                       << " s; the caller serialises posts with getNotifs");
+        return false;
+    }
+    return true;
+}
+
+void
+nixlTestEngine::noteReturn(bool post) const {
+    {
+        std::lock_guard<std::mutex> g(hold_.lock);
+        ++(post ? hold_.posts : hold_.checks);
+    }
+    hold_.cv.notify_all();
+}
+
+bool
+nixlTestEngine::holdDrain() {
+    std::unique_lock<std::mutex> g(hold_.lock);
+    ++hold_.entered;
+    const uint64_t posts = hold_.posts;
+    const uint64_t checks = hold_.checks;
+    hold_.cv.notify_all();
+    if (!hold_.cv.wait_for(g, hold_deadline, [&] {
+            return hold_.posts > posts && hold_.checks > checks;
+        })) {
+        NIXL_SDK_ERROR(at(localAgent, "")
+                       << "getNotifs (hold_notifs): no postXfer and checkXfer returned in "
+                       << hold_deadline.count()
+                       << " s while it was inside; the caller serialises them with getNotifs");
+        return false;
+    }
+    return true;
+}
+
 nixl_status_t
 nixlTestEngine::getNotifs(notif_list_t &notif_list) {
+    if (cfg_.holdNotifs && !holdDrain()) {
+        return NIXL_ERR_BACKEND;
+    }
     const size_t before = notif_list.size();
     self_->drainNotifs(notif_list);
     if (phasesOn() && notif_list.size() > before) {
