@@ -125,6 +125,8 @@ public:
     /**
      * The last time toNs() returned on this thread: what a tick read now must not convert
      * below. A span that converts its begin late (toNsSpan) keeps it as that begin's floor.
+     * Kept only with the TSC: on steady_clock ticks are already monotonic nanoseconds, so no
+     * floor is needed and this stays 0 (every floor comparison then passes).
      */
     static std::uint64_t
     lastNs() noexcept {
