@@ -3,9 +3,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Python vs C++ cost of the connector-shaped flow: a prepared READ of k blocks of 16 KiB
 (make_prepped_xfer + transfer + check_xfer_state until DONE + release_xfer_handle), between two
-agents of one process over UCX, through nixl._api; the same calls from C++ by
-connector_bench_peer in the same run. Rounds alternate (Python round, C++ round, ...) so both see
-the same machine load; the table gives medians and the Python - C++ difference per transfer.
+agents of one process over UCX, through nixl._api; the same calls from C++ in the same process
+(module _connector_bench_cpp: two more agents, the loop of connector_bench_cpp.h) and, for
+reference, from a C++ process of its own (connector_bench_peer). Rounds alternate (Python round,
+C++ round, ...) so all see the same machine load; the table gives medians, the Python - C++
+difference per transfer and the ratio against the in-process C++ loop, both as a ratio of
+medians and as the median of each round's ratio to the C++ round next to it (paired).
 
 Targets (issue 16): Python adds <= 2 us per transfer at 1 block and <= 10 % at 64 blocks.
 
@@ -13,11 +16,14 @@ Usage (build tree, -Dbuild_benchmarks=true):
     PYTHONPATH=build/src/bindings/python NIXL_PLUGIN_DIR=build/src/plugins UCX_MEM_EVENTS=no \
     UCX_NET_DEVICES=lo python3 benchmark/python/connector_bench.py \
         --peer build/benchmark/python/connector_bench_peer [--blocks 1,64] [--rounds 7] \
-        [--iters 20000] [--prog-thread 1] [--check]
+        [--iters 20000] [--prog-thread 1] [--cpp-module-dir DIR] [--check]
+--cpp-module-dir: where _connector_bench_cpp*.so is (default: the directory of --peer, which is
+where meson builds both).
 --check: a short run that only verifies both sides move data (the smoke test).
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -108,38 +114,55 @@ def main():
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--warmup", type=int, default=2000)
     ap.add_argument("--prog-thread", type=int, default=1)
+    ap.add_argument("--cpp-module-dir", default=None)
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     if a.check:
         a.rounds, a.iters, a.warmup = 1, 200, 20
     blocks = [int(x) for x in a.blocks.split(",")]
+    sys.path.insert(0, a.cpp_module_dir or os.path.dirname(os.path.abspath(a.peer)))
+    import _connector_bench_cpp as cb  # pylint: disable=import-outside-toplevel
     run, run_raw, verify, _keep = python_side(blocks, bool(a.prog_thread))
+    # The C++ loop in this process: NONE (the baseline) and RW (the mode the bindings run).
+    inproc = {sync: cb.Bench(f"bench-inproc-{sync}", max(blocks), BLOCK, bool(a.prog_thread), sync)
+              for sync in ("none", "rw")}
     rows = []
     for k in blocks:
         run(k, a.warmup)
-        py, cpp, rw, raw = [], [], [], []
+        for b in inproc.values():
+            b.round(k, a.warmup)
+        py, cpp, rw, raw, peer = [], [], [], [], []
         for _ in range(a.rounds):
             py.append(run(k, a.iters))
+            cpp.append(inproc["none"].round(k, a.iters))
             raw.append(run_raw(k, a.iters))
-            cpp.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread), "none"))
-            rw.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread), "rw"))
-        rows.append((k, py, cpp, rw, raw))
+            rw.append(inproc["rw"].round(k, a.iters))
+            peer.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread), "none"))
+        rows.append((k, py, cpp, rw, raw, peer))
     if not verify():
         sys.exit("python side: data mismatch")
+    for sync, b in inproc.items():
+        if not b.verify():
+            sys.exit(f"in-process C++ side ({sync}): data mismatch")
     med = lambda xs, i: statistics.median(x[i] for x in xs) / 1000
+    paired = lambda xs, ys, i: statistics.median(x[i] / y[i] for x, y in zip(xs, ys))
     print(f"# {a.rounds} alternating rounds x {a.iters} transfers, blocks of {BLOCK} bytes, "
           f"progress thread {a.prog_thread}; medians in us per transfer; CPU = the calling "
-          f"thread's CPU time (excludes waiting for a core)")
+          f"thread's CPU time (excludes waiting for a core); C++ = the same loop in this "
+          f"process (NONE; RW = the bindings' mode); C++ peer = connector_bench_peer's process")
     print("| blocks | C++ wall | Python wall | wall Python - C++ | wall ratio "
-          "| C++ CPU | C++ RW CPU | _bindings CPU | Python CPU | CPU Python - C++ | CPU ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for k, py, cpp, rw, raw in rows:
+          "| C++ CPU | C++ RW CPU | C++ peer CPU | _bindings CPU | Python CPU "
+          "| CPU Python - C++ | CPU ratio | paired CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for k, py, cpp, rw, raw, peer in rows:
         cw, pw, cc, pc, rc = med(cpp, 0), med(py, 0), med(cpp, 1), med(py, 1), med(rw, 1)
-        bc = med(raw, 1)
+        bc, ec = med(raw, 1), med(peer, 1)
         print(f"| {k} | {cw:.2f} | {pw:.2f} | {pw - cw:+.2f} | {pw / cw:.3f} "
-              f"| {cc:.2f} | {rc:.2f} | {bc:.2f} | {pc:.2f} | {pc - cc:+.2f} | {pc / cc:.3f} |")
-    for k, py, cpp, rw, raw in rows:
-        for name, xs in (("python", py), ("_bindings", raw), ("c++", cpp), ("c++ rw", rw)):
+              f"| {cc:.2f} | {rc:.2f} | {ec:.2f} | {bc:.2f} | {pc:.2f} | {pc - cc:+.2f} "
+              f"| {pc / cc:.3f} | {paired(py, cpp, 1):.3f} |")
+    for k, py, cpp, rw, raw, peer in rows:
+        for name, xs in (("python", py), ("_bindings", raw), ("c++", cpp), ("c++ rw", rw),
+                         ("c++ peer", peer)):
             print(f"# k={k} {name} rounds wall/cpu (us): "
                   + " ".join(f"{w / 1000:.2f}/{c / 1000:.2f}" for w, c in xs))
     return 0

@@ -8,11 +8,13 @@
  *        with the C++ API, so the Python package's added cost is measured against it in the
  *        same run.
  *
- * Two agents of one process over UCX (as the Python side): the target registers BLOCKS blocks of
- * BLOCK bytes, the initiator prepares both descriptor lists once, then each transfer is
- * makeXferReq(READ, k block indices) + postXferReq + getXferStatus until done + releaseXferReq,
- * the same calls nixl_agent.make_prepped_xfer / transfer / check_xfer_state /
- * release_xfer_handle make. Prints one line per round: "cpp <k> <wall ns per transfer> <CPU ns
+ * Two agents of one process over UCX (as the Python side), the loop of connector_bench_cpp.h:
+ * the target registers BLOCKS blocks of BLOCK bytes, the initiator prepares both descriptor
+ * lists once, then each transfer is makeXferReq(READ, k block indices) + postXferReq +
+ * getXferStatus until done + releaseXferReq, the same calls nixl_agent.make_prepped_xfer /
+ * transfer / check_xfer_state / release_xfer_handle make. The same loop also runs inside the
+ * Python process (module _connector_bench_cpp), which is the baseline connector_bench.py
+ * computes its ratios against. Prints one line per round: "cpp <k> <wall ns per transfer> <CPU ns
  * of the calling thread per transfer>" (the CPU time does not count time spent waiting for a
  * core, so it is the steadier figure on a loaded machine).
  *
@@ -20,18 +22,14 @@
  *        [--prog-thread 0|1] [--warmup N] [--sync none|rw|strict]
  */
 
-#include <time.h>
-
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "nixl.h"
+#include "connector_bench_cpp.h"
 
 namespace {
 
@@ -45,16 +43,6 @@ struct options {
     /** The Python bindings run a NONE agent as RW: --sync rw measures C++ in that mode. */
     nixl_thread_sync_t sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE;
 };
-
-bool
-ok(nixl_status_t s, const char *what) {
-    if (s != NIXL_SUCCESS) {
-        std::fprintf(stderr, "connector_bench_peer: %s: %s\n", what,
-                     nixlEnumStrings::statusStr(s).c_str());
-        return false;
-    }
-    return true;
-}
 
 bool
 parse(int argc, char **argv, options &o) {
@@ -95,26 +83,6 @@ parse(int argc, char **argv, options &o) {
     return (argc % 2) == 1;
 }
 
-/** make + post + poll + release of one READ of `k` blocks; false on any error. */
-bool
-oneXfer(nixlAgent &a, nixlDlistH *lh, nixlDlistH *rh, const std::vector<int> &idx) {
-    nixlXferReqH *req = nullptr;
-    if (!ok(a.makeXferReq(NIXL_READ, lh, idx, rh, idx, req), "makeXferReq")) return false;
-    nixl_status_t s = a.postXferReq(req);
-    while (s == NIXL_IN_PROG) {
-        s = a.getXferStatus(req);
-    }
-    if (!ok(s, "postXferReq/getXferStatus")) return false;
-    return ok(a.releaseXferReq(req), "releaseXferReq");
-}
-
-int64_t
-threadCpuNs() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 } // namespace
 
 int
@@ -127,71 +95,29 @@ main(int argc, char **argv) {
     }
     int max_blocks = 1;
     for (int k : o.blocks) max_blocks = std::max(max_blocks, k);
-
-    nixlAgentConfig cfg(o.progThread, false, 0, o.sync);
-    nixlAgent init("bench-cpp-init", cfg);
-    nixlAgent target("bench-cpp-target", cfg);
-    nixlBackendH *bi = nullptr, *bt = nullptr;
-    if (!ok(init.createBackend("UCX", {}, bi), "createBackend") ||
-        !ok(target.createBackend("UCX", {}, bt), "createBackend")) {
-        return 1;
-    }
-    const int nblocks = 2 * max_blocks;
-    const size_t bytes = o.blockBytes * nblocks;
-    std::vector<uint8_t> src(bytes, 0x5a), dst(bytes, 0);
-    nixl_reg_dlist_t rs(DRAM_SEG), rd(DRAM_SEG);
-    rs.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(src.data()), bytes, 0, ""));
-    rd.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(dst.data()), bytes, 0, ""));
-    if (!ok(target.registerMem(rs), "registerMem") || !ok(init.registerMem(rd), "registerMem")) {
-        return 1;
-    }
-    nixl_blob_t md;
-    std::string name;
-    if (!ok(target.getLocalMD(md), "getLocalMD") || !ok(init.loadRemoteMD(md, name), "loadRemoteMD")) {
-        return 1;
-    }
-    nixl_xfer_dlist_t ld(DRAM_SEG), remote(DRAM_SEG);
-    for (int b = 0; b < nblocks; ++b) {
-        ld.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(dst.data()) + b * o.blockBytes,
-                                 o.blockBytes, 0));
-        remote.addDesc(nixlBasicDesc(reinterpret_cast<uintptr_t>(src.data()) + b * o.blockBytes,
-                                     o.blockBytes, 0));
-    }
-    nixlDlistH *lh = nullptr, *rh = nullptr;
-    if (!ok(init.prepXferDlist(NIXL_INIT_AGENT, ld, lh), "prepXferDlist") ||
-        !ok(init.prepXferDlist(name, remote, rh), "prepXferDlist")) {
+    nixl_bench::connectorBenchCpp bench("bench-cpp", max_blocks, o.blockBytes, o.progThread, o.sync);
+    if (!bench.ok()) {
+        std::fprintf(stderr, "connector_bench_peer: %s\n", bench.error().c_str());
         return 1;
     }
     for (int k : o.blocks) {
-        // Every other block, so the request cannot be merged into one range (as the KV-cache
-        // blocks of a request, which are rarely adjacent); k == 1 is block 0.
-        std::vector<int> idx;
-        for (int i = 0; i < k; ++i) idx.push_back(2 * i);
-        for (int i = 0; i < o.warmup; ++i) {
-            if (!oneXfer(init, lh, rh, idx)) return 1;
+        nixl_bench::connectorRound r;
+        if (!bench.round(k, o.warmup, r)) {
+            std::fprintf(stderr, "connector_bench_peer: %s\n", bench.error().c_str());
+            return 1;
         }
-        for (int r = 0; r < o.rounds; ++r) {
-            const int64_t c0 = threadCpuNs();
-            const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < o.iters; ++i) {
-                if (!oneXfer(init, lh, rh, idx)) return 1;
+        for (int i = 0; i < o.rounds; ++i) {
+            if (!bench.round(k, o.iters, r)) {
+                std::fprintf(stderr, "connector_bench_peer: %s\n", bench.error().c_str());
+                return 1;
             }
-            const auto ns = std::chrono::duration<double, std::nano>(
-                                std::chrono::steady_clock::now() - t0)
-                                .count();
-            const double cpu = static_cast<double>(threadCpuNs() - c0);
-            std::printf("cpp %d %.1f %.1f\n", k, ns / o.iters, cpu / o.iters);
+            std::printf("cpp %d %.1f %.1f\n", k, r.wallNs, r.cpuNs);
             std::fflush(stdout);
         }
     }
-    if (std::memcmp(dst.data(), src.data(), o.blockBytes) != 0) {
+    if (!bench.verify()) {
         std::fprintf(stderr, "connector_bench_peer: data mismatch\n");
         return 1;
     }
-    init.releasedDlistH(lh);
-    init.releasedDlistH(rh);
-    init.invalidateRemoteMD(name);
-    init.deregisterMem(rd);
-    target.deregisterMem(rs);
     return 0;
 }
