@@ -4,9 +4,13 @@
  */
 #include "common/fast_clock.h"
 
+#include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <string>
+
+#include "common/nixl_log.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -106,6 +110,49 @@ nixlFastClock::choose(bool invariant_tsc, std::string_view kernel_clocksource) n
     return source_t::STEADY;
 }
 
+nixlFastClock::source_t
+nixlFastClock::choose(bool invariant_tsc,
+                      std::string_view kernel_clocksource,
+                      mode_t mode) noexcept {
+    switch (mode) {
+    case mode_t::STEADY:
+        return source_t::STEADY;
+    case mode_t::TSC:
+#if defined(__x86_64__)
+        return invariant_tsc ? source_t::TSC : source_t::STEADY;
+#else
+        return source_t::STEADY;
+#endif
+    case mode_t::AUTO:
+        break;
+    }
+    return choose(invariant_tsc, kernel_clocksource);
+}
+
+bool
+nixlFastClock::parseMode(const char *value, mode_t &mode) noexcept {
+    std::string_view v = value != nullptr ? value : "";
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+    const auto is = [v](std::string_view word) {
+        if (v.size() != word.size()) return false;
+        for (size_t i = 0; i < v.size(); ++i) {
+            if (std::tolower(static_cast<unsigned char>(v[i])) != word[i]) return false;
+        }
+        return true;
+    };
+    if (v.empty() || is("auto")) {
+        mode = mode_t::AUTO;
+    } else if (is("steady")) {
+        mode = mode_t::STEADY;
+    } else if (is("tsc")) {
+        mode = mode_t::TSC;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 void
 nixlFastClock::init() noexcept {
     static std::once_flag once;
@@ -117,7 +164,25 @@ nixlFastClock::init() noexcept {
         catch (...) {
             cs.clear(); // unreadable sysfs: keep steady_clock
         }
-        if (choose(cpuHasInvariantTsc(), cs) != source_t::TSC) {
+        const char *env = std::getenv("NIXL_FAST_CLOCK");
+        mode_t mode = mode_t::AUTO;
+        if (!parseMode(env, mode)) {
+            NIXL_WARN << "NIXL_FAST_CLOCK='" << env
+                      << "' is not auto, steady or tsc; using auto (the kernel's clocksource, '"
+                      << cs << "', decides)";
+        }
+        const bool invariant = cpuHasInvariantTsc();
+        const source_t src = choose(invariant, cs, mode);
+        if (mode == mode_t::TSC) {
+            if (src == source_t::TSC) {
+                NIXL_INFO << "NIXL_FAST_CLOCK=tsc: timestamps read the TSC (kernel clocksource '"
+                          << cs << "')";
+            } else {
+                NIXL_WARN << "NIXL_FAST_CLOCK=tsc: this CPU has no invariant TSC; using "
+                             "steady_clock";
+            }
+        }
+        if (src != source_t::TSC) {
             return; // nanosecond ticks, rate already 1000 ps per tick
         }
         calibration &c = calib();

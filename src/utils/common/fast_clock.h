@@ -18,6 +18,13 @@
  * the TSC (it does so on unstable hardware and some hypervisors). Anywhere else a tick is one
  * nanosecond of steady_clock and nothing changes but the name.
  *
+ * NIXL_FAST_CLOCK overrides the choice, read once by init(): `auto` (the default, the rule
+ * above), `steady` (always steady_clock), `tsc` (the TSC whenever the CPU says it is invariant,
+ * whatever the kernel's clocksource: for guests whose hypervisor keeps the TSC synchronised but
+ * whose kernel was told not to trust it, e.g. `tsc=unstable` on a kvm-clock VM, where a
+ * steady_clock read costs several times a TSC read). With `tsc` the operator vouches for the
+ * counters; an interval that still comes out negative is reported as 0, never as a wrapped value.
+ *
  * The tick rate is calibrated against steady_clock once (a 2 ms busy wait, in init()), and
  * refine() re-derives it from the whole time since then, so the error of converted durations
  * shrinks as the process runs; the flush thread calls it.
@@ -43,6 +50,17 @@ public:
     using ticks_t = uint64_t;
 
     enum class source_t { STEADY, TSC };
+
+    /** NIXL_FAST_CLOCK: the rule init() applies (see the file comment). */
+    enum class mode_t { AUTO, STEADY, TSC };
+
+    /**
+     * Parses a NIXL_FAST_CLOCK value: nullptr or "" is AUTO; "auto", "steady", "tsc" (any
+     * case, surrounding blanks ignored); false for anything else (init() then warns once and
+     * uses AUTO).
+     */
+    static bool
+    parseMode(const char *value, mode_t &mode) noexcept;
 
     /** Chooses the source and calibrates; idempotent. Must precede the first now(). */
     static void
@@ -77,9 +95,16 @@ public:
                                         .count());
     }
 
-    /** The length of an interval of ticks, in whole microseconds (rounded down). */
+    /**
+     * The length of an interval of ticks, in whole microseconds (rounded down). A delta with the
+     * top bit set is an end read before its start (TSCs of two CPUs out of step, possible only
+     * with NIXL_FAST_CLOCK=tsc) and is 0, not 2^64 ticks.
+     */
     static std::chrono::microseconds
     toMicros(ticks_t delta) noexcept {
+        if (static_cast<int64_t>(delta) < 0) [[unlikely]] {
+            return std::chrono::microseconds(0);
+        }
         // 128-bit product: a day of 5 GHz ticks times a 32.32 fixed-point rate would overflow.
         const unsigned __int128 ps = static_cast<unsigned __int128>(delta) *
             psPerTickQ32_.load(std::memory_order_relaxed);
@@ -105,6 +130,10 @@ public:
      */
     static source_t
     choose(bool invariant_tsc, std::string_view kernel_clocksource) noexcept;
+
+    /** As above under a NIXL_FAST_CLOCK mode: STEADY always steady, TSC needs only invariance. */
+    static source_t
+    choose(bool invariant_tsc, std::string_view kernel_clocksource, mode_t mode) noexcept;
 
 private:
     // Defined in fast_clock.cpp, not `inline` here: an inline variable gets one copy per module

@@ -6,6 +6,12 @@
 // tells (units, sign, anchor). Tolerances are a millisecond: they catch a wrong unit or anchor,
 // not the clock's speed, which benchmark/telemetry_cost measures.
 #include <chrono>
+#include <cstdlib>
+#include <string>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <gtest/gtest.h>
 
@@ -30,6 +36,68 @@ TEST(telemetryClock, ChoosesTscOnlyWhenInvariantAndTheKernelUsesIt) {
     EXPECT_EQ(source_t::STEADY, nixlFastClock::choose(true, "hpet"));
     EXPECT_EQ(source_t::STEADY, nixlFastClock::choose(true, "")); // sysfs unreadable
     EXPECT_EQ(source_t::STEADY, nixlFastClock::choose(true, "tsc-early"));
+}
+
+TEST(telemetryClock, FastClockModeOverridesTheKernelsChoice) {
+    using mode_t = nixlFastClock::mode_t;
+    EXPECT_EQ(source_t::STEADY, nixlFastClock::choose(true, "tsc", mode_t::STEADY));
+    EXPECT_EQ(source_t::STEADY, nixlFastClock::choose(false, "kvm-clock", mode_t::TSC));
+    EXPECT_EQ(source_t::STEADY, nixlFastClock::choose(true, "kvm-clock", mode_t::AUTO));
+#if defined(__x86_64__)
+    EXPECT_EQ(source_t::TSC, nixlFastClock::choose(true, "kvm-clock\n", mode_t::TSC));
+    EXPECT_EQ(source_t::TSC, nixlFastClock::choose(true, "", mode_t::TSC));
+    EXPECT_EQ(source_t::TSC, nixlFastClock::choose(true, "tsc", mode_t::AUTO));
+#endif
+}
+
+TEST(telemetryClock, ParsesFastClockModes) {
+    using mode_t = nixlFastClock::mode_t;
+    mode_t m = mode_t::STEADY;
+    EXPECT_TRUE(nixlFastClock::parseMode(nullptr, m));
+    EXPECT_EQ(mode_t::AUTO, m);
+    EXPECT_TRUE(nixlFastClock::parseMode("", m));
+    EXPECT_EQ(mode_t::AUTO, m);
+    EXPECT_TRUE(nixlFastClock::parseMode(" TSC ", m));
+    EXPECT_EQ(mode_t::TSC, m);
+    EXPECT_TRUE(nixlFastClock::parseMode("steady", m));
+    EXPECT_EQ(mode_t::STEADY, m);
+    EXPECT_TRUE(nixlFastClock::parseMode("Auto", m));
+    EXPECT_EQ(mode_t::AUTO, m);
+    m = mode_t::TSC;
+    EXPECT_FALSE(nixlFastClock::parseMode("rdtsc", m));
+    EXPECT_FALSE(nixlFastClock::parseMode("tsc,steady", m));
+    EXPECT_EQ(mode_t::TSC, m); // untouched on a bad value
+}
+
+TEST(telemetryClock, AnIntervalThatEndsBeforeItStartsIsZero) {
+    nixlFastClock::init();
+    const nixlFastClock::ticks_t t0 = nixlFastClock::now() + 1000000;
+    const nixlFastClock::ticks_t t1 = nixlFastClock::now();
+    EXPECT_EQ(0, nixlFastClock::toMicros(t1 - t0).count());
+    EXPECT_EQ(0, nixlFastClock::toMicros(~nixlFastClock::ticks_t{0}).count());
+}
+
+// The meson test telemetry_clock_forced_tsc runs this file with NIXL_FAST_CLOCK=tsc, so the
+// conversions below are checked on the TSC on hosts whose kernel does not use it (kvm-clock).
+TEST(telemetryClock, SourceFollowsNixlFastClock) {
+    nixlFastClock::init();
+    const char *env = std::getenv("NIXL_FAST_CLOCK");
+    const std::string mode = env != nullptr ? env : "";
+    if (mode == "steady") {
+        EXPECT_EQ(source_t::STEADY, nixlFastClock::source());
+    } else if (mode == "tsc") {
+        bool invariant = false;
+#if defined(__x86_64__)
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (static_cast<unsigned>(__get_cpuid_max(0x80000000u, nullptr)) >= 0x80000007u) {
+            __cpuid(0x80000007u, a, b, c, d);
+            invariant = (d & (1u << 8)) != 0;
+        }
+#endif
+        EXPECT_EQ(invariant ? source_t::TSC : source_t::STEADY, nixlFastClock::source());
+    } else {
+        GTEST_SKIP() << "NIXL_FAST_CLOCK is not set to steady or tsc";
+    }
 }
 
 TEST(telemetryClock, TicksConvertToSteadyClockTime) {
