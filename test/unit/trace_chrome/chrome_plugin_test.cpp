@@ -296,6 +296,53 @@ TEST_F(chromeTest, DropsAndCountsWhenTheWriterFallsBehind) {
     EXPECT_NE(std::string::npos, logs.find(file)) << logs;
 }
 
+// NIXL_TRACE_CHROME_MAX_BYTES: event lines stop at the limit, whole, and every event is in the
+// file or in its drop counter; the file still parses; one WARN line names the file. 0 lifts it.
+TEST_F(chromeTest, FileLimitDropsAndCountsWholeLines) {
+    constexpr uint64_t kLimit = 16384;
+    constexpr int kEvents = 2000; // about 200 bytes each: far past the limit
+    for (const char *limit : {"16384", "0"}) {
+        SCOPED_TRACE(std::string("NIXL_TRACE_CHROME_MAX_BYTES=") + limit);
+        TearDown();
+        SetUp();
+        fakeCore::get().set("NIXL_TRACE_CHROME_BUFFER_BYTES", "8388608");
+        fakeCore::get().set("NIXL_TRACE_CHROME_FLUSH_MS", "3600000");
+        fakeCore::get().set("NIXL_TRACE_CHROME_MAX_BYTES", limit);
+        nixl_trace_backend_t *a = nullptr;
+        ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("capped", &a));
+        for (int i = 0; i < kEvents; ++i) {
+            eventBuilder e(kPostWrite, 100 + i, 0, 1000000 + i * 1000, 1000500 + i * 1000);
+            e.str("remote_agent", "a-remote-agent-with-a-long-name").i64("bytes", i);
+            chromeOps()->span_end(a, e.get());
+        }
+        chromeOps()->destroy(a); // the last release: the file is complete
+        const std::string file = traceFile();
+        struct stat st{};
+        ASSERT_EQ(0, stat(file.c_str(), &st));
+        const std::string logs = fakeCore::get().allLogs();
+        const size_t warn = logs.find("reached NIXL_TRACE_CHROME_MAX_BYTES (");
+        if (std::string(limit) == "0") {
+            EXPECT_GT(static_cast<uint64_t>(st.st_size), 10 * kLimit);
+            EXPECT_EQ(std::string::npos, warn) << logs;
+            auto r = runChecker(file, "--expect-dropped 0 --expect-min-spans " +
+                                          std::to_string(kEvents));
+            EXPECT_EQ(0, r.status) << r.output;
+        } else {
+            // The limit, plus the counter line of the cycle that reached it and the last one
+            // with the closing bracket (each under 200 bytes).
+            EXPECT_LE(static_cast<uint64_t>(st.st_size), kLimit + 400);
+            EXPECT_GT(static_cast<uint64_t>(st.st_size), kLimit / 2);
+            ASSERT_NE(std::string::npos, warn) << logs;
+            EXPECT_EQ(std::string::npos, logs.find("reached NIXL_TRACE_CHROME_MAX_BYTES (", warn + 1))
+                << "logged once";
+            EXPECT_NE(std::string::npos, logs.find(file)) << logs;
+            auto r = runChecker(file, "--expect-dropped positive --expect-min-spans 1 "
+                                      "--expect-emitted " + std::to_string(kEvents));
+            EXPECT_EQ(0, r.status) << r.output;
+        }
+    }
+}
+
 // An event struct smaller than this plugin knows is dropped and counted, never read past.
 TEST_F(chromeTest, DropsEventOfSmallerStruct) {
     nixl_trace_backend_t *a = nullptr;

@@ -268,6 +268,7 @@ nixlChromeSession::nixlChromeSession(const nixlChromeConfig &cfg)
       creatorPid_(getpid()),
       ringBytes_(roundUpPow2(cfg.bufferBytes)),
       interval_(cfg.flushInterval),
+      maxFileBytes_(cfg.maxFileBytes),
       dir_(cfg.dir) {
     const int dirfd = openTraceDir(cfg.dir);
     timespec now{};
@@ -332,8 +333,9 @@ nixlChromeSession::~nixlChromeSession() {
         close(fd_);
         const uint64_t d = dropped();
         if (d > 0) {
-            NIXL_SDK_WARN("chrome: " << d << " trace events were dropped (the writer fell behind "
-                                     << "or the file could not be written); the count is in "
+            NIXL_SDK_WARN("chrome: " << d << " trace events were dropped (the writer fell behind, "
+                                     << "the file reached NIXL_TRACE_CHROME_MAX_BYTES or could "
+                                     << "not be written); the count is in "
                                      << path_ << " as counter nixl.dropped_events");
         } else {
             NIXL_SDK_INFO("chrome: trace written to " << path_);
@@ -452,12 +454,32 @@ nixlChromeSession::agent(uint32_t index) {
 }
 
 void
-nixlChromeSession::writeOut() {
-    if (out_.size() > 0) {
-        iov_.assign(1, iovec{const_cast<char *>(out_.data()), out_.size()});
-        writeAll(iov_);
-        out_.clear();
+nixlChromeSession::writeOut(bool control) {
+    size_t n = out_.size();
+    if (n == 0) {
+        return;
     }
+    if (!control && maxFileBytes_ != 0 && (capped_ || fileBytes_ + n > maxFileBytes_)) {
+        // Whole lines only: keep what ends at the last newline that fits, count the rest.
+        const uint64_t room = capped_ || fileBytes_ >= maxFileBytes_ ? 0 : maxFileBytes_ - fileBytes_;
+        const void *nl = room == 0 ? nullptr : memrchr(out_.data(), '\n', static_cast<size_t>(room));
+        const size_t keep = nl == nullptr ? 0 : static_cast<size_t>(static_cast<const char *>(nl) - out_.data()) + 1;
+        iovec rest{const_cast<char *>(out_.data()) + keep, n - keep};
+        dropped_.fetch_add(countEvents(&rest, 1, true), std::memory_order_relaxed);
+        if (!capped_) {
+            capped_ = true;
+            NIXL_SDK_WARN("chrome: trace file " << path_ << " reached NIXL_TRACE_CHROME_MAX_BYTES ("
+                                                << maxFileBytes_
+                                                << " bytes); further events are dropped and "
+                                                   "counted, the file stays valid");
+        }
+        n = keep;
+    }
+    if (n > 0) {
+        iov_.assign(1, iovec{const_cast<char *>(out_.data()), n});
+        writeAll(iov_);
+    }
+    out_.clear();
 }
 
 void
@@ -515,8 +537,12 @@ nixlChromeSession::cycle(bool final) {
             dropped_.fetch_add(lost, std::memory_order_relaxed);
         }
     }
+    writeOut(); // the events (subject to the file limit); the counter below always goes out
     const uint64_t d = dropped();
-    if (final || d != droppedWritten_) {
+    // Past the limit the counter is written once more (the cycle that reached it) and at the
+    // end, so a capped file grows by at most two counter lines.
+    if (final || (d != droppedWritten_ && !(capped_ && cappedCounterWritten_))) {
+        cappedCounterWritten_ = capped_;
         // The drop count as a counter track, rewritten whenever it changed and at the end.
         out_.lit("{\"name\":\"nixl.dropped_events\",\"ph\":\"C\",\"pid\":");
         nixlChromeJson::appendU64(out_, pid_);
@@ -531,7 +557,7 @@ nixlChromeSession::cycle(bool final) {
         }
         droppedWritten_ = d;
     }
-    writeOut();
+    writeOut(true);
     meta_.clear();
     std::lock_guard<std::mutex> lk(registryMutex());
     for (size_t i = 0; i < snapshot_.size(); ++i) {
@@ -565,6 +591,7 @@ nixlChromeSession::writeAll(std::vector<iovec> &iov) {
             broken_ = !atLineStart;
             break;
         }
+        fileBytes_ += static_cast<uint64_t>(w);
         size_t left = static_cast<size_t>(w);
         while (left > 0) {
             iovec &v = iov[at];

@@ -212,6 +212,8 @@ struct nixlChromeConfig {
     std::string dir; // NIXL_TRACE_DIR
     size_t bufferBytes = 1u << 20; // per thread, rounded up to a power of two
     std::chrono::milliseconds flushInterval{100};
+    /** NIXL_TRACE_CHROME_MAX_BYTES: the file's size limit for event lines; 0 = none. */
+    uint64_t maxFileBytes = uint64_t{1} << 30;
 };
 
 /**
@@ -304,8 +306,10 @@ private:
     cycle(bool final);
     const nixlChromeAgent *
     agent(uint32_t index);
+    /** Writes out_ and clears it; event lines past the file limit are dropped and counted,
+     *  unless `control` (the drop counter and the closing bracket always go out). */
     void
-    writeOut();
+    writeOut(bool control = false);
     bool
     writeAll(std::vector<iovec> &iov);
 
@@ -314,11 +318,15 @@ private:
     const pid_t creatorPid_; // a forked child must not join a thread it does not have
     const size_t ringBytes_;
     const std::chrono::milliseconds interval_;
+    const uint64_t maxFileBytes_; // 0: no limit
     std::string dir_;
     std::string path_;
     int fd_ = -1;
     bool broken_ = false; // a write failed after a partial line: nothing more is written
     bool writeErrorLogged_ = false;
+    uint64_t fileBytes_ = 0; // written so far (writer thread, and the constructor before it)
+    bool capped_ = false; // the limit was reached: event lines are dropped from then on
+    bool cappedCounterWritten_ = false; // the counter line of the cycle that reached it
     std::atomic<uint64_t> dropped_{0};
     uint64_t droppedWritten_ = 0;
 

@@ -26,6 +26,7 @@ namespace {
 constexpr const char *kDirVar = "NIXL_TRACE_DIR";
 constexpr const char *kBufferVar = "NIXL_TRACE_CHROME_BUFFER_BYTES";
 constexpr const char *kFlushVar = "NIXL_TRACE_CHROME_FLUSH_MS";
+constexpr const char *kMaxBytesVar = "NIXL_TRACE_CHROME_MAX_BYTES";
 
 
 nixlChromeConfig
@@ -43,6 +44,11 @@ readConfig() {
     }
     if (auto f = nixlSdk::configMilliseconds(kFlushVar, 1, 3600000)) {
         c.flushInterval = *f;
+    }
+    // 0 lifts the limit; a server left tracing for hours would otherwise fill its disk (the
+    // benchmarks write 10-20 GB a minute).
+    if (auto m = nixlSdk::configUnsigned(kMaxBytesVar, 0, uint64_t{1} << 62)) {
+        c.maxFileBytes = *m;
     }
     return c;
 }
