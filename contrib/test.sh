@@ -7,7 +7,8 @@
 #   2. meson test -C build: every suite except 'fuzz';
 #   3. fuzzing pass (when clang++-14 is installed): configures `build-fuzz` with clang,
 #      libFuzzer and ASan+UBSan, builds the fuzz targets and runs the 'fuzz' suite;
-#   3b. ThreadSanitizer build of the agent and TEST backend tests (concurrency);
+#   3b. ThreadSanitizer build (`build-tsan`, -O1 -g1) of the multi-threaded tests, and their run;
+#      the builds of 3 and 3b run at nice 19 in the background during step 2's tests;
 #   4. the install check (test/install/check_install.sh), counted as one test.
 # The last line is the summary, e.g. "tests: 57 passed, 0 failed", counted from meson's
 # testlog.json files (OK and EXPECTEDFAIL pass, SKIP is not counted, anything else fails) plus
@@ -170,7 +171,134 @@ stop_hogs() {
     fi
 }
 
-trap stop_hogs EXIT
+# Steps 3 and 3b build in the background, at the lowest CPU priority (nice 19), while step 2's
+# tests run: those tests leave much of the two cores idle (they wait on sockets, servers and
+# peer processes), and at nice 19 the compilers only take what the tests leave. The builds'
+# output is printed after the tests; their run of tests comes after that.
+builder_pid=""
+builder_log=""
+builder_status=""
+
+stop_builder() {
+    if [ -n "$builder_pid" ]; then
+        # The builder leads its own process group (set -m below): this stops it and its ninja.
+        kill -TERM -- "-$builder_pid" 2>/dev/null
+        wait "$builder_pid" 2>/dev/null
+        builder_pid=""
+    fi
+    rm -f "$builder_log" "$builder_status"
+}
+
+cleanup() {
+    stop_hogs
+    stop_builder
+}
+
+# build_fuzz: configures build-fuzz (clang-14, libFuzzer, ASan+UBSan) and builds only what the
+# fuzz suite needs, not every unit test a second time. Status 0 when it is built.
+build_fuzz() {
+    local targets
+    CC=clang-14 CXX=clang++-14 configure build-fuzz \
+        -Dbuild_fuzzers=true -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dbuild_benchmarks=false -Dbuild_examples=false || return 1
+    targets=$(targets_for build-fuzz --suite fuzz) || return 1
+    if [ -z "$targets" ]; then
+        echo "test.sh: no tests in suite 'fuzz' are defined"
+        return 0
+    fi
+    # shellcheck disable=SC2086
+    ninja -C build-fuzz $targets
+}
+
+# tsan_selected: the names of the ThreadSanitizer lane's tests that build-tsan defines.
+# The multi-threaded tests: agent, TEST backend, telemetry pipeline, tracing (core, the chrome
+# plugin, and the NVTX plugin under its recording tools when the NVTX headers are there), ring
+# and exporters, and the UCX backend when it is built (its tests carry their own suppressions
+# file for races inside UCX 1.13 itself: test/unit/ucx/tsan.supp).
+tsan_selected() {
+    local tests=(agent p2p test_backend telemetry_core tracing trace_chrome trace_chrome_agent
+        trace_nvtx_plugin_ext trace_nvtx_plugin_core ring prometheus_exporter prometheus_agent
+        prometheus_mp prometheus_mp_e2e etcd_json etcd_client etcd_agent etcd_batch)
+    if [ -f build/src/plugins/libplugin_UCX.so ]; then
+        # The Python module's two-agent and many-threads tests (libtsan preloaded into python).
+        tests+=(ucx etcd_mesh py_bindings_transfer py_bindings_threads)
+    fi
+    # The LIBFABRIC backend's tests (posting threads with and without the progress thread);
+    # their suppressions file covers libfabric 1.17 itself: test/unit/libfabric/tsan.supp.
+    if [ -f build/src/plugins/libplugin_LIBFABRIC.so ]; then
+        tests+=(libfabric)
+    fi
+    # Tests of plugins that are not built here (no prometheus-cpp) are simply not selected.
+    local known t
+    known=$(meson introspect build-tsan --tests | python3 -c \
+        'import json, sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))') || return 1
+    for t in "${tests[@]}"; do
+        case " $known " in *" $t "*) printf '%s\n' "$t" ;; esac
+    done
+}
+
+# build_tsan: configures build-tsan and builds what the selected tests need. -O1 and line
+# tables only (-g1) halve the compile time of -O2 -g, and reports still name file and line.
+build_tsan() {
+    local tests targets
+    configure build-tsan -Db_sanitize=thread -Db_lundef=false \
+        -Dbuild_benchmarks=false -Dbuild_examples=false \
+        -Doptimization=1 -Ddebug=false -Dc_args=-g1 -Dcpp_args=-g1 || return 1
+    mapfile -t tests < <(tsan_selected) || return 1
+    targets=$(targets_for build-tsan "${tests[@]}") || return 1
+    # Plus every plugin library: tests load them by path, not all declare them.
+    # shellcheck disable=SC2046,SC2086
+    ninja -C build-tsan $targets $(cd build-tsan && ninja -t targets all |
+        grep -E '^(src/plugins|test)/[^:]*\.so:' | cut -d: -f1)
+}
+
+# builder_step NAME FUNCTION: runs FUNCTION, appends "NAME ok|FAILED SECONDS" to the status file.
+builder_step() {
+    local s r
+    s=$(now)
+    if "$2"; then r=ok; else r=FAILED; fi
+    echo "$1 $r $(($(now) - s))" >>"$builder_status"
+}
+
+# start_builder FUZZ TSAN (each 0 or 1): starts the background builds.
+start_builder() {
+    builder_log=$(mktemp)
+    builder_status=$(mktemp)
+    # Monitor mode for this one job: it gets a process group of its own for stop_builder.
+    set -m
+    (
+        renice -n 19 -p "$BASHPID" >/dev/null 2>&1
+        if [ "$1" -eq 1 ]; then
+            banner "configure and build: build-fuzz (clang-14, libFuzzer, ASan+UBSan; in the background)"
+            builder_step build-fuzz build_fuzz
+        fi
+        if [ "$2" -eq 1 ]; then
+            banner "configure and build: build-tsan (ThreadSanitizer; in the background)"
+            builder_step build-tsan build_tsan
+        fi
+    ) >"$builder_log" 2>&1 </dev/null &
+    builder_pid=$!
+    set +m
+}
+
+# wait_builder: waits for the background builds, prints their output, records their phases.
+wait_builder() {
+    local name r secs
+    [ -n "$builder_pid" ] || return 0
+    wait "$builder_pid"
+    builder_pid=""
+    cat "$builder_log"
+    while read -r name r secs; do
+        phase_lines+=("$(printf '  %-28s %-8s %4ds (during the tests)' "$name" "$r" "$secs")")
+        if [ "$r" = ok ]; then
+            printf -v "built_${name#build-}" 1
+        else
+            extra_failed=$((extra_failed + 1))
+        fi
+    done <"$builder_status"
+}
+
+trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
@@ -192,6 +320,36 @@ else
     extra_failed=$((extra_failed + 1))
 fi
 
+# Which of steps 3 and 3b run; their builds start now.
+want_fuzz=0
+want_tsan=0
+built_fuzz=0
+built_tsan=0
+if [ "$stress" -eq 1 ]; then
+    phase_lines+=("  fuzz                         skipped (--stress)")
+    phase_lines+=("  tsan                         skipped (--stress)")
+else
+    if [ "${NIXL_SKIP_FUZZ:-0}" = "1" ]; then
+        phase_lines+=("  fuzz                         skipped (NIXL_SKIP_FUZZ=1)")
+    elif ! command -v clang++-14 >/dev/null 2>&1; then
+        phase_lines+=("  fuzz                         skipped (clang++-14 not installed)")
+    else
+        want_fuzz=1
+        # Symbolized stack traces in sanitizer reports.
+        if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
+            export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+        fi
+    fi
+    if [ "${NIXL_SKIP_TSAN:-0}" = "1" ]; then
+        phase_lines+=("  tsan                         skipped (NIXL_SKIP_TSAN=1)")
+    else
+        want_tsan=1
+    fi
+    if [ "$want_fuzz" -eq 1 ] || [ "$want_tsan" -eq 1 ]; then
+        start_builder "$want_fuzz" "$want_tsan"
+    fi
+fi
+
 # 2. Every suite but fuzz (in the stress lane: under load, repeated).
 if [ "$build_ok" -eq 1 ] && [ "$stress" -eq 1 ]; then
     repeat=${NIXL_STRESS_REPEAT:-3}
@@ -207,101 +365,24 @@ elif [ "$build_ok" -eq 1 ]; then
     run_meson_test "tests" build --no-suite fuzz
 fi
 
+# Steps 3 and 3b: the background builds end, then their tests run.
+wait_builder
+
 # 3. Fuzzing pass.
-if [ "$stress" -eq 1 ]; then
-    phase_lines+=("  fuzz                         skipped (--stress)")
-elif [ "${NIXL_SKIP_FUZZ:-0}" = "1" ]; then
-    phase_lines+=("  fuzz                         skipped (NIXL_SKIP_FUZZ=1)")
-elif ! command -v clang++-14 >/dev/null 2>&1; then
-    phase_lines+=("  fuzz                         skipped (clang++-14 not installed)")
-else
-    banner "configure and build: build-fuzz (clang-14, libFuzzer, ASan+UBSan)"
-    # Symbolized stack traces in sanitizer reports.
-    if [ -z "${ASAN_SYMBOLIZER_PATH:-}" ] && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
-        export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
-    fi
-    start=$(now)
-    fuzz_ok=1
-    if ! CC=clang-14 CXX=clang++-14 configure build-fuzz \
-        -Dbuild_fuzzers=true -Db_sanitize=address,undefined -Db_lundef=false \
-        -Dbuild_benchmarks=false -Dbuild_examples=false; then
-        fuzz_ok=0
-    else
-        # Build only what the fuzz suite needs, not every unit test a second time.
-        if ! targets=$(targets_for build-fuzz --suite fuzz); then
-            fuzz_ok=0
-        elif [ -n "$targets" ]; then
-            # shellcheck disable=SC2086
-            ninja -C build-fuzz $targets || fuzz_ok=0
-        else
-            echo "test.sh: no tests in suite 'fuzz' are defined"
-        fi
-    fi
-    if [ "$fuzz_ok" -eq 1 ]; then
-        record "build-fuzz" "ok" "$start"
-        banner "meson test -C build-fuzz --suite fuzz"
-        run_meson_test "fuzz" build-fuzz --suite fuzz --no-rebuild
-    else
-        record "build-fuzz" "FAILED" "$start"
-        extra_failed=$((extra_failed + 1))
-    fi
+if [ "$built_fuzz" -eq 1 ]; then
+    banner "meson test -C build-fuzz --suite fuzz"
+    run_meson_test "fuzz" build-fuzz --suite fuzz --no-rebuild
 fi
 
-# 3b. ThreadSanitizer pass over the tests that run the agent from several threads.
-if [ "$stress" -eq 1 ]; then
-    phase_lines+=("  tsan                         skipped (--stress)")
-elif [ "${NIXL_SKIP_TSAN:-0}" = "1" ]; then
-    phase_lines+=("  tsan                         skipped (NIXL_SKIP_TSAN=1)")
-else
-    banner "configure and build: build-tsan (ThreadSanitizer)"
-    start=$(now)
-    tsan_ok=1
-    # The multi-threaded tests: agent, TEST backend, telemetry pipeline, tracing (core, the
-    # chrome plugin, and the NVTX plugin under its recording tools when the NVTX headers are
-    # there), ring and exporters, and the UCX backend when it is built (its tests carry their
-    # own suppressions file for races inside UCX 1.13 itself: test/unit/ucx/tsan.supp).
-    tsan_tests=(agent p2p test_backend telemetry_core tracing trace_chrome trace_chrome_agent
-        trace_nvtx_plugin_ext trace_nvtx_plugin_core ring prometheus_exporter prometheus_agent
-        prometheus_mp prometheus_mp_e2e etcd_json etcd_client etcd_agent etcd_batch)
-    if [ -f build/src/plugins/libplugin_UCX.so ]; then
-        # The Python module's two-agent and many-threads tests (libtsan preloaded into python).
-        tsan_tests+=(ucx etcd_mesh py_bindings_transfer py_bindings_threads)
-    fi
-    # The LIBFABRIC backend's tests (posting threads with and without the progress thread);
-    # their suppressions file covers libfabric 1.17 itself: test/unit/libfabric/tsan.supp.
-    if [ -f build/src/plugins/libplugin_LIBFABRIC.so ]; then
-        tsan_tests+=(libfabric)
-    fi
-    if ! configure build-tsan -Db_sanitize=thread -Db_lundef=false \
-        -Dbuild_benchmarks=false -Dbuild_examples=false; then
-        tsan_ok=0
-    else
-        # Tests of plugins that are not built here (no prometheus-cpp) are simply not selected.
-        known=$(meson introspect build-tsan --tests | python3 -c \
-            'import json, sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))')
-        selected=()
-        for t in "${tsan_tests[@]}"; do
-            case " $known " in *" $t "*) selected+=("$t") ;; esac
-        done
-        tsan_tests=("${selected[@]}")
-        if ! tsan_targets=$(targets_for build-tsan "${tsan_tests[@]}"); then
-            tsan_ok=0
-        # shellcheck disable=SC2046,SC2086
-        # Plus every plugin library: tests load them by path, not all declare them.
-        elif ! ninja -C build-tsan $tsan_targets $(cd build-tsan && ninja -t targets all |
-            grep -E '^(src/plugins|test)/[^:]*\.so:' | cut -d: -f1); then
-            tsan_ok=0
-        fi
-    fi
-    if [ "$tsan_ok" -eq 1 ]; then
-        record "build-tsan" "ok" "$start"
-        banner "meson test -C build-tsan ${tsan_tests[*]}"
-        UCX_MEM_EVENTS=no TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-            run_meson_test "tsan" build-tsan --no-rebuild "${tsan_tests[@]}"
-    else
-        record "build-tsan" "FAILED" "$start"
-        extra_failed=$((extra_failed + 1))
-    fi
+# 3b. ThreadSanitizer pass over the tests that run the agent from several threads. Glibc's
+# reports that TSan cannot model are suppressed by test/tsan.supp (tests with their own
+# TSAN_OPTIONS repeat its entries).
+if [ "$built_tsan" -eq 1 ]; then
+    mapfile -t tsan_tests < <(tsan_selected)
+    banner "meson test -C build-tsan ${tsan_tests[*]}"
+    UCX_MEM_EVENTS=no \
+        TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$repo/test/tsan.supp" \
+        run_meson_test "tsan" build-tsan --no-rebuild "${tsan_tests[@]}"
 fi
 
 # 4. Install check.
