@@ -289,7 +289,7 @@ public:
             return true;
         }
         // write_pos was read before the slots it publishes.
-        std::atomic_thread_fence(std::memory_order_acquire);
+        acquireFence();
         const size_t first = std::min<size_t>(k, mask_ + 1 - pos_);
         if (!readAt(out, first * sizeof(T), slotOffset(pos_), error) ||
             (k > first && !readAt(out + first, (k - first) * sizeof(T), slotOffset(0), error))) {
@@ -339,6 +339,15 @@ private:
         barrier.fetch_add(0, std::memory_order_seq_cst);
 #else
         std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+    }
+
+    static void
+    acquireFence() noexcept {
+#if defined(__SANITIZE_THREAD__)
+        fullFence(); // as above: no atomic_thread_fence under -fsanitize=thread
+#else
+        std::atomic_thread_fence(std::memory_order_acquire);
 #endif
     }
 
