@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -68,7 +69,8 @@ lfEngine::pluginOptions() {
             {"notif_peer_max_bytes", "268435456"},
             {"notif_total_max_bytes", "1073741824"},
             {"shm_fast_rma", "yes"},
-            {"release_timeout_ms", "2000"}};
+            {"release_timeout_ms", "2000"},
+            {"progress_idle_ms", "100"}};
 }
 
 lfEngine::lfEngine(const nixlBackendInitParams *init)
@@ -160,6 +162,12 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
                 return;
             }
             cfg_.releaseTimeoutMs = n;
+        } else if (key == "progress_idle_ms") {
+            if (!parseSize(v, 1, 3600000, n)) {
+                bad(key, v, "an integer 1..3600000");
+                return;
+            }
+            cfg_.progressIdleMs = n;
         } else if (key == "fault_hold_mark") {
             // Tests only (not in pluginOptions): see lfConfig::faultHoldMark.
             if (v != "yes" && v != "no") {
@@ -235,6 +243,13 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         }
     }
     if (progThread_) {
+        wakeFd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (wakeFd_ < 0) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC progress thread: eventfd: "
+                                    << std::strerror(errno));
+            initErr = true;
+            return;
+        }
         progress_ = std::thread([this] { progressLoop(); });
     }
 }
@@ -242,7 +257,12 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
 lfEngine::~lfEngine() {
     stop_.store(true, std::memory_order_release);
     if (progress_.joinable()) {
+        const uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(wakeFd_, &one, sizeof(one));
         progress_.join();
+    }
+    if (wakeFd_ >= 0) {
+        ::close(wakeFd_);
     }
     for (auto &r : rails_) {
         closeRail(*r);

@@ -91,6 +91,10 @@ struct lfRail {
     bool fastRma = false;
     size_t fragSize = 0; ///< receive buffer size = largest notification fragment
     std::string addr;
+    /** The completion queue's wait fd (FI_WAIT_FD, opened only for a progress thread), which
+     *  the provider signals on incoming traffic and completions; -1: this rail must be polled
+     *  (shm 1.17 has no wait object). */
+    int waitFd = -1;
 
     std::mutex mu;
     std::vector<std::unique_ptr<recvCtx>> recvs;
@@ -98,6 +102,7 @@ struct lfRail {
     std::deque<sendCtx *> sendBacklog; ///< fragments the transmit queue had no room for, in order
     std::vector<lfReq *> postQueue; ///< requests with descriptors not yet posted (FI_EAGAIN)
     std::vector<lfReq *> notifQueue; ///< data done, notification still to post
+    size_t rmaInflight = 0; ///< RMA operations posted and not yet completed
 };
 
 /** A remote agent: the rail chosen for it and its address there. */
@@ -194,6 +199,9 @@ struct lfConfig {
     bool fastRma = true;
     /** How long deregisterMem waits for a peer's fast RMA in flight. */
     uint64_t releaseTimeoutMs = 2000;
+    /** Longest wait of an idle progress thread whose rails all have wait fds (tcp;ofi_rxm): a
+     *  bound against a lost wake-up, not a period (traffic and posts wake it at once). */
+    uint64_t progressIdleMs = 100;
     /** Fault injection for tests (fault_hold_mark): a request keeps its mark in the peer's
      *  table until it is released, as if a fast operation were still copying. */
     bool faultHoldMark = false;
@@ -281,6 +289,10 @@ private:
     openRail(const std::string &prov, std::string &why);
     void
     closeRail(lfRail &r);
+    /** Opens r's completion queue: with a wait fd (r.waitFd) when a progress thread will wait
+     *  on it and the provider has one, else without a wait object. */
+    int
+    openCq(lfRail &r, fi_cq_attr &attr) const;
     /** Reads r's completion queue dry and posts queued notifications; r.mu held. */
     void
     progressLocked(lfRail &r) const;
@@ -323,6 +335,13 @@ private:
     leaveMarkLocked(lfReq *req) noexcept;
     void
     progressLoop();
+    /** Nothing of ours is outstanding on r: the progress thread may wait for r's wait fd
+     *  alone; r.mu held. */
+    static bool
+    railIdleLocked(const lfRail &r) noexcept;
+    /** After a call that left work for the progress thread: wakes it if it waits idle. */
+    void
+    wakeProgressIfIdle() const noexcept;
 
     // lf_xfer.cpp
     nixl_status_t
@@ -376,6 +395,11 @@ private:
 
     std::atomic<bool> stop_{false};
     std::thread progress_;
+    /** eventfd that ends the progress thread's wait (stop, or work posted while it waits). */
+    int wakeFd_ = -1;
+    /** The progress thread waits idle (up to progress_idle_ms): posters wake it.
+     *  seq_cst with the rails' mutexes: see progressLoop. */
+    mutable std::atomic<bool> idleWait_{false};
 };
 
 inline int64_t

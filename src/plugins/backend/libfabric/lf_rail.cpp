@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include <poll.h>
+#include <pthread.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
@@ -121,7 +124,7 @@ lfEngine::openRail(const std::string &prov, std::string &why) {
         why = "fi_fabric: " + fiErr(rc);
     } else if ((rc = fi_domain(r->fabric, r->info, &r->domain, nullptr)) != 0) {
         why = "fi_domain: " + fiErr(rc);
-    } else if ((rc = fi_cq_open(r->domain, &cq_attr, &r->cq, nullptr)) != 0) {
+    } else if ((rc = openCq(*r, cq_attr)) != 0) {
         why = "fi_cq_open: " + fiErr(rc);
     } else if ((rc = fi_av_open(r->domain, &av_attr, &r->av, nullptr)) != 0) {
         why = "fi_av_open: " + fiErr(rc);
@@ -170,6 +173,31 @@ lfEngine::openRail(const std::string &prov, std::string &why) {
     return true;
 }
 
+int
+lfEngine::openCq(lfRail &r, fi_cq_attr &attr) const {
+    if (progThread_) {
+        // A wait fd lets the progress thread sleep until the provider has something for it
+        // (tcp;ofi_rxm: a socket became readable) instead of waking every pthrDelay.
+        attr.wait_obj = FI_WAIT_FD;
+        if (fi_cq_open(r.domain, &attr, &r.cq, nullptr) == 0) {
+            int fd = -1;
+            const int rc = fi_control(&r.cq->fid, FI_GETWAIT, &fd);
+            if (rc == 0 && fd >= 0) {
+                r.waitFd = fd;
+                return 0;
+            }
+            NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                    << ": no wait fd from the completion queue ("
+                                    << fiErr(rc) << "); polled every pthrDelay");
+            fi_close(&r.cq->fid);
+            r.cq = nullptr;
+        }
+        // shm 1.17: FI_WAIT_FD is not implemented. Such a rail is polled.
+    }
+    attr.wait_obj = FI_WAIT_NONE;
+    return fi_cq_open(r.domain, &attr, &r.cq, nullptr);
+}
+
 void
 lfEngine::closeRail(lfRail &r) {
     // The endpoint goes first: after it is closed no completion names our contexts any more.
@@ -194,6 +222,7 @@ lfEngine::closeRail(lfRail &r) {
     r.ep = nullptr;
     r.av = nullptr;
     r.cq = nullptr;
+    r.waitFd = -1; // closed with the queue
     r.domain = nullptr;
     r.fabric = nullptr;
     r.info = nullptr;
@@ -294,6 +323,9 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         }
         repost(r, rc);
         return;
+    }
+    if (ctx->kind == opCtx::RMA && r.rmaInflight > 0) {
+        --r.rmaInflight;
     }
     lfReq *req = ctx->req;
     // Read before a SEND context is freed below; only RMA contexts carry a mark's epoch.
@@ -555,6 +587,7 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
         }
         ++req->pending;
         ++req->nextPost;
+        ++r.rmaInflight;
     }
     if (req->markHeld && req->markOps == 0 && !(cfg_.faultHoldMark && req->nextPost > 0)) {
         leaveMarkLocked(req); // nothing posted under it
@@ -612,15 +645,92 @@ lfEngine::sendNotifLocked(lfRail &r,
     return NIXL_SUCCESS;
 }
 
+bool
+lfEngine::railIdleLocked(const lfRail &r) noexcept {
+    // r.sends holds the posted and the backlogged notification fragments.
+    return r.rmaInflight == 0 && r.sends.empty() && r.postQueue.empty() && r.notifQueue.empty();
+}
+
+void
+lfEngine::wakeProgressIfIdle() const noexcept {
+    // seq_cst: this load follows our unlock of the rail's mutex; see progressLoop.
+    if (wakeFd_ >= 0 && idleWait_.load(std::memory_order_seq_cst)) {
+        const uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = ::write(wakeFd_, &one, sizeof(one));
+    }
+}
+
 void
 lfEngine::progressLoop() {
+    ::pthread_setname_np(::pthread_self(), "nixl_lf_prog");
     const auto delay = std::chrono::microseconds(std::max<uint64_t>(pthrDelayUs_, 50));
     // A target-executed operation (shm RMA, tcp;ofi_rxm) waits for this thread's wake-up: the
     // default 50 us timer slack would double a 50 us period.
     ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    // What the thread waits on: the wake eventfd, then each rail's wait fd. A rail without one
+    // (shm) must be polled, so the thread never waits longer than pthrDelay while one is open.
+    std::vector<pollfd> fds;
+    fds.push_back({wakeFd_, POLLIN, 0});
+    bool allWaitable = true;
+    for (const auto &r : rails_) {
+        if (r->waitFd >= 0) {
+            fds.push_back({r->waitFd, POLLIN, 0});
+        } else {
+            allWaitable = false;
+        }
+    }
     while (!stop_.load(std::memory_order_acquire)) {
         progressAll();
-        std::this_thread::sleep_for(delay);
+        // Idle wait (up to progress_idle_ms) only when every rail can wake us and none has work of
+        // ours outstanding. The flag is raised before the rails are checked, each under its
+        // mutex; a poster adds its work under the same mutex and reads the flag after: either
+        // we see its work, or it sees the flag and writes the eventfd (both seq_cst).
+        bool idle = allWaitable;
+        if (idle) {
+            idleWait_.store(true, std::memory_order_seq_cst);
+        }
+        // fi_trywait arms each wait fd; -FI_EAGAIN: completions are already there.
+        bool armed = true;
+        for (const auto &r : rails_) {
+            std::lock_guard<std::mutex> g(r->mu);
+            if (idle && !railIdleLocked(*r)) {
+                idle = false;
+            }
+            if (r->waitFd >= 0) {
+                fid *f = &r->cq->fid;
+                const int rc = fi_trywait(r->fabric, &f, 1);
+                if (rc == -FI_EAGAIN) {
+                    armed = false;
+                    break;
+                }
+                if (rc != 0) {
+                    // Never retried: a wait fd we cannot arm would turn this loop into a spin.
+                    NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC " << r->prov
+                                           << ": fi_trywait: " << fiErr(rc)
+                                           << "; this rail is polled every pthrDelay");
+                    std::erase_if(fds, [&](const pollfd &p) { return p.fd == r->waitFd; });
+                    r->waitFd = -1;
+                    allWaitable = false;
+                    idle = false;
+                }
+            }
+        }
+        if (armed) {
+            timespec ts{};
+            if (idle) {
+                ts.tv_sec = static_cast<time_t>(cfg_.progressIdleMs / 1000);
+                ts.tv_nsec = static_cast<long>(cfg_.progressIdleMs % 1000) * 1000000L;
+            } else {
+                ts.tv_sec = static_cast<time_t>(delay.count() / 1000000);
+                ts.tv_nsec = static_cast<long>(delay.count() % 1000000) * 1000L;
+            }
+            if (::ppoll(fds.data(), fds.size(), &ts, nullptr) > 0 &&
+                (fds[0].revents & POLLIN) != 0) {
+                uint64_t v = 0;
+                [[maybe_unused]] ssize_t n = ::read(wakeFd_, &v, sizeof(v));
+            }
+        }
+        idleWait_.store(false, std::memory_order_relaxed);
     }
 }
 

@@ -167,7 +167,7 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
     lfRail &r = *req->rail;
-    std::lock_guard<std::mutex> g(r.mu);
+    std::unique_lock<std::mutex> lk(r.mu);
     // Under the rail's lock: completions of an earlier post that failed early (a dead peer)
     // may still be read by another thread.
     req->trace = trace;
@@ -187,6 +187,8 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
     postMoreLocked(r, req);
     progressLocked(r);
     const auto st = static_cast<nixl_status_t>(req->status.load(std::memory_order_acquire));
+    lk.unlock();
+    wakeProgressIfIdle(); // after the unlock: what it posted is visible to the thread's check
     return st;
 }
 
@@ -330,10 +332,14 @@ lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) cons
         return NIXL_ERR_NOT_FOUND;
     }
     lfRail &r = *rails_[peer->rail];
-    std::lock_guard<std::mutex> g(r.mu);
-    uint32_t posted = 0;
-    nixl_status_t st = sendNotifLocked(r, *peer, msg, nullptr, nullptr, &posted);
-    progressLocked(r);
+    nixl_status_t st;
+    {
+        std::lock_guard<std::mutex> g(r.mu);
+        uint32_t posted = 0;
+        st = sendNotifLocked(r, *peer, msg, nullptr, nullptr, &posted);
+        progressLocked(r);
+    }
+    wakeProgressIfIdle();
     return st;
 }
 
