@@ -23,7 +23,7 @@ using namespace nixl_lf_test;
 
 namespace {
 
-/** Context switches of every thread of this process named name, by tid. */
+/** Voluntary context switches of every thread of this process named name, by tid. */
 std::map<long, uint64_t>
 switchesOfThreads(const std::string &name) {
     std::map<long, uint64_t> out;
@@ -45,7 +45,8 @@ switchesOfThreads(const std::string &name) {
         std::string line;
         uint64_t n = 0;
         while (std::getline(status, line)) {
-            // voluntary_ctxt_switches and nonvoluntary_ctxt_switches: every wake-up is one.
+            // voluntary_ctxt_switches: every wait that ends (a wake-up) is one; a preemption
+            // (nonvoluntary) is the machine's load, not the thread waking.
             const auto colon = line.find(':');
             if (colon != std::string::npos &&
                 line.compare(0, colon, "voluntary_ctxt_switches") == 0) {

@@ -715,6 +715,11 @@ lfEngine::progressLoop() {
                 }
             }
         }
+        if (!idle) {
+            // A short wait ends by itself: posters need not write the eventfd meanwhile (during
+            // a transfer the flag would otherwise cost every post a system call).
+            idleWait_.store(false, std::memory_order_relaxed);
+        }
         if (armed) {
             timespec ts{};
             if (idle) {
