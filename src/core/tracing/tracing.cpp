@@ -232,28 +232,34 @@ Span::~Span() {
         tls.span = prev_; // no plugin wants the end or the completion: no time needed
         return;
     }
+    // The times go to locals, not back into the span's fields: the event below is filled from
+    // those fields with 16-byte loads, and one spanning an 8-byte store made just before cannot
+    // take its value from the store buffer (a store-forwarding stall, the hottest instruction
+    // of this function when beginNs_ was written through toNsSpan's reference).
     uint64_t endNs = 0;
+    uint64_t beginNs = beginNs_;
+    uint64_t completeNs = completeNs_;
     if (endTicks_ != 0) {
-        if (beginNs_ == 0) {
-            TraceClock::toNsSpan(beginTicks_, beginFloor_, endTicks_, beginNs_, endNs);
+        if (beginNs == 0) {
+            TraceClock::toNsSpan(beginTicks_, beginFloor_, endTicks_, beginNs, endNs);
         } else {
             endNs = TraceClock::toNs(endTicks_);
         }
         if (completedAtEnd_) {
-            completeNs_ = endNs;
+            completeNs = endNs;
         }
     } else if (endNs_ != 0) {
         endNs = endNs_;
-        if (beginNs_ == 0) {
-            beginNs_ = TraceClock::beginNs(beginTicks_, beginFloor_);
-            beginNs_ = beginNs_ > endNs ? endNs : beginNs_;
+        if (beginNs == 0) {
+            beginNs = TraceClock::beginNs(beginTicks_, beginFloor_);
+            beginNs = beginNs > endNs ? endNs : beginNs;
         }
-    } else if (beginNs_ == 0) {
-        TraceClock::toNsSpan(beginTicks_, beginFloor_, TraceClock::ticks(), beginNs_, endNs);
+    } else if (beginNs == 0) {
+        TraceClock::toNsSpan(beginTicks_, beginFloor_, TraceClock::ticks(), beginNs, endNs);
     } else {
         endNs = clockNs();
     }
-    if (completeNs_ != 0 && !tracer_.markNoEnd_.empty()) [[unlikely]] {
+    if (completeNs != 0 && !tracer_.markNoEnd_.empty()) [[unlikely]] {
         // Plugins without span_end still see the completion, as the mark it stands for.
         const nixl_trace_name_t &n = kNames[static_cast<size_t>(NameId::XFER_COMPLETE)];
         nixl_trace_event_t m;
@@ -264,7 +270,7 @@ Span::~Span() {
         m.span_id = 0;
         m.parent_span_id = id_;
         m.correlation_id = correlation_;
-        m.begin_ns = completeNs_;
+        m.begin_ns = completeNs;
         m.end_ns = 0;
         m.attrs = nullptr;
         m.attr_count = 0;
@@ -286,11 +292,11 @@ Span::~Span() {
     ev.span_id = id_;
     ev.parent_span_id = parent_;
     ev.correlation_id = correlation_;
-    ev.begin_ns = beginNs_;
+    ev.begin_ns = beginNs;
     ev.attrs = count_ != 0 ? attrs_ : nullptr;
     ev.attr_count = count_;
-    ev.complete_ns = completeNs_;
-    if (completeNs_ != 0) {
+    ev.complete_ns = completeNs;
+    if (completeNs != 0) {
         const nixl_trace_name_t &n = kNames[static_cast<size_t>(NameId::XFER_COMPLETE)];
         ev.complete_name = n.name;
         ev.complete_name_id = n.id;
