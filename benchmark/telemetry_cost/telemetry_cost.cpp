@@ -22,6 +22,12 @@
  * the "off" variant's fastest block: on a shared machine a block of tens of microseconds often
  * runs undisturbed, so the minimum is the steadiest estimate of the undisturbed cost (use a
  * smaller --block when a request takes microseconds).
+ * The variant "2 reads" has telemetry off and reads nixlFastClock::now() in the loop where
+ * telemetry reads it, at the post's entry and at its return (the benchmark does it around
+ * postXferReq): its "added" columns are what telemetry's two clock reads alone cost amid this
+ * transfer path, so that "nop" minus "2 reads" is telemetry's own work. (A read amid real work
+ * costs more than printClockCost's figure on some CPUs: the read is microcoded, and there the
+ * front end stalls behind it whatever else is in flight.)
  * --trace NAME adds two variants with the initiator tracing to trace plugin NAME (e.g.
  * chrome, into a temporary NIXL_TRACE_DIR), UCX's trace phases included: "trace" (telemetry
  * off) and "tel+trace" (telemetry on, NOP exporter).
@@ -84,6 +90,8 @@ struct pairRun {
     double bestNs = 1e30; ///< the fastest block's wall-clock ns per request (all rounds)
     uint64_t ops = 0;
     bool failed = false;
+    bool clockReads = false; ///< the "2 reads" variant: read the clock where telemetry does
+    uint64_t clockSink = 0; ///< what those reads summed to, so they are not optimised away
 
     ~pairRun() {
         if (req != nullptr) {
@@ -176,7 +184,14 @@ runBlock(pairRun &p, int n) {
     const double cpu0 = threadCpuSecs();
     const auto start = clock::now();
     for (int k = 0; k < n; ++k) {
+        nixlFastClock::ticks_t entry = 0;
+        if (p.clockReads) {
+            entry = nixlFastClock::now();
+        }
         nixl_status_t st = p.initiator->postXferReq(p.req);
+        if (p.clockReads) {
+            p.clockSink += nixlFastClock::now() - entry;
+        }
         while (st == NIXL_IN_PROG) {
             st = p.initiator->getXferStatus(p.req);
         }
@@ -306,6 +321,7 @@ main(int argc, char **argv) {
         setVar(v, nullptr);
     }
     setVar("NIXL_TRACE_BACKENDS", ""); // set but empty: off, also under Nsight Systems
+    nixlFastClock::init(); // the "2 reads" variant reads the clock before any agent exists
 
     // One page-aligned source and destination for every variant: buffers of their own would sit
     // at different page offsets and cost differently to copy, which is a bigger difference than
@@ -332,6 +348,14 @@ main(int argc, char **argv) {
         return 1;
     }
     pairs.push_back(std::move(off));
+
+    auto reads = makePair("2 reads", src.get(), dst.get(), opt.size, opt.descs, false, why);
+    if (!reads) {
+        std::fprintf(stderr, "telemetry off, two clock reads: %s\n", why.c_str());
+        return 1;
+    }
+    reads->clockReads = true;
+    pairs.push_back(std::move(reads));
 
     setVar("NIXL_TELEMETRY_EXPORTER", "nop");
     auto nop = makePair("nop", src.get(), dst.get(), opt.size, opt.descs, true, why);
@@ -447,6 +471,11 @@ main(int argc, char **argv) {
         nixl_status_t st = p->initiator->postXferReq(p->req);
         while (st == NIXL_IN_PROG) {
             st = p->initiator->getXferStatus(p->req);
+        }
+        if (p->clockReads && p->clockSink == 0) {
+            std::fprintf(stderr, "%s: the clock did not advance over a post\n",
+                         p->variant.c_str());
+            rc = 1;
         }
         if (st != NIXL_SUCCESS || std::memcmp(p->src, p->dst, total) != 0) {
             std::fprintf(stderr, "%s: the target does not hold the source bytes\n",
