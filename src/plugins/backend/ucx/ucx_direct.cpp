@@ -18,6 +18,18 @@ using nixlUcx::goneStatus;
 
 namespace {
 
+/**
+ * The label of the direct path's wire phases: memcpy within one process, else
+ * process_vm_writev/readv. A string_view chosen at run time keeps its length; a ternary of two
+ * literals made a const char * whose length was measured (strlen) twice per traced request.
+ */
+std::string_view
+wireLabel(const nixlUcxReq &req) noexcept {
+    using namespace std::string_view_literals;
+    const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
+    return inProcess ? "ucx.memcpy"sv : "ucx.cma"sv;
+}
+
 /** Slot 0 of a table whose engine was destroyed (see ~nixlUcxEngine). */
 const nixlUcxRemoteMD table_closed{};
 
@@ -172,8 +184,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             // The first copy of the post (a syscall, or memcpy within one process) hands the
             // data over: this path's wire.
             req.wireTraced = true;
-            const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
-            tracePhase(req, NIXL_BE_PHASE_WIRE_SUBMITTED, inProcess ? "ucx.memcpy" : "ucx.cma");
+            tracePhase(req, NIXL_BE_PHASE_WIRE_SUBMITTED, wireLabel(req));
         }
         // With the peer's table mapped, each copy runs inside a mark and after a check of its
         // registrations (the fence of ucx_regtable.h): a deregisterMem that returned has
@@ -278,8 +289,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
 void
 nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
     if (tracing()) {
-        const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
-        tracePhase(req, NIXL_BE_PHASE_WIRE_COMPLETED, inProcess ? "ucx.memcpy" : "ucx.cma");
+        tracePhase(req, NIXL_BE_PHASE_WIRE_COMPLETED, wireLabel(req));
     }
     if (!req.hasNotif) {
         finishReq(req, NIXL_SUCCESS);

@@ -20,6 +20,9 @@ using nixlUcx::track;
 using nixlUcx::goneStatus;
 using nixlUcx::rangeCovers;
 using nixlUcx::splitPairs;
+// Phase labels are string_views of literals: a ternary of two char pointers would be measured
+// with strlen on every traced request.
+using namespace std::string_view_literals;
 
 namespace {
 
@@ -62,7 +65,7 @@ ucxDataDoneLocked(nixlUcxReq &req) {
     }
     if (req.engine->tracing()) {
         req.engine->tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED,
-                               req.op == NIXL_WRITE ? "ucx.flush" : "ucx.get");
+                               req.op == NIXL_WRITE ? "ucx.flush"sv : "ucx.get"sv);
     }
     if (req.hasNotif && !req.dropNotif) {
         req.lane->worker->ready.push_back(&req);
@@ -220,7 +223,7 @@ nixlUcxEngine::postUcx(nixlUcxReq &req) const {
         req.outstanding = 1; // held by this loop, so no callback finishes the request early
         if (tracing()) {
             tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
-                       req.op == NIXL_WRITE ? "ucx.put" : "ucx.get");
+                       req.op == NIXL_WRITE ? "ucx.put"sv : "ucx.get"sv);
         }
         for (size_t i = 0; i < req.count; ++i) {
             const nixl_be_xfer_desc_t &l = req.local[i];
