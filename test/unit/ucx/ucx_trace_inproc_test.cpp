@@ -170,6 +170,23 @@ TEST_P(ucxTraceTest, PhasesOfAWriteCarryTheRequestsTraceIdToTheTarget) {
     const bool direct = GetParam().direct && cmaInTls();
     EXPECT_EQ(attrOf(submit->attrs, "ucx.path"), direct ? "direct" : "ucx");
     EXPECT_NE(submit->attrs.find("ucx.bytes=i:131072"), std::string::npos) << submit->attrs;
+    // Each wire phase names how the data went: a copy on the direct path (memcpy when the
+    // peer's table is mapped in this process, else cma), put then flush through UCP.
+    int wire = 0;
+    for (const traceEvent &e : ev) {
+        if (e.agent != "A" ||
+            (e.name != "nixl::backend.wire_submitted" && e.name != "nixl::backend.wire_completed")) {
+            continue;
+        }
+        ++wire;
+        const std::string label = attrOf(e.attrs, "nixl.phase.label");
+        if (direct) {
+            EXPECT_TRUE(label == "ucx.memcpy" || label == "ucx.cma") << e.name << ": " << label;
+        } else {
+            EXPECT_EQ(label, e.name == "nixl::backend.wire_submitted" ? "ucx.put" : "ucx.flush");
+        }
+    }
+    EXPECT_EQ(wire, 2);
 }
 
 TEST_P(ucxTraceTest, SmallDirectPostRecordsItsPhasesAsOneBatch) {
