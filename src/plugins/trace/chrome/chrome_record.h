@@ -147,10 +147,12 @@ size(const nixl_trace_event_t &ev, bool span, const tables &t,
 /**
  * Writes the record of ev (whose size() is n) through put(offset, bytes, len), which copies
  * into the ring at offset bytes from the record's start. keyLens: what size() kept, or null.
+ * put is taken by value: passed by reference, the lambda's captured destination pointer lived
+ * in memory that every char store may alias, so it was reloaded after each field.
  */
 template<typename Put>
 void
-encode(Put &&put, const nixl_trace_event_t &ev, bool span, uint32_t agent, const tables &t,
+encode(Put put, const nixl_trace_event_t &ev, bool span, uint32_t agent, const tables &t,
        size_t n, const size_t *keyLens = nullptr) noexcept {
     const bool nameInTable = ev.name_id < t.nameCount;
     const bool complete = folded(ev, span, t);
