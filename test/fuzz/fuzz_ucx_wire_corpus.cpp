@@ -126,6 +126,7 @@ main(int argc, char **argv) {
     ci.addrs = {address};
     nixlUcx::publicDataWire pd;
     pd.mem = 0;
+    pd.owner = ci.nonce;
     pd.base = 0x7f1000000000ULL;
     pd.len = 1 << 16;
     pd.slot = 1;

@@ -6,6 +6,7 @@
 // connections, and corrupted blobs.
 
 #include <random>
+#include <sstream>
 
 #include "agent_test_utils.h"
 #include "metadata/md_blob.h"
@@ -261,6 +262,48 @@ TEST_F(agentMetadataTest, FailedLoadRollsBack) {
     ASSERT_EQ(NIXL_SUCCESS, a_->loadRemoteMD(good, name));
     EXPECT_EQ(NIXL_SUCCESS, writeToB(b1_, 512));
     EXPECT_TRUE(holdsPattern(b1_, 1));
+}
+
+// A blob spliced from two agents' (B's header and connection info, C's sections) must not
+// load: its descriptors would be reached through B's connection while describing C's memory
+// (issue 29, item 5). The TEST backend's public data names its engine (a token checked against
+// the connection info), so the load is refused with one line naming the agent and descriptor.
+TEST_F(agentMetadataTest, SplicedBlobOfTwoAgentsIsRefused) {
+    auto c = makeAgent("C");
+    ASSERT_EQ(NIXL_SUCCESS, addTest(*c));
+    testBuffer c0{512, 20};
+    ASSERT_EQ(NIXL_SUCCESS, c->registerMem(regList({c0.desc()})));
+    nixl_blob_t blobB, blobC;
+    ASSERT_EQ(NIXL_SUCCESS, b_->getLocalMD(blobB));
+    ASSERT_EQ(NIXL_SUCCESS, c->getLocalMD(blobC));
+    nixlMdBlob spliced, fromC;
+    std::string error;
+    ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(blobB, spliced, error)) << error;
+    ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(blobC, fromC, error)) << error;
+    spliced.sections = fromC.sections;
+
+    std::string name = "unchanged";
+    stderrCapture cap;
+    EXPECT_EQ(NIXL_ERR_MISMATCH, a_->loadRemoteMD(nixlMdEncode(spliced), name));
+    const std::string log = cap.stop();
+    std::ostringstream addr;
+    addr << std::hex << c0.desc().addr;
+    EXPECT_TRUE(oneErrorLine(log, {"'A'", "'B'", addr.str()})) << log;
+    EXPECT_EQ("unchanged", name);
+    // Nothing was loaded: no transfer can be aimed at C's memory under B's name.
+    EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
+    nixlXferReqH *req = nullptr;
+    EXPECT_NE(NIXL_SUCCESS,
+              a_->createXferReq(
+                  NIXL_WRITE, xferList({aBuf_.desc()}), xferList({c0.desc()}), "B", req));
+    EXPECT_TRUE(holdsPattern(c0, 20));
+
+    // The honest blobs still load and transfer.
+    ASSERT_EQ(NIXL_SUCCESS, a_->loadRemoteMD(blobB, name));
+    EXPECT_EQ(NIXL_SUCCESS, writeToB(b1_, 512));
+    EXPECT_TRUE(holdsPattern(b1_, 1));
+    ASSERT_EQ(NIXL_SUCCESS, a_->loadRemoteMD(blobC, name));
+    EXPECT_EQ("C", name);
 }
 
 // ---- corrupted blobs ----

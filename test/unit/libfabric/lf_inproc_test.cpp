@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lf_test_utils.h"
+#include "metadata/md_blob.h"
 
 using namespace nixl_lf_test;
 
@@ -306,6 +307,67 @@ TEST(lfMetadata, CorruptConnInfoRefused) {
         EXPECT_NE(a->agent->loadRemoteMD(bad, name), NIXL_SUCCESS) << "byte " << i;
     }
     EXPECT_EQ(a->agent->loadRemoteMD(md, name), NIXL_SUCCESS);
+}
+
+// Over tcp a blob spliced from two agents' (B's header and connection info, C's sections)
+// loaded, and a WRITE aimed at C's addresses completed with status 0 and wrote into B's memory
+// (issue 29, item 5). Public data now names the engine that registered it, checked against
+// the connection info it is loaded with; and a descriptor must be the registration its public
+// data seals (a length flipped to 0 loaded too).
+TEST(lfMetadata, SplicedBlobAndChangedLengthRefused) {
+    lfSetup s;
+    s.provider = "tcp;ofi_rxm";
+    auto a = lfAgent::make("A", s);
+    auto b = lfAgent::make("B", s);
+    auto c = lfAgent::make("C", s);
+    ASSERT_TRUE(a && b && c);
+    constexpr size_t len = 0x10000;
+    std::vector<uint8_t> src(len), bufB(len, 0xbb), bufC(len, 0xcc);
+    fillPattern(src.data(), len, 5);
+    const auto at = [](std::vector<uint8_t> &v) { return reinterpret_cast<uintptr_t>(v.data()); };
+    ASSERT_EQ(a->registerDram(at(src), len), NIXL_SUCCESS);
+    ASSERT_EQ(b->registerDram(at(bufB), len), NIXL_SUCCESS);
+    ASSERT_EQ(c->registerDram(at(bufC), len), NIXL_SUCCESS);
+    const std::string blobB = b->md();
+    nixlMdBlob spliced, fromC;
+    std::string error;
+    ASSERT_EQ(nixlMdDecode(blobB, spliced, error), NIXL_SUCCESS) << error;
+    ASSERT_EQ(nixlMdDecode(c->md(), fromC, error), NIXL_SUCCESS) << error;
+    nixlMdBlob zeroLen = spliced;
+    spliced.sections = fromC.sections;
+    ASSERT_EQ(zeroLen.sections.size(), 1u);
+    ASSERT_EQ(zeroLen.sections[0].descs.size(), 1u);
+    ASSERT_EQ(zeroLen.sections[0].descs[0].len, len);
+    zeroLen.sections[0].descs[0].len = 0;
+
+    for (const nixlMdBlob *bad : {&spliced, &zeroLen}) {
+        std::string name = "unchanged";
+        EXPECT_EQ(a->agent->loadRemoteMD(nixlMdEncode(*bad), name), NIXL_ERR_MISMATCH)
+            << (bad == &spliced ? "spliced" : "length 0");
+        EXPECT_EQ(name, "unchanged");
+        nixl_xfer_dlist_t none(DRAM_SEG);
+        EXPECT_EQ(a->agent->checkRemoteMD("B", none), NIXL_ERR_NOT_FOUND);
+    }
+    // No request can be aimed at C's memory under B's name.
+    nixlXferReqH *req = nullptr;
+    EXPECT_NE(a->agent->createXferReq(
+                  NIXL_WRITE, xferList({{at(src), 4096}}), xferList({{at(bufC), 4096}}), "B", req),
+              NIXL_SUCCESS);
+    for (size_t i = 0; i < len; ++i) {
+        ASSERT_EQ(bufB[i], 0xbb) << "byte " << i;
+        ASSERT_EQ(bufC[i], 0xcc) << "byte " << i;
+    }
+
+    // The honest blob still loads and transfers.
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(blobB, name), NIXL_SUCCESS);
+    ASSERT_EQ(a->agent->createXferReq(
+                  NIXL_WRITE, xferList({{at(src), len}}), xferList({{at(bufB), len}}), "B", req),
+              NIXL_SUCCESS);
+    notifBox box;
+    EXPECT_EQ(runXfer(*a->agent, req, [&] { box.poll(*b->agent); }), NIXL_SUCCESS);
+    EXPECT_EQ(a->agent->releaseXferReq(req), NIXL_SUCCESS);
+    EXPECT_EQ(firstMismatch(bufB.data(), len, 5), -1);
 }
 
 } // namespace

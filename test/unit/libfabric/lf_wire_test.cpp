@@ -36,6 +36,7 @@ samplePd() {
     p.rails = {{"shm", 17, 1}, {"tcp;ofi_rxm", 18, 0}};
     p.slot = 5;
     p.regId = 99;
+    p.owner = 0x0123456789abcdefULL;
     return p;
 }
 
@@ -61,6 +62,7 @@ TEST(lfWire, PublicDataRoundTrip) {
     ASSERT_TRUE(decodePublicData(encodePublicData(in), out, why)) << why;
     EXPECT_EQ(out.base, in.base);
     EXPECT_EQ(out.len, in.len);
+    EXPECT_EQ(out.owner, in.owner);
     ASSERT_EQ(out.rails.size(), 2u);
     EXPECT_EQ(out.rails[0].key, 17u);
     EXPECT_EQ(out.rails[0].virtAddr, 1);
@@ -175,14 +177,14 @@ TEST(lfWire, RegistrationTableFieldsAndVersionOne) {
     std::string why;
     connInfoWire c;
     ASSERT_TRUE(decodeConnInfo(encodeConnInfo(sampleConn()), c, why)) << why;
-    EXPECT_EQ(c.version, 2);
+    EXPECT_EQ(c.version, 3);
     EXPECT_EQ(c.startTime, 123456u);
     EXPECT_EQ(c.regTable, sampleConn().regTable);
     EXPECT_EQ(c.regSlots, 1u << 20);
     EXPECT_EQ(c.probeAddr, 0x7ffd00001000ULL);
     publicDataWire p;
     ASSERT_TRUE(decodePublicData(encodePublicData(samplePd()), p, why)) << why;
-    EXPECT_EQ(p.version, 2);
+    EXPECT_EQ(p.version, 3);
     EXPECT_EQ(p.slot, 5u);
     EXPECT_EQ(p.regId, 99u);
 
@@ -198,6 +200,14 @@ TEST(lfWire, RegistrationTableFieldsAndVersionOne) {
     ASSERT_TRUE(decodePublicData(encodePublicData(oldPd), p, why)) << why;
     EXPECT_EQ(p.version, 1);
     EXPECT_EQ(p.slot, 0u);
+    EXPECT_EQ(p.owner, 0u);
+    // Version 2 public data (no owner nonce) still decodes; the engine decides whether the
+    // connection it is loaded with allows that (lfEngine::loadRemoteMD).
+    oldPd.version = 2;
+    ASSERT_TRUE(decodePublicData(encodePublicData(oldPd), p, why)) << why;
+    EXPECT_EQ(p.version, 2);
+    EXPECT_EQ(p.slot, 5u);
+    EXPECT_EQ(p.owner, 0u);
 
     // A table without slots (or slots without a table), and a slot without an id, are refused.
     connInfoWire bad = sampleConn();

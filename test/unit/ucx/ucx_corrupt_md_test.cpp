@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "metadata/md_blob.h"
 #include "ucx_test_utils.h"
 
 using namespace nixl_ucx_test;
@@ -110,6 +111,39 @@ TEST_F(ucxCorruptMdTest, EveryByteChangedIsRefusedOrHarmless) {
     // address turned into the other registration's. Everything else is refused.
     EXPECT_GT(refused, loaded);
     // The agent is still healthy afterwards.
+    EXPECT_TRUE(readWorks(blob_));
+}
+
+// A blob spliced from two agents' (src's header and connection info, another agent's
+// sections) must be refused at load (issue 29, item 5): before, it loaded and only the post
+// failed ("memory not accessible"). Each registration's public data names the engine that
+// made it, and that must be the engine of the connection info it is loaded with.
+TEST_F(ucxCorruptMdTest, SplicedBlobOfTwoAgentsIsRefusedAtLoad) {
+    auto other = ucxAgent::make("corruptOther", ucxSetup{});
+    ASSERT_TRUE(other);
+    testMem otherMem(buf_len);
+    fillPattern(otherMem.data(), buf_len, 9);
+    ASSERT_EQ(other->registerDram(otherMem.addr(), buf_len), NIXL_SUCCESS);
+    nixlMdBlob spliced, fromOther;
+    std::string error;
+    ASSERT_EQ(nixlMdDecode(blob_, spliced, error), NIXL_SUCCESS) << error;
+    ASSERT_EQ(nixlMdDecode(other->md(), fromOther, error), NIXL_SUCCESS) << error;
+    spliced.sections = fromOther.sections;
+
+    std::string name = "unchanged";
+    EXPECT_EQ(dst_->agent->loadRemoteMD(nixlMdEncode(spliced), name), NIXL_ERR_MISMATCH);
+    EXPECT_EQ(name, "unchanged");
+    // Nothing of it stayed: no request can be aimed at the other agent's memory as src's.
+    nixlXferReqH *req = nullptr;
+    EXPECT_NE(dst_->agent->createXferReq(NIXL_WRITE,
+                                         xferList({{dstMem_->addr(), 4096}}),
+                                         xferList({{otherMem.addr(), 4096}}),
+                                         src_->name,
+                                         req),
+              NIXL_SUCCESS);
+    EXPECT_EQ(firstMismatch(otherMem.data(), buf_len, 9), -1);
+
+    // The honest blob still loads and moves data.
     EXPECT_TRUE(readWorks(blob_));
 }
 

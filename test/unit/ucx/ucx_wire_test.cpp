@@ -44,6 +44,7 @@ publicDataWire
 samplePd() {
     publicDataWire pd;
     pd.mem = 0;
+    pd.owner = 0x1122334455667788ull;
     pd.base = 0x2000;
     pd.len = 4096;
     pd.slot = 3;
@@ -76,6 +77,7 @@ TEST(ucxWire, RoundTrips) {
     const publicDataWire pd = samplePd();
     publicDataWire pd2;
     ASSERT_TRUE(decodePublicData(encodePublicData(pd), pd2, why)) << why;
+    EXPECT_EQ(pd2.owner, pd.owner);
     EXPECT_EQ(pd2.base, pd.base);
     EXPECT_EQ(pd2.len, pd.len);
     EXPECT_EQ(pd2.rkey, pd.rkey);
@@ -121,7 +123,13 @@ TEST(ucxWire, NamesTheCause) {
     std::string v1 = encodeConnInfo(sampleConn());
     v1[4] = 1;
     EXPECT_FALSE(decodeConnInfo(v1, ci, why));
-    EXPECT_NE(why.find("format version 1, expected 3"), std::string::npos) << why;
+    EXPECT_NE(why.find("format version 1, expected 4"), std::string::npos) << why;
+    // Version 3 (public data without the owner's nonce) names both versions too.
+    std::string v3 = encodePublicData(samplePd());
+    v3[4] = 3;
+    publicDataWire pd3;
+    EXPECT_FALSE(decodePublicData(v3, pd3, why));
+    EXPECT_NE(why.find("format version 3, expected 4"), std::string::npos) << why;
 
     // A worker address whose version UCX would assert on, under a valid checksum.
     connInfoWire bad = sampleConn();

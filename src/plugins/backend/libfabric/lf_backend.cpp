@@ -398,6 +398,7 @@ lfEngine::getPublicData(const nixlBackendMD *meta, std::string &str) const {
     }
     w.slot = md->slot;
     w.regId = md->regId;
+    w.owner = nonce_;
     str = encodePublicData(w);
     return NIXL_SUCCESS;
 }
@@ -520,13 +521,45 @@ lfEngine::loadRemoteMD(const nixlBlobDesc &input,
                                 << input.len << ") refused: " << why);
         return NIXL_ERR_INVALID_PARAM;
     }
-    if (nixl_mem != DRAM_SEG || w.mem != DRAM_SEG || input.addr < w.base ||
-        input.addr - w.base > w.len || input.len > w.len - (input.addr - w.base)) {
+    if (nixl_mem != DRAM_SEG || w.mem != DRAM_SEG) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC public data of " << remote_agent
+                                << " refused: descriptor [0x" << std::hex << input.addr
+                                << std::dec << ", +" << input.len << ") is not DRAM");
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    // A section's descriptor is the registration itself (getLocalMD and getLocalPartialMD
+    // send registrations whole), so its range must be the one the public data seals: a length
+    // changed in the blob (0 included) is damage, not a sub-range.
+    if (input.addr != w.base || input.len != w.len) {
         NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC public data of " << remote_agent
                                 << " refused: descriptor [0x" << std::hex << input.addr
                                 << std::dec << ", +" << input.len
-                                << ") is not DRAM inside the registration it describes");
-        return NIXL_ERR_INVALID_PARAM;
+                                << ") is not the registration it describes ([0x" << std::hex
+                                << w.base << std::dec << ", +" << w.len << "))");
+        return NIXL_ERR_MISMATCH;
+    }
+    // Each registration names the engine that made it (version 3): one of another engine
+    // than the loaded connection info's (a blob spliced from two agents') would be written
+    // through the connection, into the memory of whichever process it reaches.
+    std::shared_ptr<lfPeer> peer = findPeer(remote_agent);
+    if (peer == nullptr) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC public data of " << remote_agent
+                                << " [0x" << std::hex << input.addr << std::dec << ", +"
+                                << input.len << ") refused: no connection info of it loaded");
+        return NIXL_ERR_NOT_FOUND;
+    }
+    const bool bound = w.version >= 3 || peer->conn.version >= 3;
+    if (bound && (w.version < 3 || w.owner != peer->conn.nonce)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC public data of " << remote_agent
+                                << " [0x" << std::hex << input.addr << ", +" << std::dec
+                                << input.len << ") refused: "
+                                << (w.version < 3 ? std::string("it names no engine (version ") +
+                                            std::to_string(w.version) +
+                                            ") but the connection info is version " +
+                                            std::to_string(peer->conn.version) :
+                                        "made by another engine than the loaded connection "
+                                        "info's (a blob mixing two agents' metadata?)"));
+        return NIXL_ERR_MISMATCH;
     }
     auto md = std::make_unique<lfRemoteMD>();
     md->base = w.base;

@@ -250,6 +250,9 @@ encodePublicData(const publicDataWire &in) {
         w.put<uint64_t>(in.slot);
         w.put<uint64_t>(in.regId);
     }
+    if (in.version >= 3) {
+        w.put<uint64_t>(in.owner);
+    }
     seal(out);
     return out;
 }
@@ -300,6 +303,10 @@ decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
             why = "registration slot " + std::to_string(out.slot) + " without an id";
             return false;
         }
+    }
+    if (version >= 3 && !r.get(out.owner)) {
+        why = "owner nonce truncated";
+        return false;
     }
     if (r.left() != 0) {
         why = std::to_string(r.left()) + " trailing bytes";

@@ -30,8 +30,10 @@ inline constexpr uint32_t conn_magic = 0x434c584eu;
 inline constexpr uint32_t md_magic = 0x4d4c584eu;
 inline constexpr uint32_t notif_magic = 0x4e4c584eu;
 /** Connection info and public data: version 2 adds the registration table (shm fast RMA);
- *  version 1 (no table) is still read, and such a peer keeps the delivery-complete path. */
-inline constexpr uint16_t wire_version = 2;
+ *  version 1 (no table) is still read, and such a peer keeps the delivery-complete path.
+ *  Version 3 adds to public data the nonce of the engine that registered it, checked against
+ *  the connection info it is loaded with; a version-3 peer's registrations must carry it. */
+inline constexpr uint16_t wire_version = 3;
 inline constexpr uint16_t wire_version_min = 1;
 /** Notification fragments (unchanged since version 1). */
 inline constexpr uint8_t notif_version = 1;
@@ -84,6 +86,8 @@ struct publicDataWire {
     // Version 2: where the registration lives in its owner's table (0: in none).
     uint64_t slot = 0;
     uint64_t regId = 0; ///< the slot's value while the registration lives (never reused)
+    // Version 3: the registering engine's nonce (connInfoWire::nonce).
+    uint64_t owner = 0;
 };
 
 std::string

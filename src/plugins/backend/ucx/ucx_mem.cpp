@@ -5,8 +5,21 @@
 // The UCX engine: local registrations, their public data, and remote registrations (rkeys).
 #include "ucx_internal.h"
 
+#include <cstdio>
+
 
 using nixlUcx::memName;
+
+namespace {
+
+std::string
+hex64(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+} // namespace
 
 nixl_status_t
 nixlUcxEngine::registerMem(const nixlBlobDesc &mem,
@@ -64,6 +77,7 @@ nixlUcxEngine::registerMem(const nixlBlobDesc &mem,
     }
     nixlUcx::publicDataWire pd;
     pd.mem = static_cast<uint16_t>(nixl_mem);
+    pd.owner = nonce_;
     pd.base = md->base;
     pd.len = md->len;
     pd.slot = md->slot;
@@ -169,6 +183,13 @@ nixlUcxEngine::loadRemoteMD(const nixlBlobDesc &input,
     } else if (pd.mem != static_cast<uint16_t>(nixl_mem) || pd.base != input.addr ||
                pd.len != input.len) {
         why = "describes another range or memory kind";
+    } else if (pd.owner != conn->remoteNonce) {
+        // Each registration names the engine that made it: one of another engine (a blob
+        // spliced from two agents', or a section of an earlier incarnation) would address
+        // memory of whichever process the connection reaches, not the one it describes.
+        why = "made by engine " + hex64(pd.owner) + ", but the connection info loaded for " +
+            remote_agent + " is engine " + hex64(conn->remoteNonce) +
+            "'s (a blob mixing two agents' metadata?)";
     } else if (nixl_mem == DRAM_SEG && rkeyLayoutKnown_ &&
                !nixlUcx::checkPackedRkey(pd.rkey, &hostRkey_, why)) {
         why = "remote key: " + why;

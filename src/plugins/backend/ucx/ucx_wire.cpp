@@ -145,6 +145,7 @@ encodePublicData(const publicDataWire &in) {
     nixlUcxWriter w;
     head(w, rkey_magic);
     w.put<uint16_t>(in.mem);
+    w.put<uint64_t>(in.owner);
     w.put<uint64_t>(in.base);
     w.put<uint64_t>(in.len);
     w.put<uint32_t>(in.slot);
@@ -209,7 +210,7 @@ decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
     }
     nixlUcxReader rd(body);
     std::string_view rkey;
-    if (!(rd.get(out.mem) && rd.get(out.base) && rd.get(out.len) && rd.get(out.slot) &&
+    if (!(rd.get(out.mem) && rd.get(out.owner) && rd.get(out.base) && rd.get(out.len) && rd.get(out.slot) &&
           rd.get(out.regId) && rd.getBytes(rkey))) {
         why = "truncated";
         return false;

@@ -36,9 +36,11 @@ inline constexpr uint32_t conn_magic = 0x4355584eu;
 inline constexpr uint32_t rkey_magic = 0x5255584eu;
 /**
  * Version 2 added the CRC32C trailer (version 1 had none); version 3 the name of the engine's
- * registration table in shared memory at the end of connection info.
+ * registration table in shared memory at the end of connection info; version 4 the nonce of
+ * the engine that made a registration in its public data, which binds each registration to
+ * the connection info it must come with (a blob spliced from two engines' is refused).
  */
-inline constexpr uint16_t wire_version = 3;
+inline constexpr uint16_t wire_version = 4;
 /** At most this many worker addresses in connection info (num_workers is at most 64). */
 inline constexpr uint32_t max_conn_workers = 1024;
 
@@ -62,6 +64,7 @@ struct connInfoWire {
 /** What the public data of one registration says. */
 struct publicDataWire {
     uint16_t mem = 0; ///< nixl_mem_t
+    uint64_t owner = 0; ///< nonce of the engine that registered it (its connection info's)
     uint64_t base = 0;
     uint64_t len = 0;
     uint32_t slot = 0;
