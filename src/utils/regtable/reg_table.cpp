@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 
@@ -165,14 +166,23 @@ nixlRegTable::mapping::~mapping() {
     }
 }
 
-nixlRegTable::~nixlRegTable() {
-    if (reader_ >= 0) {
-        // Every copy of this mapping left its mark before the connection (and so this object)
-        // could go; the record is free for the next peer.
-        regTableReader &r = readers_[reader_];
-        uint64_t n = readerNonce_;
-        r.owner.compare_exchange_strong(n, 0);
+struct nixlRegTable::readerClaim {
+    regTableReader *r = nullptr;
+    uint64_t tag = 0;
+    int index = -1;
+
+    ~readerClaim() {
+        // Every copy through the mappings sharing this record left its mark before their
+        // connections (and so they) could go; the record is free for the next peer. A fence
+        // that found the record's process gone may have freed it already: then this fails.
+        uint64_t n = tag;
+        r->owner.compare_exchange_strong(n, 0);
     }
+};
+
+nixlRegTable::~nixlRegTable() {
+    // Before map_: the claim points into the mapping.
+    claim_.reset();
     if (owner_ && !name_.empty()) {
         ::shm_unlink(name_.c_str());
     }
@@ -346,7 +356,7 @@ nixlRegTable::open(const std::string &name,
     t->slots_ = reinterpret_cast<std::atomic<uint64_t> *>(
         static_cast<char *>(t->base_) + reg_table_header_bytes + reader_bytes);
     t->nslots_ = slots;
-    if (!t->claimReader(self, self_nonce)) {
+    if (!t->claimReader(self, self_nonce, nonce)) {
         why = name + " has no free reader record (" + std::to_string(reg_table_readers) +
             " peers mapped it)";
         return nullptr;
@@ -355,9 +365,29 @@ nixlRegTable::open(const std::string &name,
 }
 
 bool
-nixlRegTable::claimReader(const procIdentity &self, uint64_t self_nonce) {
-    // Two claims of one engine (its loopback and a peer's, or a peer loaded again) must not
-    // share a record: the nonce is mixed with a count of claims.
+nixlRegTable::claimReader(const procIdentity &self, uint64_t self_nonce, uint64_t owner_nonce) {
+    // Records are keyed by the connection's identity, not by the agent name it was loaded
+    // under: one record per (table, owner engine, reading engine), shared by all of that
+    // engine's mappings of the table (a peer loaded again, or one blob loaded under 300 names,
+    // reuses it). Taken at connect time, never on a transfer's path.
+    using key_t = std::tuple<std::string, uint64_t, uint64_t>;
+    static std::mutex held_lock;
+    static std::map<key_t, std::weak_ptr<readerClaim>> held;
+    std::lock_guard<std::mutex> g(held_lock);
+    for (auto it = held.begin(); it != held.end();) {
+        it = it->second.expired() ? held.erase(it) : std::next(it);
+    }
+    const key_t key{name_, owner_nonce, self_nonce};
+    if (auto it = held.find(key); it != held.end()) {
+        std::shared_ptr<readerClaim> c = it->second.lock();
+        if (c && c->r->owner.load(std::memory_order_acquire) == c->tag) {
+            claim_ = std::move(c);
+            reader_ = claim_->index;
+            return true;
+        }
+    }
+    // A record released and claimed again gets another tag (the nonce is mixed with a count of
+    // claims), so a late release of the old claim cannot free the new one.
     static std::atomic<uint64_t> claims{0};
     uint64_t tag = self_nonce ^ (claims.fetch_add(1) * 0x9e3779b97f4a7c15ull);
     tag = tag == 0 ? 1 : tag;
@@ -386,8 +416,13 @@ nixlRegTable::claimReader(const procIdentity &self, uint64_t self_nonce) {
                 resetMarks(r);
                 r.pid.store(self.pid, std::memory_order_release);
                 r.startTime.store(self.startTime, std::memory_order_release);
+                auto c = std::make_shared<readerClaim>();
+                c->r = &r;
+                c->tag = tag;
+                c->index = static_cast<int>(i);
+                held[key] = c;
+                claim_ = std::move(c);
                 reader_ = static_cast<int>(i);
-                readerNonce_ = tag;
                 return true;
             }
         }

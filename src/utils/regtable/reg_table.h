@@ -16,7 +16,8 @@
  *
  * Layout of the POSIX shared-memory object (native byte order, one engine owns it):
  *   header (4 KiB): magic, version, owner nonce, pid, start time, slot and reader counts;
- *   readers (reg_table_readers records of 192 bytes): one per peer engine that mapped it;
+ *   readers (reg_table_readers records of 192 bytes): one per peer engine that mapped it
+ *     (however many connections, under however many agent names, that engine has to it);
  *   slots (slots x 8 bytes): slot 0 = owner nonce, slot i = registration id or 0.
  *
  * Fence (why a deregistration cannot race a copy). Every atomic below is seq_cst unless named:
@@ -170,8 +171,15 @@ public:
 private:
     nixlRegTable() = default;
 
+    /**
+     * A reader record this process holds in one table for one engine. Every mapping that
+     * engine has of the table (one per connection, and a peer loaded under many names has many)
+     * shares it, so names alone cannot use up the table's records; the last one frees it.
+     */
+    struct readerClaim;
+
     bool
-    claimReader(const procIdentity &self, uint64_t self_nonce);
+    claimReader(const procIdentity &self, uint64_t self_nonce, uint64_t owner_nonce);
 
     /** One mmap of a table; shared by every nixlRegTable of this process that names it. */
     struct mapping {
@@ -192,8 +200,8 @@ private:
     regTableReader *readers_ = nullptr;
     std::atomic<uint64_t> *slots_ = nullptr;
     size_t nslots_ = 0;
-    int reader_ = -1; ///< the record this (peer) mapping claimed
-    uint64_t readerNonce_ = 0;
+    std::shared_ptr<readerClaim> claim_; ///< the record this (peer) mapping uses
+    int reader_ = -1; ///< its index
 };
 
 } // namespace nixlReg

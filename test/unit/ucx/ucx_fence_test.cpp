@@ -23,8 +23,10 @@
 #include <thread>
 #include <unistd.h>
 
+#include "metadata/md_blob.h"
 #include "ucx_regtable.h"
 #include "ucx_test_utils.h"
+#include "../../common/log_capture.h"
 
 using namespace nixl_ucx_test;
 
@@ -361,3 +363,62 @@ INSTANTIATE_TEST_SUITE_P(Ops,
                          [](const auto &info) {
                              return std::string(info.param == NIXL_WRITE ? "Write" : "Read");
                          });
+
+// One agent's blob loaded under 300 made-up names used up the 256 reader records of its
+// registration table, so an honest peer then ran without the deregistration fence (issue 29,
+// item 13). Records are keyed by the connection's identity (table, owner engine, reading
+// engine): the 300 names take one record, and the honest peer still gets its own and is fenced.
+TEST(ucxFenceRecords, ManyNamesOfOnePeerLeaveRecordsForOthers) {
+    if (!cmaInTls()) {
+        GTEST_SKIP() << "UCX_TLS excludes cma: no direct path";
+    }
+    const size_t hold = 1 << 20;
+    testMem a_buf(big);
+    testMem b_buf(big);
+    auto a = ucxAgent::make(
+        "A", directSetup(false, {{"ucx_fault_direct_hold_bytes", std::to_string(hold)}}));
+    auto flood = ucxAgent::make("F", directSetup(false));
+    const std::set<std::string> before = shmNames();
+    auto b = ucxAgent::make("B", directSetup(false));
+    ASSERT_TRUE(a && flood && b);
+    const std::string b_table = newName(before);
+    if (b_table.empty()) {
+        GTEST_SKIP() << "no registration table in /dev/shm";
+    }
+    ASSERT_EQ(a->registerDram(a_buf.addr(), big), NIXL_SUCCESS);
+    ASSERT_EQ(b->registerDram(b_buf.addr(), big), NIXL_SUCCESS);
+    const std::string blob = b->md();
+    nixlMdBlob renamed;
+    std::string error;
+    ASSERT_EQ(nixlMdDecode(blob, renamed, error), NIXL_SUCCESS) << error;
+    for (int i = 0; i < 300; ++i) {
+        renamed.agentName = "fake" + std::to_string(i);
+        std::string name;
+        ASSERT_EQ(flood->agent->loadRemoteMD(nixlMdEncode(renamed), name), NIXL_SUCCESS) << i;
+    }
+
+    // The honest peer maps B's table (no line saying it cannot) ...
+    std::string name;
+    nixl_test::stderrCapture cap;
+    ASSERT_EQ(a->agent->loadRemoteMD(blob, name), NIXL_SUCCESS);
+    const std::string log = cap.stop();
+    EXPECT_EQ(log.find("cannot use the registration table"), std::string::npos) << log;
+    // ... and B's deregisterMem waits for its copy in flight.
+    fillPattern(a_buf.data(), big, before_seed);
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a->agent->createXferReq(NIXL_WRITE, xferList({{a_buf.addr(), big}}),
+                                      xferList({{b_buf.addr(), big}}), "B", req),
+              NIXL_SUCCESS);
+    ASSERT_EQ(a->agent->postXferReq(req), NIXL_IN_PROG);
+    std::atomic<bool> returned{false};
+    nixl_status_t dereg = NIXL_ERR_NOT_POSTED;
+    std::thread t([&] {
+        dereg = b->deregisterDram(b_buf.addr(), big);
+        returned.store(true);
+    });
+    EXPECT_TRUE(waitFor([&] { return fenceWaits(b_table) == 1; }));
+    EXPECT_FALSE(returned.load());
+    EXPECT_EQ(a->agent->releaseXferReq(req), NIXL_SUCCESS);
+    t.join();
+    EXPECT_EQ(dereg, NIXL_SUCCESS);
+}

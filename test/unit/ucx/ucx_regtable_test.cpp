@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 #include "ucx_regtable.h"
 #include "ucx_test_utils.h"
@@ -171,6 +172,56 @@ TEST(ucxRegTable, FenceWaitsForTheCopyInFlight) {
     EXPECT_FALSE(owner->fence(1, who));
     EXPECT_NE(who.find("is still copying"), std::string::npos) << who;
     nixlUcxRegTable::leave(stuck);
+}
+
+// Many mappings of one table by one engine (a peer loaded under 300 names: one connection,
+// and so one mapping, per name) share one reader record, so the table's 256 records cannot be
+// used up by names alone, and another engine still gets a record the fence watches. Records
+// are freed with the last mapping that uses them.
+TEST(ucxRegTable, OneReaderRecordPerEngineHoweverManyMappings) {
+    const procIdentity me = self();
+    std::string why;
+    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
+    ASSERT_TRUE(owner) << why;
+    if (owner->name().empty()) {
+        GTEST_SKIP() << "no POSIX shared memory here: " << why;
+    }
+    std::vector<std::unique_ptr<nixlUcxRegTable>> same;
+    for (int i = 0; i < 300; ++i) {
+        same.push_back(
+            nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
+        ASSERT_TRUE(same.back()) << "mapping " << i << ": " << why;
+    }
+    auto honest =
+        nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce + 1, why);
+    ASSERT_TRUE(honest) << why;
+    // The fence watches the honest engine's record, and the shared one of the 300.
+    std::string who;
+    nixlUcxRegTable::mark_t mark = honest->enter();
+    EXPECT_FALSE(owner->fence(1, who));
+    EXPECT_NE(who.find("is still copying"), std::string::npos) << who;
+    nixlUcxRegTable::leave(mark);
+    mark = same[299]->enter();
+    EXPECT_FALSE(owner->fence(1, who));
+    nixlUcxRegTable::leave(mark);
+    EXPECT_TRUE(owner->fence(60000, who)) << who;
+
+    // The shared record stays while any of its mappings does, and is freed with the last:
+    // then 255 more engines fit beside the honest one.
+    same.erase(same.begin(), same.begin() + 299);
+    mark = same[0]->enter();
+    EXPECT_FALSE(owner->fence(1, who));
+    nixlUcxRegTable::leave(mark);
+    same.clear();
+    std::vector<std::unique_ptr<nixlUcxRegTable>> others;
+    for (uint64_t i = 0; i < nixlUcx::reg_table_readers - 1; ++i) {
+        others.push_back(nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me,
+                                               reader_nonce + 2 + i, why));
+        ASSERT_TRUE(others.back()) << "engine " << i << ": " << why;
+    }
+    EXPECT_FALSE(
+        nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce + 999, why));
+    EXPECT_NE(why.find("no free reader record"), std::string::npos) << why;
 }
 
 TEST(ucxRegTable, FenceSkipsACopierKilledInsideItsCopy) {
