@@ -4,13 +4,16 @@
  */
 #include "config/config.h"
 
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -136,29 +139,91 @@ nixlConfigSources::fromEnvironment() {
     return s;
 }
 
+namespace {
+
+// Reads the whole file, or says why not. One open, checked on the descriptor: a stat() of
+// the path before the open can be raced by a swap for a FIFO (the open then blocks forever).
+// O_NONBLOCK keeps the open of a FIFO or device from blocking; fstat then refuses it.
+// Symlinks are followed on purpose: the file is named by the user's own environment, HOME or
+// /etc, and is only read, so a ~/.nixl.cfg linked into a dotfiles repository is legitimate.
+bool
+readConfigFile(const std::string &path, std::string &out, std::string &why) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        why = errno == ENOENT ? std::string("does not exist") :
+                                std::string("cannot open: ") + std::strerror(errno);
+        return false;
+    }
+    struct fdCloser {
+        int fd;
+        ~fdCloser() {
+            ::close(fd);
+        }
+    } closer{fd};
+
+    struct stat st{};
+    if (::fstat(fd, &st) != 0) {
+        why = std::string("cannot stat: ") + std::strerror(errno);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        why = "not a regular file";
+        return false;
+    }
+    // Pseudo files pass S_ISREG but are not configuration: reading /proc/kmsg blocks (or
+    // consumes the kernel log), and their st_size says nothing about what a read returns.
+    struct statfs sfs{};
+    if (::fstatfs(fd, &sfs) == 0) {
+        const auto type = static_cast<unsigned long>(sfs.f_type);
+        if (type == PROC_SUPER_MAGIC || type == SYSFS_MAGIC || type == DEBUGFS_MAGIC ||
+            type == TRACEFS_MAGIC) {
+            why = "on a kernel pseudo file system (procfs, sysfs, debugfs, tracefs), not a "
+                  "configuration file";
+            return false;
+        }
+    }
+    const auto too_large = [&why](uint64_t size) {
+        why = "larger than the limit of " + std::to_string(nixl_config_max_file_bytes) +
+            " bytes (" + std::to_string(size) + " bytes)";
+        return false;
+    };
+    if (static_cast<uint64_t>(st.st_size) > nixl_config_max_file_bytes) {
+        return too_large(static_cast<uint64_t>(st.st_size));
+    }
+    // The size can change after fstat: read at most one byte past the limit to notice.
+    out.clear();
+    char buf[65536];
+    while (out.size() <= nixl_config_max_file_bytes) {
+        const ssize_t n = ::read(fd, buf, sizeof(buf));
+        if (n == 0) {
+            return true;
+        }
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            why = errno == EAGAIN ? std::string("read would block") :
+                                    std::string("read error: ") + std::strerror(errno);
+            return false;
+        }
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return too_large(out.size());
+}
+
+} // namespace
+
 std::shared_ptr<const nixlConfigFile>
 nixlConfigFile::parse(const std::string &path) {
-    bool exists = false;
+    std::string content;
     std::string why;
-    if (!isRegularFileOrMissing(path, exists, why)) {
+    if (!readConfigFile(path, content, why)) {
         fail(fileError(path, why));
-    }
-    if (!exists) {
-        fail(fileError(path, "does not exist"));
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        fail(fileError(path, std::string("cannot open: ") + std::strerror(errno)));
-    }
-    std::ostringstream content;
-    content << in.rdbuf();
-    if (in.bad()) {
-        fail(fileError(path, "read error"));
     }
 
     toml::table table;
     try {
-        table = toml::parse(content.str(), path);
+        table = toml::parse(content, path);
     }
     catch (const toml::parse_error &e) {
         const auto &where = e.source().begin;

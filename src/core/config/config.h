@@ -13,6 +13,8 @@
  *     $NIXL_CONFIG_FILE (when set and non-empty; a missing file is then an error),
  *     $HOME/.nixl.cfg (when it exists), /etc/nixl.cfg (when it exists).
  *     Files are not merged: only the first one found is read.
+ * The file is opened once, without blocking, and must be a regular file (symlinks are
+ * followed) of at most nixl_config_max_file_bytes, not on procfs/sysfs/debugfs/tracefs.
  * The file is read once per process, on first use; a file that exists but cannot be read or
  * parsed is an error (one ERROR line with file, line and reason, std::invalid_argument), and
  * is tried again on the next use, so a corrected file is picked up. nixlAgent's constructor
@@ -51,6 +53,12 @@ inline constexpr char nixl_config_file_var[] = "NIXL_CONFIG_FILE";
 inline constexpr char nixl_config_home_name[] = ".nixl.cfg";
 /** The system-wide file. */
 inline constexpr char nixl_config_system_file[] = "/etc/nixl.cfg";
+
+/**
+ * Largest configuration file read, in bytes: a bigger one is refused (error) rather than
+ * parsed, so a wrong NIXL_CONFIG_FILE cannot cost seconds and gigabytes at construction.
+ */
+inline constexpr uint64_t nixl_config_max_file_bytes = uint64_t{1} << 20;
 
 /** One option's raw value and where it came from. */
 struct nixlConfigValue {

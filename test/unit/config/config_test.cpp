@@ -9,11 +9,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <stdexcept>
 #include <string>
@@ -198,6 +203,136 @@ TEST(configFile, ValueTextAndOrigin) {
     EXPECT_EQ(f->find("NIXL_G")->origin, p + ":8");
     EXPECT_FALSE(f->find("x").has_value()) << "keys inside tables are not options";
     EXPECT_THROW((void)f->find("NIXL_TABLE"), std::invalid_argument);
+}
+
+// --- what is read, and how (issue 29 item 8) ----------------------------------------------
+
+// Runs body in a forked child under an alarm; the child's exit status, or 128 + the signal
+// that ended it (SIGALRM when body blocked). Forked so that a blocked open or read on an old
+// build fails the test instead of hanging the executable.
+int
+inChild(unsigned alarm_s, const std::function<int()> &body) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::alarm(alarm_s);
+        int rc = 3;
+        try {
+            rc = body();
+        }
+        catch (...) {
+        }
+        ::_exit(rc);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string
+parseError(const std::string &path) {
+    try {
+        (void)nixlConfigFile::parse(path);
+    }
+    catch (const std::invalid_argument &e) {
+        return e.what();
+    }
+    return {};
+}
+
+TEST(configFile, FileLargerThanTheLimitIsRefusedWithoutParsing) {
+    tempDir d;
+    // Comment lines only: valid TOML of any size, so only the cap can refuse it.
+    const std::string line(63, '#');
+    std::string body;
+    while (body.size() + 64 <= nixl_config_max_file_bytes) {
+        body += line + "\n";
+    }
+    body.append(nixl_config_max_file_bytes - body.size(), '#');
+    const std::string at_limit = d.write("limit.toml", body);
+    EXPECT_EQ(nixlConfigFile::parse(at_limit)->size(), 0u) << "a file of exactly the limit is read";
+
+    const std::string over = d.write("over.toml", body + "\n");
+    testing::internal::CaptureStderr();
+    const std::string what = parseError(over);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(what.find(over + ": larger than the limit of 1048576 bytes (1048577 bytes)"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(countLines(err, over), 1u) << err;
+}
+
+TEST(configFile, FifoSwappedInAfterTheTypeCheckNeverBlocks) {
+    tempDir d;
+    const std::string reg = d.write("reg.toml", "NIXL_TEST_A = 7\n");
+    const std::string fifo = d.path() + "/fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const std::string cfg = d.path() + "/cfg";
+    const std::string tmp = d.path() + "/tmp";
+    ASSERT_EQ(::link(reg.c_str(), cfg.c_str()), 0);
+
+    // Another process swaps cfg between the regular file and the FIFO as fast as it can;
+    // rename() is atomic, so cfg always exists and is one or the other.
+    const pid_t flipper = ::fork();
+    if (flipper == 0) {
+        for (bool to_fifo = true;; to_fifo = !to_fifo) {
+            (void)::link(to_fifo ? fifo.c_str() : reg.c_str(), tmp.c_str());
+            (void)::rename(tmp.c_str(), cfg.c_str());
+        }
+    }
+    ASSERT_GT(flipper, 0);
+    // Start once the swapping has: cfg has been the FIFO at least once.
+    for (struct stat st{}; ::stat(cfg.c_str(), &st) != 0 || !S_ISFIFO(st.st_mode);) {
+        ::sched_yield();
+    }
+    // Each parse either reads the file or refuses the FIFO; before the fix an open that met
+    // the FIFO after the stat() blocked for good (4 of 150 agent constructions).
+    const int rc = inChild(30, [&] {
+        size_t read = 0;
+        size_t refused = 0;
+        for (int i = 0; i < 20000; ++i) {
+            try {
+                if (nixlConfigFile::parse(cfg)->find("NIXL_TEST_A")->text != "7") {
+                    return 2;
+                }
+                ++read;
+            }
+            catch (const std::invalid_argument &e) {
+                if (std::string(e.what()).find("not a regular file") == std::string::npos) {
+                    return 2;
+                }
+                ++refused;
+            }
+        }
+        return read + refused == 20000 ? 0 : 2;
+    });
+    ::kill(flipper, SIGKILL);
+    ::waitpid(flipper, nullptr, 0);
+    EXPECT_NE(rc, 128 + SIGALRM) << "a parse blocked on the FIFO";
+    EXPECT_EQ(rc, 0);
+}
+
+TEST(configFile, PseudoFilesAreRefusedWithoutReading) {
+    // /proc files pass S_ISREG; /proc/kmsg blocks a read (and a read consumes the kernel log).
+    const std::string what = parseError("/proc/self/status");
+    EXPECT_NE(what.find("/proc/self/status: on a kernel pseudo file system"), std::string::npos)
+        << what;
+    if (::access("/proc/kmsg", R_OK) == 0) {
+        const int rc = inChild(30, [] {
+            return parseError("/proc/kmsg").find("pseudo file system") != std::string::npos ? 0 :
+                                                                                            2;
+        });
+        EXPECT_EQ(rc, 0) << "/proc/kmsg: " << (rc == 128 + SIGALRM ? "blocked" : "not refused");
+    }
+}
+
+TEST(configFile, SymlinkIsFollowed) {
+    // A ~/.nixl.cfg linked into a dotfiles repository is legitimate (docs/configuration.md).
+    tempDir d;
+    const std::string target = d.write("real.toml", "NIXL_TEST_A = 5\n");
+    nixlConfigSources src;
+    src.homeFile = d.path() + "/.nixl.cfg";
+    ASSERT_EQ(::symlink(target.c_str(), src.homeFile.c_str()), 0);
+    EXPECT_EQ(nixlConfigFile::load(src)->find("NIXL_TEST_A")->text, "5");
 }
 
 // --- the process configuration ----------------------------------------------------------
@@ -420,6 +555,16 @@ TEST_F(configProcessTest, AgentConstructionFailsOnAFileThatDoesNotParse) {
     ASSERT_FALSE(what.empty()) << "nixlAgent must throw std::invalid_argument";
     EXPECT_NE(what.find(p + ":1:"), std::string::npos) << what;
     EXPECT_EQ(countLines(err, p), 1u) << err;
+}
+
+TEST_F(configProcessTest, AgentConstructionFailsOnAFifo) {
+    const std::string p = dir_.path() + "/fifo.toml";
+    ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+    scopedEnv file("NIXL_CONFIG_FILE", p.c_str());
+    testing::internal::CaptureStderr();
+    EXPECT_THROW(nixlAgent("config_fifo", nixlAgentConfig(false)), std::invalid_argument);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(countLines(err, "configuration file " + p + ": not a regular file"), 1u) << err;
 }
 
 TEST_F(configProcessTest, AgentReadsTelemetryEnableFromTheFile) {
