@@ -174,6 +174,15 @@ public:
     std::span<const nixl_telemetry_event_abi_t>
     drainPending() noexcept;
 
+    /**
+     * Hands over the buffer of the last drainPending (its span stays valid in the returned
+     * vector): for a consumer abandoned inside an exporter call that still reads it.
+     */
+    std::vector<nixl_telemetry_event_abi_t>
+    releaseDrained() noexcept {
+        return std::move(drained_);
+    }
+
     /** Most events one drainPending returns. */
     size_t
     drainChunk() const noexcept {

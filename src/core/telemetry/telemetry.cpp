@@ -44,6 +44,31 @@ checkOps(const nixl_telemetry_exporter_ops_t *ops) {
     return {};
 }
 
+/**
+ * The current exception's what(), cut to 256 bytes with its length: it comes from a plugin and
+ * may be of any size (the log sink escapes control bytes).
+ */
+std::string
+thrownText() {
+    constexpr size_t kMax = 256;
+    std::string what;
+    try {
+        throw;
+    }
+    catch (const std::exception &e) {
+        what = e.what();
+    }
+    catch (...) {
+        return "an exception that is not a std::exception";
+    }
+    if (what.size() > kMax) {
+        const size_t full = what.size();
+        what.resize(kMax);
+        what += "... (" + std::to_string(full) + " bytes)";
+    }
+    return what;
+}
+
 /** What an exporter's log lines are attributed to. */
 struct exporterLogCtx {
     std::string name;
@@ -178,15 +203,28 @@ nixlTelemetry::nixlTelemetry(const std::string &agent,
 
     nixl_telemetry_exporter_t *instance = nullptr;
     nixl_plugin_status_t st = NIXL_PLUGIN_ERR_UNKNOWN;
+    std::string thrown;
     try {
         st = exporter_.ops->create(&params, &instance);
     }
     catch (...) {
-        st = NIXL_PLUGIN_ERR_UNKNOWN; // a C ABI function must not throw; treat as failure
+        // A C ABI function must not throw: a failure, named after what it threw.
+        thrown = thrownText();
+        st = NIXL_PLUGIN_ERR_UNKNOWN;
+        instance = nullptr;
+    }
+    if (!thrown.empty()) {
+        const std::string msg = "agent " + agent_ + ": " + cfg.exporterOrigin +
+            ": telemetry exporter " + exporter_.name + " (" + exporter_.origin +
+            ") failed to start: create threw across the plugin ABI: ";
+        // Escaped once each: by the log sink in the line, here in the exception's text.
+        NIXL_ERROR << msg << thrown;
+        throw std::runtime_error(msg + nixl::log::escaped(thrown));
     }
     if (st == NIXL_PLUGIN_ERR_NOT_ALLOWED) {
         if (instance != nullptr) {
-            exporter_.ops->destroy(instance);
+            instance_ = instance;
+            destroyInstance();
         }
         NIXL_WARN << "agent " << agent_ << ": telemetry exporter " << exporter_.name << " ("
                   << cfg.exporterOrigin << ") declined to run here; telemetry events of this "
@@ -204,11 +242,10 @@ nixlTelemetry::nixlTelemetry(const std::string &agent,
     }
     instance_ = instance;
     try {
-        thread_ = std::thread([this] { run(); });
+        thread_ = std::thread([this, g = guard_] { run(g); });
     }
     catch (...) {
-        exporter_.ops->destroy(instance_);
-        instance_ = nullptr;
+        destroyInstance();
         throw;
     }
     NIXL_DEBUG << "agent " << agent_ << ": telemetry to exporter " << exporter_.name << " ("
@@ -223,11 +260,38 @@ nixlTelemetry::~nixlTelemetry() {
             stop_ = true;
         }
         wake_.notify_one();
+        // Bounded: an exporter call of the final flush that never returns must not hang the
+        // agent's destructor.
+        std::unique_lock<std::mutex> g(guard_->mutex);
+        const bool done = guard_->changed.wait_for(g, nixl_telemetry_shutdown_wait, [this] {
+            return guard_->exited;
+        });
+        if (!done) {
+            // Our own code between two calls ends quickly: wait for the next call or the end.
+            guard_->changed.wait(g, [this] { return guard_->exited || guard_->inCall; });
+        }
+        if (!guard_->exited) {
+            // Stuck in the exporter: leave the thread there. It touches nothing of ours once
+            // the call returns; the events it reads stay alive in the guard; the instance is
+            // not destroyed under it, and the plugin is never unloaded (the loader keeps it).
+            guard_->abandoned = true;
+            guard_->keep = queue_.releaseDrained();
+            g.unlock();
+            thread_.detach();
+            NIXL_ERROR << "agent " << agent_ << ": telemetry exporter " << exporter_.name
+                       << " did not return from an operation within "
+                       << nixl_telemetry_shutdown_wait.count()
+                       << " ms at shutdown; its thread and instance are abandoned, events "
+                       << "not yet exported are lost";
+            instance_ = nullptr;
+            return;
+        }
+        g.unlock();
         thread_.join();
     }
     if (instance_ != nullptr) {
-        exporter_.ops->destroy(instance_);
-        instance_ = nullptr;
+        // On this thread, as the exporter contract says (docs/telemetry.md section 4).
+        destroyInstance();
         if (carriedLost_ != 0) {
             NIXL_WARN << "agent " << agent_ << ": " << carriedLost_
                       << " telemetry events were lost at shutdown and could not be reported "
@@ -291,39 +355,92 @@ nixlTelemetry::flushNow() {
 }
 
 void
-nixlTelemetry::run() noexcept {
+nixlTelemetry::run(const std::shared_ptr<flushGuard> &guard) noexcept {
     // Named so that it can be told apart in top -H, gdb and perf.
     pthread_setname_np(pthread_self(), "nixl_telemetry");
     std::unique_lock<std::mutex> lock(mutex_);
-    while (true) {
-        wake_.wait_for(lock, interval_, [this] { return stop_ || requested_ != served_; });
-        const bool stopping = stop_;
-        const uint64_t covered = requested_;
-        lock.unlock();
-        flushOnce();
-        // Off the transfer path, and logarithmic in uptime: improves converted durations.
-        nixlFastClock::refine();
-        lock.lock();
-        served_ = covered;
-        if (stopping) {
-            exited_ = true;
+    try {
+        while (true) {
+            wake_.wait_for(lock, interval_, [this] { return stop_ || requested_ != served_; });
+            const bool stopping = stop_;
+            const uint64_t covered = requested_;
+            lock.unlock();
+            flushOnce();
+            // Off the transfer path, and logarithmic in uptime: improves converted durations.
+            nixlFastClock::refine();
+            lock.lock();
+            served_ = covered;
+            if (stopping) {
+                exited_ = true;
+            }
+            done_.notify_all();
+            if (stopping) {
+                lock.unlock();
+                std::lock_guard<std::mutex> g(guard->mutex);
+                guard->exited = true;
+                guard->changed.notify_all();
+                return;
+            }
         }
-        done_.notify_all();
-        if (stopping) {
-            return;
-        }
+    }
+    catch (const abandonedExit &) {
+        // Abandoned by the destructor: nothing of this object may be touched any more, and
+        // mutex_ is not held (exporter calls run unlocked). Only the guard, ours, remains.
+        (void)lock.release();
     }
 }
 
-nixl_plugin_status_t
-nixlTelemetry::exportEvents(const nixl_telemetry_event_abi_t *events, size_t n) noexcept {
-    nixl_plugin_status_t st = NIXL_PLUGIN_ERR_UNKNOWN;
+template<typename Call>
+void
+nixlTelemetry::guardedCall(const char *what, Call &&call) {
+    // Our own reference: guard_ dies with this object once the destructor abandoned us.
+    const std::shared_ptr<flushGuard> g = guard_;
+    {
+        std::lock_guard<std::mutex> l(g->mutex);
+        g->inCall = true;
+        g->changed.notify_all();
+    }
+    std::string thrown;
     try {
-        st = exporter_.ops->export_events(instance_, events, n);
+        call();
     }
     catch (...) {
-        st = NIXL_PLUGIN_ERR_UNKNOWN;
+        thrown = thrownText();
     }
+    std::lock_guard<std::mutex> l(g->mutex);
+    g->inCall = false;
+    if (g->abandoned) {
+        throw abandonedExit{};
+    }
+    if (!thrown.empty()) {
+        NIXL_ERROR << "agent " << agent_ << ": telemetry exporter " << exporter_.name << " ("
+                   << exporter_.origin << "): " << what << " threw across the plugin ABI: "
+                   << thrown;
+    }
+}
+
+void
+nixlTelemetry::destroyInstance() noexcept {
+    try {
+        exporter_.ops->destroy(instance_);
+    }
+    catch (...) {
+        try {
+            NIXL_ERROR << "agent " << agent_ << ": telemetry exporter " << exporter_.name
+                       << " (" << exporter_.origin << "): destroy threw across the plugin ABI: "
+                       << thrownText();
+        }
+        catch (...) {
+        }
+    }
+    instance_ = nullptr;
+}
+
+nixl_plugin_status_t
+nixlTelemetry::exportEvents(const nixl_telemetry_event_abi_t *events, size_t n) {
+    nixl_plugin_status_t st = NIXL_PLUGIN_ERR_UNKNOWN;
+    guardedCall("export_events",
+                [&] { st = exporter_.ops->export_events(instance_, events, n); });
     if (st == NIXL_PLUGIN_SUCCESS) {
         exported_.fetch_add(n, std::memory_order_relaxed);
     }
@@ -331,13 +448,9 @@ nixlTelemetry::exportEvents(const nixl_telemetry_event_abi_t *events, size_t n) 
 }
 
 void
-nixlTelemetry::flushOnce() noexcept {
-    try {
-        if (exporter_.ops->batch_begin != nullptr) {
-            exporter_.ops->batch_begin(instance_);
-        }
-    }
-    catch (...) {
+nixlTelemetry::flushOnce() {
+    if (exporter_.ops->batch_begin != nullptr) {
+        guardedCall("batch_begin", [this] { exporter_.ops->batch_begin(instance_); });
     }
     // The queue hands out bounded chunks; take them until it is empty. At most what the lanes
     // can hold per flush, so producers that refill as fast as we drain cannot keep this thread.
@@ -382,12 +495,8 @@ nixlTelemetry::flushOnce() noexcept {
         }
         // Disabled DROPPED type: the operator chose not to see it; the totals still count it.
     }
-    try {
-        if (exporter_.ops->batch_end != nullptr) {
-            exporter_.ops->batch_end(instance_);
-        }
-    }
-    catch (...) {
+    if (exporter_.ops->batch_end != nullptr) {
+        guardedCall("batch_end", [this] { exporter_.ops->batch_end(instance_); });
     }
     if (refused != 0) {
         exporterRefused_.fetch_add(refused, std::memory_order_relaxed);

@@ -30,6 +30,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "nixl_telemetry_exporter_plugin.h"
 #include "nixl_types.h"
@@ -52,6 +53,12 @@ struct nixlTelemetryExporterRef {
  */
 nixlTelemetryExporterRef
 nixlFindTelemetryExporter(const std::string &agent, const nixlTelemetryConfig &cfg);
+
+/**
+ * Longest ~nixlTelemetry waits for the flush thread's final flush. An exporter call still
+ * running then is abandoned (thread detached, instance never destroyed) with one ERROR line.
+ */
+inline constexpr std::chrono::milliseconds nixl_telemetry_shutdown_wait{1000};
 
 class nixlTelemetry {
 public:
@@ -266,14 +273,42 @@ private:
                   const nixlTelemetryConfig &cfg,
                   const nixlTelemetryExporterRef &exporter);
 
-    void
-    run() noexcept;
+    /**
+     * What the flush thread and the destructor share, outliving both: the destructor abandons
+     * a thread stuck in an exporter call (see ~nixlTelemetry), and that thread, once the call
+     * returns, must touch nothing of this object.
+     */
+    struct flushGuard {
+        std::mutex mutex;
+        std::condition_variable changed;
+        bool inCall = false; ///< the flush thread is inside an exporter operation
+        bool abandoned = false; ///< the destructor gave up on it
+        bool exited = false; ///< run() returned normally
+        std::vector<nixl_telemetry_event_abi_t> keep; ///< the events a stuck call reads
+    };
+
+    /** Thrown on the flush thread when its exporter call returns after abandonment. */
+    struct abandonedExit {};
 
     void
-    flushOnce() noexcept;
+    run(const std::shared_ptr<flushGuard> &guard) noexcept;
+
+    void
+    flushOnce();
 
     nixl_plugin_status_t
-    exportEvents(const nixl_telemetry_event_abi_t *events, size_t n) noexcept;
+    exportEvents(const nixl_telemetry_event_abi_t *events, size_t n);
+
+    /** Runs one exporter operation on the flush thread; throws abandonedExit (see above). */
+    template<typename Call>
+    void
+    guardedCall(const char *what, Call &&call);
+
+    /** destroy(instance_) with exceptions caught and logged; false when abandoned. */
+    void
+    destroyInstance() noexcept;
+
+    std::shared_ptr<flushGuard> guard_ = std::make_shared<flushGuard>();
 
     const std::string agent_;
     const nixlTelemetryExporterRef exporter_;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <stdexcept>
 
@@ -57,7 +58,7 @@ protected:
         dir_ = tmpl;
         fs::create_symlink(fs::path(src) / "libplugin_TEST.so",
                            fs::path(dir_) / "libplugin_TEST.so");
-        for (const char *n : {"record", "noops"}) {
+        for (const char *n : {"record", "noops", "broken"}) {
             const std::string file = std::string("libtelemetry_exporter_") + n + ".so";
             fs::create_symlink(fs::path(mine) / file, fs::path(dir_) / file);
         }
@@ -483,6 +484,70 @@ TEST_F(telemetryAgentTest, RefusedEventsShowUpAsDropped) {
     EXPECT_TRUE(waitFor([&] { return events("A") == expect; }));
     a.reset();
     EXPECT_EQ(expect, events("A"));
+}
+
+// --- exporters that break the contract (issue 29 item 10) --------------------------------
+
+void *
+brokenPlugin() {
+    // The loader opened (or will open) the same file: the same object and state.
+    static void *h = ::dlopen((std::string(std::getenv("NIXL_TEST_TELEMETRY_PLUGIN_DIR")) +
+                               "/libtelemetry_exporter_broken.so")
+                                  .c_str(),
+                              RTLD_NOW);
+    return h;
+}
+
+TEST_F(telemetryAgentTest, ExporterCreateThatThrowsIsNamedInTheError) {
+    scopedEnv e("NIXL_TELEMETRY_EXPORTER", "broken");
+    scopedEnv m("NIXL_TEST_BROKEN_MODE", "create_throws");
+    expectAgentThrows<std::runtime_error>({"agent A", "telemetry exporter broken",
+                                           "create threw across the plugin ABI",
+                                           "broken exporter: create throws\\x1b[31m on request"});
+}
+
+TEST_F(telemetryAgentTest, ExporterDestroyThatThrowsIsLoggedNotFatal) {
+    scopedEnv e("NIXL_TELEMETRY_EXPORTER", "broken");
+    scopedEnv m("NIXL_TEST_BROKEN_MODE", "destroy_throws");
+    testBuffer a0(4096, 1);
+    auto a = telemetryAgent("A", a0);
+    stderrCapture cap;
+    a.reset(); // before the fix: std::terminate
+    const std::string log = cap.stop();
+    const auto errors = logLines(log, 'E');
+    ASSERT_EQ(1u, errors.size()) << log;
+    EXPECT_NE(std::string::npos,
+              errors[0].find("destroy threw across the plugin ABI: broken exporter: destroy "
+                             "throws on request"))
+        << log;
+}
+
+TEST_F(telemetryAgentTest, ExporterBlockedInExportIsAbandonedAtDestruction) {
+    void *h = brokenPlugin();
+    ASSERT_NE(nullptr, h) << ::dlerror();
+    auto wait_blocked = reinterpret_cast<int (*)()>(::dlsym(h, "nixl_test_broken_wait_blocked"));
+    auto release = reinterpret_cast<int (*)()>(::dlsym(h, "nixl_test_broken_release"));
+    ASSERT_TRUE(wait_blocked && release);
+    scopedEnv e("NIXL_TELEMETRY_EXPORTER", "broken");
+    scopedEnv m("NIXL_TEST_BROKEN_MODE", "export_blocks");
+    scopedEnv interval("NIXL_TELEMETRY_RUN_INTERVAL", "1");
+    testBuffer a0(4096, 1);
+    auto a = telemetryAgent("A", a0); // the registration event is exported, and blocks
+    ASSERT_EQ(1, wait_blocked());
+    stderrCapture cap;
+    const auto t0 = std::chrono::steady_clock::now();
+    a.reset(); // before the fix: forever
+    const auto took = std::chrono::steady_clock::now() - t0;
+    const std::string log = cap.stop();
+    // The bound is 1 s (nixl_telemetry_shutdown_wait); 8 s leaves a loaded machine 7 s of
+    // margin for what is two condition-variable waits, where the bug never returns at all.
+    EXPECT_LT(took, std::chrono::seconds(8));
+    const auto errors = logLines(log, 'E');
+    ASSERT_EQ(1u, errors.size()) << log;
+    EXPECT_NE(std::string::npos, errors[0].find("abandoned")) << log;
+    // The abandoned call returns later, still reading the events it was given (ASan checks
+    // that they are alive), and its thread then ends without touching the agent.
+    EXPECT_EQ(1, release());
 }
 
 } // namespace
