@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
 #include "metadata/p2p/p2p_frame.h"
 #include "p2p_test_utils.h"
 
@@ -294,6 +298,76 @@ TEST_F(p2pFaultTest, FetchAnswerWithAnotherAgentsMetadataIsNotLoaded) {
     t.join();
     EXPECT_TRUE(oneErrorLine(cap.stop(), {"fetchRemoteMD(B): the peer sent the metadata of agent C"}));
     EXPECT_EQ(NIXL_ERR_NOT_FOUND, a->checkRemoteMD("C", nixl_xfer_dlist_t(DRAM_SEG)));
+}
+
+// Issue 29 item 14: accept() failing with EMFILE left the connection pending and the listen fd
+// readable, and the listener retried at once (30,000 failures/s). Run in a child process: it
+// lowers its own RLIMIT_NOFILE, which must not touch the test process.
+TEST_F(p2pFaultTest, AcceptOutOfDescriptorsBacksOffAndRecovers) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        int rc = 0;
+        {
+            auto a = agent("A");
+            const uint16_t port = portOf(*a);
+            rlimit lim{};
+            ::getrlimit(RLIMIT_NOFILE, &lim);
+            lim.rlim_cur = 256;
+            if (::setrlimit(RLIMIT_NOFILE, &lim) != 0) {
+                ::_exit(10);
+            }
+            std::vector<int> hog;
+            for (int fd; (fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) {
+                hog.push_back(fd);
+            }
+            // One descriptor for our end of the connection; the listener has none left.
+            ::close(hog.back());
+            hog.pop_back();
+            const int c = connectTo(port);
+            if (c < 0) {
+                ::_exit(11);
+            }
+            const auto failures = [&] { return nixlAgentInternals::p2pStats(*a).acceptFailures; };
+            const auto t0 = std::chrono::steady_clock::now();
+            while (failures() == 0) {
+                if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(30)) {
+                    ::_exit(12);
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            // A window in which to count the retries (not a synchronisation): with the backoff
+            // (10 ms doubling to 1 s) about 8 fit in 2 s, and a busier machine only fewer;
+            // without it, tens of thousands.
+            std::this_thread::sleep_for(std::chrono::seconds(2));
+            const uint64_t n = failures();
+            std::fprintf(stderr, "accept failures in the window: %llu\n",
+                         static_cast<unsigned long long>(n));
+            if (n > 50) {
+                rc = 13;
+            }
+            for (int fd : hog) {
+                ::close(fd);
+            }
+            // The pending connection is accepted once the backoff ends, and peers are served.
+            ::close(c);
+            auto good = agent("good", nixlAgentConfig());
+            nixl_opt_args_t to_a = at(port);
+            if (rc == 0 && (good->sendLocalMD(&to_a) != NIXL_SUCCESS || !idle(*good) ||
+                            nixlAgentInternals::p2pStats(*good).opsFailed != 0 ||
+                            a->checkRemoteMD("good", nixl_xfer_dlist_t(DRAM_SEG)) !=
+                                NIXL_SUCCESS)) {
+                rc = 14;
+            }
+        }
+        ::_exit(rc);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "signal " << WTERMSIG(status);
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "10 setrlimit, 11 connect, 12 no failure seen, 13 too many accept failures (busy "
+           "loop), 14 not serving after the descriptors came back";
 }
 
 } // namespace

@@ -110,6 +110,7 @@ public:
         uint64_t opsFailed = 0;
         uint64_t badPeers = 0;
         uint64_t requestsServed = 0;
+        uint64_t acceptFailures = 0; ///< accept() errors other than EAGAIN/EINTR/ECONNABORTED
     };
 
     stats_t

@@ -72,12 +72,15 @@ nixlP2PExchange::loop_t::run() {
 
         fds.clear();
         fds.push_back(pollfd{x_.wakeFd_, POLLIN, 0});
-        const bool listening = x_.listenFd_ >= 0;
+        const bool listening = x_.listenFd_ >= 0 && now >= acceptPausedUntil_;
         if (listening) {
             fds.push_back(pollfd{x_.listenFd_, POLLIN, 0});
         }
         const size_t first = fds.size();
         auto next = steady_clock::time_point::max();
+        if (x_.listenFd_ >= 0 && !listening) {
+            next = acceptPausedUntil_;
+        }
         for (const auto &c : conns_) {
             const short ev = c->phase == phase_t::RECEIVING ? POLLIN : POLLOUT;
             fds.push_back(pollfd{c->fd, ev, 0});
@@ -145,10 +148,23 @@ nixlP2PExchange::loop_t::acceptAll(steady_clock::time_point now) {
         if (fd < 0) {
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
                 errno != ECONNABORTED) {
+                const int err = errno;
+                // Out of descriptors (or memory): the connection stays pending and the listen
+                // fd readable, so retrying at once spins. Stop polling it for a growing while.
+                acceptBackoff_ = std::min<milliseconds>(
+                    milliseconds(1000),
+                    acceptBackoff_ == milliseconds(0) ? milliseconds(10) : acceptBackoff_ * 2);
+                acceptPausedUntil_ = now + acceptBackoff_;
+                {
+                    std::lock_guard<std::mutex> lock(x_.mutex_);
+                    ++x_.stats_.acceptFailures;
+                }
+                errno = err;
                 uint64_t suppressed = 0;
                 if (limiter_.allow(now, suppressed)) {
                     NIXL_ERROR << "agent " << x_.sink_.agentName()
                                << ": P2P listener: accept failed: " << std::strerror(errno)
+                               << "; not accepting for " << acceptBackoff_.count() << " ms"
                                << (suppressed ? " (" + std::to_string(suppressed) +
                                            " similar lines suppressed)" :
                                                 std::string());
@@ -156,6 +172,7 @@ nixlP2PExchange::loop_t::acceptAll(steady_clock::time_point now) {
             }
             return;
         }
+        acceptBackoff_ = milliseconds(0);
         if (incoming_ >= x_.cfg_.maxConnections) {
             uint64_t suppressed = 0;
             if (limiter_.allow(now, suppressed)) {

@@ -153,6 +153,10 @@ private:
     bool kick_ = false;
     nixlP2PLogLimiter limiter_;
     size_t incoming_ = 0;
+    /** After an accept() failure (EMFILE...) the listen fd is not polled until then: a
+     *  pending connection keeps it readable, and retrying at once busy-loops. */
+    std::chrono::steady_clock::time_point acceptPausedUntil_{};
+    std::chrono::milliseconds acceptBackoff_{0}; ///< 0 after a success; then 10 ms doubling to 1 s
     size_t outgoing_ = 0;
 };
 
