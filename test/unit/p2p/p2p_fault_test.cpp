@@ -370,4 +370,40 @@ TEST_F(p2pFaultTest, AcceptOutOfDescriptorsBacksOffAndRecovers) {
            "loop), 14 not serving after the descriptors came back";
 }
 
+// Issue 29 item 9: ~nixlAgent waited NIXL_P2P_TIMEOUT_MS for every queued operation to a peer
+// that accepts and never answers (3 fetches at the 5 s default: 15 s). The shutdown has one
+// budget (nixl_p2p_shutdown_budget, 2 s): the running fetch is cut at it, the rest dropped.
+TEST_F(p2pFaultTest, DestructorBoundedWithOperationsQueuedToAStalledPeer) {
+    // The stalled peer: a listening socket never accept()ed; the kernel completes the
+    // connections into its backlog, and nothing is ever answered.
+    const int l = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(l, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof(sa);
+    ASSERT_EQ(::bind(l, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)), 0);
+    ASSERT_EQ(::listen(l, 16), 0);
+    ASSERT_EQ(::getsockname(l, reinterpret_cast<sockaddr *>(&sa), &alen), 0);
+    const uint16_t port = ntohs(sa.sin_port);
+
+    auto a = agent("A");
+    nixl_opt_args_t to_stalled = at(port);
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_EQ(NIXL_SUCCESS, a->fetchRemoteMD("S", &to_stalled));
+    }
+    stderrCapture cap;
+    const auto t0 = std::chrono::steady_clock::now();
+    a.reset();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    const std::string log = cap.stop();
+    ::close(l);
+    // The budget is 2 s and the thread's waits are poll() timeouts computed from it, so only
+    // scheduling delay adds to it: 8 s leaves 6 s of it, where the bug took 15 s.
+    EXPECT_LT(took, std::chrono::seconds(8)) << log;
+    EXPECT_NE(log.find("2 queued operation(s) not started within the 2000 ms shutdown budget"),
+              std::string::npos)
+        << log;
+}
+
 } // namespace

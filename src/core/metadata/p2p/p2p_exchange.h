@@ -68,6 +68,12 @@ private:
     uint64_t dropped_ = 0;
 };
 
+/**
+ * Longest the P2P thread keeps working once the agent is being destroyed: operations still
+ * running are cut at it, queued ones not started by then are dropped (one line with the count).
+ */
+inline constexpr std::chrono::milliseconds nixl_p2p_shutdown_budget{2000};
+
 class nixlP2PExchange final : public nixlMdExchange {
 public:
     /** Binds and starts listening when cfg.listen (throws std::runtime_error naming the

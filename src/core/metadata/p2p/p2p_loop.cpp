@@ -30,12 +30,27 @@ nixlP2PExchange::loop_t::run() {
     for (;;) {
         const auto now = steady_clock::now();
         bool stopping = false;
+        size_t dropped = 0;
         std::vector<std::unique_ptr<op_t>> ready;
         {
             // Operations to one peer run one at a time, in the order they were queued (a push
             // then an invalidate must arrive in that order); different peers in parallel.
             std::lock_guard<std::mutex> lock(x_.mutex_);
             stopping = x_.stopping_;
+            if (stopping && shutdownBy_ == steady_clock::time_point{}) {
+                // One budget for the whole shutdown, however many operations are queued:
+                // the running ones are cut at it, the ones not started by then are dropped.
+                shutdownBy_ = now + nixl_p2p_shutdown_budget;
+                for (auto &c : conns_) {
+                    c->deadline = std::min(c->deadline, shutdownBy_);
+                }
+            }
+            if (stopping && now >= shutdownBy_ && !x_.queue_.empty()) {
+                dropped = x_.queue_.size();
+                x_.queue_.clear();
+                x_.pending_ -= std::min(x_.pending_, dropped);
+                x_.stats_.opsFailed += dropped;
+            }
             for (auto it = x_.queue_.begin();
                  it != x_.queue_.end() && outgoing_ + ready.size() < x_.cfg_.maxConnections;) {
                 if (busy_.insert((*it)->peer).second) {
@@ -45,6 +60,13 @@ nixlP2PExchange::loop_t::run() {
                     ++it;
                 }
             }
+        }
+        if (dropped != 0) {
+            NIXL_ERROR << "agent " << me << ": P2P metadata: " << dropped
+                       << " queued operation(s) not started within the "
+                       << nixl_p2p_shutdown_budget.count()
+                       << " ms shutdown budget were dropped at agent destruction";
+            dropped = 0;
         }
         kick_ = false;
         for (auto &op : ready) {
@@ -205,6 +227,9 @@ nixlP2PExchange::loop_t::startOp(std::unique_ptr<op_t> op, steady_clock::time_po
     c->incoming = false;
     c->peer = op->peer;
     c->deadline = now + x_.cfg_.timeout;
+    if (shutdownBy_ != steady_clock::time_point{}) {
+        c->deadline = std::min(c->deadline, shutdownBy_);
+    }
     c->out = std::move(op->out);
     c->op = std::move(op);
     c->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -156,6 +156,8 @@ private:
     /** After an accept() failure (EMFILE...) the listen fd is not polled until then: a
      *  pending connection keeps it readable, and retrying at once busy-loops. */
     std::chrono::steady_clock::time_point acceptPausedUntil_{};
+    /** Set when the agent's destruction began: every wait ends by then (see stop()). */
+    std::chrono::steady_clock::time_point shutdownBy_{};
     std::chrono::milliseconds acceptBackoff_{0}; ///< 0 after a success; then 10 ms doubling to 1 s
     size_t outgoing_ = 0;
 };
