@@ -305,6 +305,32 @@ TEST_F(EtcdAgent, ASigkilledPeerIsInvalidatedWhenItsLeaseExpires) {
     a.releaseXferReq(before);
 }
 
+// Issue 29 item 9: with etcd frozen (SIGSTOP: connections accepted, nothing answered), 6 queued
+// publishes and an invalidate kept ~nixlAgent 37 s. The shutdown has one budget
+// (nixl_etcd_shutdown_budget, 2 s): the running request is cut at it, the rest dropped.
+TEST(EtcdAgentFrozen, DestructorIsBoundedWithOperationsQueuedToAFrozenServer) {
+    etcdCluster server(etcdCluster::options{});
+    scopedEnv ep("NIXL_ETCD_ENDPOINTS", server.endpoints().c_str());
+    scopedEnv ns("NIXL_ETCD_NAMESPACE", "/t-frozen/");
+    scopedEnv rt("NIXL_ETCD_REQUEST_TIMEOUT_MS", "20000");
+    auto a = makeAgent("A", etcdAgentConfig());
+    ASSERT_EQ(a->sendLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(idle(*a));
+    server.freeze(0, true);
+    for (int i = 0; i < 6; ++i) {
+        ASSERT_EQ(a->sendLocalMD(), NIXL_SUCCESS);
+    }
+    ASSERT_EQ(a->invalidateLocalMD(), NIXL_SUCCESS);
+    const auto t0 = std::chrono::steady_clock::now();
+    a.reset();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    server.freeze(0, false); // resumed before the cluster stops it
+    // The budget is 2 s (plus the lease revoke's own bound); curl's timeouts are cut to it, so
+    // only scheduling delay adds: 10 s leaves a wide margin where the bug took 37 s or more.
+    EXPECT_LT(took, std::chrono::seconds(10))
+        << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+}
+
 TEST(EtcdAgentCluster, AKilledMemberIsReplacedByAnotherEndpoint) {
     etcdCluster cluster(etcdCluster::options{.members = 3});
     scopedEnv ep("NIXL_ETCD_ENDPOINTS", cluster.endpoints().c_str());

@@ -296,6 +296,16 @@ nixlEtcdClient::post(size_t ep,
                      bool with_token,
                      bool fresh) {
     attempt_t a;
+    if (const auto by = shutdownBy_.load(std::memory_order_relaxed); by != 0) {
+        using clock = std::chrono::steady_clock;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            clock::time_point(clock::duration(by)) - clock::now());
+        if (left.count() <= 0) {
+            a.error = "not sent: the agent's shutdown budget is spent";
+            return a;
+        }
+        timeout = std::min(timeout, left);
+    }
     CURL *h = fresh ? curl_easy_init() : pool_->acquire();
     if (h == nullptr) {
         a.error = "curl_easy_init failed";

@@ -208,6 +208,15 @@ public:
     static std::string
     prefixEnd(std::string_view prefix);
 
+    /**
+     * The agent is being destroyed: every request from now on ends by deadline (its curl
+     * timeout is cut to what is left), and none starts after it. Any thread.
+     */
+    void
+    setShutdownDeadline(std::chrono::steady_clock::time_point deadline) noexcept {
+        shutdownBy_.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
+    }
+
 private:
     friend class nixlEtcdWatch;
     struct handlePool;
@@ -269,6 +278,8 @@ private:
     std::string token_;
     /** The cluster said authentication is not enabled: no token is asked for. */
     std::atomic<bool> authOff_{false};
+    /** steady_clock ticks of the shutdown deadline; 0 while the agent lives. */
+    std::atomic<std::chrono::steady_clock::rep> shutdownBy_{0};
     std::unique_ptr<handlePool> pool_;
 };
 

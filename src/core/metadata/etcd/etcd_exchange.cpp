@@ -67,6 +67,14 @@ nixlEtcdExchange::orderedLoop() {
         if (stopping_ && ordered_.empty()) {
             return;
         }
+        if (stopping_ && std::chrono::steady_clock::now() >= shutdownBy_) {
+            NIXL_ERROR << "agent " << agent_ << ": etcd: " << ordered_.size()
+                       << " queued operation(s) not started within the "
+                       << nixl_etcd_shutdown_budget.count()
+                       << " ms shutdown budget were dropped at agent destruction";
+            ordered_.clear();
+            return;
+        }
         task_t t = std::move(ordered_.front());
         ordered_.pop_front();
         ++running_;
@@ -308,6 +316,11 @@ nixlEtcdExchange::stop() noexcept {
         }
         stopping_ = true;
         fetches_.clear();
+        // One budget for the whole shutdown, however many operations are queued.
+        shutdownBy_ = std::chrono::steady_clock::now() + nixl_etcd_shutdown_budget;
+        if (md_ != nullptr) {
+            md_->client().setShutdownDeadline(shutdownBy_);
+        }
     }
     workCv_.notify_all();
     if (worker_.joinable()) {

@@ -37,6 +37,12 @@
 #include "etcd_metadata.h"
 #include "metadata/md_exchange.h"
 
+/**
+ * Longest the etcd exchange keeps working once the agent is being destroyed: requests are cut
+ * at it, queued publishes/invalidations not started by then are dropped (one line, the count).
+ */
+inline constexpr std::chrono::milliseconds nixl_etcd_shutdown_budget{2000};
+
 class nixlEtcdExchange final : public nixlMdExchange {
 public:
     /** Counters for tests and benchmarks. */
@@ -122,6 +128,7 @@ private:
     std::deque<std::string> fetches_; ///< agents to fetch
     size_t running_ = 0;
     bool stopping_ = false;
+    std::chrono::steady_clock::time_point shutdownBy_{}; ///< mutex_; set by stop()
     link_t link_ = link_t::PENDING;
     /** agent -> generation of its current watch; an invalidation of an older one is stale. */
     std::map<std::string, uint64_t> watchGen_;
