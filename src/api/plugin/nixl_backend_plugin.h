@@ -150,7 +150,9 @@ typedef struct nixl_be_trace_ctx {
  *   trace      the request's context (from its opt args), or a context decoded from the wire,
  *              or NULL for work that belongs to no request; borrowed for the call
  *   phase      nixl_be_trace_phase_t
- *   label      always recorded; names the event for NIXL_BE_PHASE_OTHER; borrowed
+ *   label      always recorded; names the event for NIXL_BE_PHASE_OTHER; borrowed; one
+ *              longer than 127 bytes is cut (on a UTF-8 character boundary) and the phase
+ *              is marked nixl.phase.label_truncated
  *   timestamp_us  when it happened, on the nixlTime::getUs() microsecond counter
  *              (steady clock, CLOCK_MONOTONIC based; not a wall clock), or 0 for "now":
  *              core then takes the time from its trace clock (CLOCK_MONOTONIC as well, read

@@ -26,11 +26,32 @@ namespace {
                       NIXL_BE_PHASE_COUNT == NIXL_BE_PHASE_OTHER + 1,
                   "OTHER is the last phase");
 
-    static_assert(max_phase_label == 127, "the drop message below names the limit");
+    static_assert(max_phase_label == 127, "the truncation message below names the limit");
 
-    /** Core attributes of a phase at most (backend, name, label, trace id), before the
-     *  plugin's. */
-    constexpr size_t core_attrs = 4;
+    /** Core attributes of a phase at most (backend, name, label, trace id, label_truncated),
+     *  before the plugin's. */
+    constexpr size_t core_attrs = 5;
+
+    /** Not in core's key table: it is rare, and the table is part of what plugins see. */
+    constexpr const char *key_label_truncated = "nixl.phase.label_truncated";
+
+    /**
+     * How many of label's first max_phase_label bytes to keep: all of them, less the bytes of
+     * a UTF-8 sequence the cut would split (at most 3: a sequence is at most 4 bytes). A label
+     * that is not UTF-8 is still cut at max_phase_label at the latest.
+     */
+    inline size_t
+    labelCut(const char *label) noexcept {
+        size_t cut = max_phase_label;
+        // label[cut] is the first byte not kept: while it continues a sequence, the sequence
+        // started before the cut; back off to its lead byte, which then goes too.
+        for (int i = 0; i < 3 && cut > 0 &&
+                        (static_cast<unsigned char>(label[cut]) & 0xC0u) == 0x80u;
+             ++i) {
+            --cut;
+        }
+        return (static_cast<unsigned char>(label[cut]) & 0xC0u) == 0x80u ? max_phase_label : cut;
+    }
 
     bool
     validTraceId(const nixl_be_trace_ctx_t &c) noexcept {
@@ -143,10 +164,6 @@ nixlTracePhaseSink::acceptable(uint32_t phase,
     }
     if (label.data == nullptr && label.len != 0) {
         drop(phase, "its label has no data");
-        return false;
-    }
-    if (label.len > max_phase_label) {
-        drop(phase, "its label is longer than 127 bytes");
         return false;
     }
     if (attrs == nullptr && n_attrs != 0) {
@@ -273,9 +290,21 @@ nixlTracePhaseSink::recordOne(const request_t &req,
         // Named by its label: the phase is not otherwise visible.
         putStr(keyName_, KeyId::PHASE_NAME, kPhaseNames[phase].data(), kPhaseNames[phase].size());
     }
+    const size_t fullLen = label.len;
+    if (fullLen > max_phase_label) { // cut, never dropped (seed 000: the label is recorded)
+        label.len = labelCut(label.data);
+        noteTruncated(phase, fullLen);
+    }
     putStr(keyLabel_, KeyId::PHASE_LABEL, label.len != 0 ? label.data : "", label.len);
     if (req.hasTrace) {
         putStr(keyTraceId_, KeyId::PHASE_TRACE_ID, req.traceHex, sizeof(req.traceHex));
+    }
+    if (fullLen != label.len) {
+        nixl_trace_attr_t &a = buf[n++];
+        a.key = key_label_truncated;
+        a.type = NIXL_TRACE_ATTR_INT64;
+        a.key_id = NIXL_TRACE_KEY_DYNAMIC;
+        a.value.i64 = static_cast<int64_t>(fullLen);
     }
     size_t extra = 0;
     for (size_t i = 0; i < n_attrs; ++i) {
@@ -333,6 +362,25 @@ nixlTracePhaseSink::drop(uint32_t phase, const char *why) noexcept {
     if (len > 0) {
         nixl::log::write(nixl::log::level::ERROR, __FILE__, __LINE__,
                          std::string_view(line, std::min<size_t>(len, sizeof(line) - 1)));
+    }
+}
+
+void
+nixlTracePhaseSink::noteTruncated(uint32_t phase, size_t len) noexcept {
+    truncatedLabels_.fetch_add(1, std::memory_order_relaxed);
+    if (loggedTruncated_.exchange(true, std::memory_order_relaxed)) {
+        return;
+    }
+    char line[384];
+    const int n = std::snprintf(line, sizeof(line),
+                                "agent %s: backend %s: trace phase %u (%s): label of %zu bytes "
+                                "cut to 127 (attribute %s); later cuts of this backend are "
+                                "only counted",
+                                agent_.c_str(), backend_.c_str(), phase,
+                                nixl_be_trace_phase_name(phase), len, key_label_truncated);
+    if (n > 0) {
+        nixl::log::write(nixl::log::level::WARN, __FILE__, __LINE__,
+                         std::string_view(line, std::min<size_t>(n, sizeof(line) - 1)));
     }
 }
 

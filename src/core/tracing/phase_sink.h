@@ -16,12 +16,19 @@
  * before the span that records it; the correlation id links it to the request), and the
  * attributes nixl.phase.backend, .name (OTHER only: its name is the label), .label,
  * .trace_id (when the context is valid and has no local request, i.e. came from the wire;
- * a local request's trace id is on its post span), then the plugin's own (at most
+ * a local request's trace id is on its post span), .label_truncated (only when the label
+ * was cut, see below), then the plugin's own (at most
  * max_phase_attrs; extras are dropped and counted in droppedAttrs()). The mark's time is
  * exactly the plugin's timestamp_us (0: core's trace clock now, in whole microseconds).
  *
- * A phase that cannot be recorded (phase out of range, label longer than max_phase_label or
- * with null data, attributes null with a non-zero count, a trace plugin throwing) is dropped:
+ * A label longer than max_phase_label is not a reason to drop the phase (seed 000: the label is
+ * always recorded): it is cut to its first max_phase_label bytes, backed off to the start of a
+ * UTF-8 sequence so no character is split, the phase carries nixl.phase.label_truncated (the
+ * label's full length in bytes), and the cut is counted (truncatedLabels()); the first cut of
+ * the sink writes one WARN line built without allocating.
+ *
+ * A phase that cannot be recorded (phase out of range, label with null data and a non-zero
+ * length, attributes null with a non-zero count, a trace plugin throwing) is dropped:
  * counted here and in the agent's telemetry (addTracePhaseDrops), and the first drop of the
  * sink writes one ERROR line built without allocating.
  *
@@ -47,7 +54,7 @@ class Tracer;
 
 /** Plugin attributes a phase carries; more are dropped (droppedAttrs()). */
 inline constexpr std::size_t max_phase_attrs = 8;
-/** Longest label recorded, in bytes; a longer one drops the phase. */
+/** Longest label recorded, in bytes; a longer one is cut to this (UTF-8 safe) and counted. */
 inline constexpr std::size_t max_phase_label = 127;
 
 /**
@@ -114,6 +121,12 @@ public:
         return dropped_.load(std::memory_order_relaxed);
     }
 
+    /** Labels cut to max_phase_label so far (the phases themselves recorded). */
+    std::uint64_t
+    truncatedLabels() const noexcept {
+        return truncatedLabels_.load(std::memory_order_relaxed);
+    }
+
     /** Plugin attributes dropped beyond max_phase_attrs (the phases themselves recorded). */
     std::uint64_t
     droppedAttrs() const noexcept {
@@ -159,6 +172,10 @@ private:
     void
     drop(uint32_t phase, const char *why) noexcept;
 
+    /** Counts a label cut from len bytes (logged once per sink). */
+    void
+    noteTruncated(uint32_t phase, std::size_t len) noexcept;
+
     const Tracer &tracer_;
     const std::string agent_;
     const std::string backend_;
@@ -171,7 +188,9 @@ private:
     nixl_be_trace_sink_t sink_;
     std::atomic<std::uint64_t> dropped_{0};
     std::atomic<std::uint64_t> droppedAttrs_{0};
+    std::atomic<std::uint64_t> truncatedLabels_{0};
     std::atomic<bool> logged_{false};
+    std::atomic<bool> loggedTruncated_{false};
 };
 
 } // namespace nixl::trace

@@ -284,12 +284,9 @@ TEST_F(tracePhaseSinkTest, InvalidPhasesAreDroppedCountedAndLoggedOnce) {
     auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
     ASSERT_NE(tracer, nullptr);
     nixlTracePhaseSink sink(*tracer, "agentX", "TEST", nullptr);
-    const std::string longLabel(max_phase_label + 1, 'x');
     stderrCapture cap;
     sink.record(nullptr, NIXL_BE_PHASE_COUNT, str("a"), 1, nullptr, 0);
     sink.record(nullptr, 0xffffffffu, str("a"), 1, nullptr, 0);
-    sink.record(nullptr, NIXL_BE_PHASE_OTHER, nixl_plugin_str_t{longLabel.data(), longLabel.size()},
-                1, nullptr, 0);
     sink.record(nullptr, NIXL_BE_PHASE_SUBMIT, nixl_plugin_str_t{nullptr, 3}, 1, nullptr, 0);
     sink.record(nullptr, NIXL_BE_PHASE_SUBMIT, str("a"), 1, nullptr, 2);
     // A label of exactly the limit is fine.
@@ -297,7 +294,8 @@ TEST_F(tracePhaseSinkTest, InvalidPhasesAreDroppedCountedAndLoggedOnce) {
     sink.record(nullptr, NIXL_BE_PHASE_OTHER, nixl_plugin_str_t{maxLabel.data(), maxLabel.size()},
                 1, nullptr, 0);
     const std::string log = cap.stop();
-    EXPECT_EQ(sink.dropped(), 5u);
+    EXPECT_EQ(sink.dropped(), 4u);
+    EXPECT_EQ(sink.truncatedLabels(), 0u);
     const auto got = takeSeen();
     ASSERT_EQ(got.size(), 1u);
     EXPECT_EQ(got[0].name, maxLabel);
@@ -306,6 +304,54 @@ TEST_F(tracePhaseSinkTest, InvalidPhasesAreDroppedCountedAndLoggedOnce) {
     EXPECT_NE(lines[0].find("agent agentX"), std::string::npos) << lines[0];
     EXPECT_NE(lines[0].find("backend TEST"), std::string::npos) << lines[0];
     EXPECT_NE(lines[0].find("trace phase 7 (unknown)"), std::string::npos) << lines[0];
+}
+
+// Seed 000: a phase's label is always recorded. A long one is cut (never on a split UTF-8
+// character), marked with its full length, counted, and logged once per sink.
+TEST_F(tracePhaseSinkTest, LongLabelIsCutOnACharacterBoundaryMarkedCountedAndLoggedOnce) {
+    auto tracer = Tracer::create("agentX", {ref("rec", &opsRec)});
+    ASSERT_NE(tracer, nullptr);
+    nixlTracePhaseSink sink(*tracer, "agentX", "UCX", nullptr);
+    const std::string ascii(max_phase_label + 1, 'x');
+    // 126 ASCII bytes then a 3-byte character (U+20AC) at 126..128: a cut at 127 would split it.
+    const std::string utf8 = std::string(max_phase_label - 1, 'a') + "\xe2\x82\xac" + "tail";
+    const std::string huge(1 << 20, 'z');
+    stderrCapture cap;
+    sink.record(nullptr, NIXL_BE_PHASE_OTHER, nixl_plugin_str_t{ascii.data(), ascii.size()}, 1,
+                nullptr, 0);
+    sink.record(nullptr, NIXL_BE_PHASE_SUBMIT, nixl_plugin_str_t{utf8.data(), utf8.size()}, 2,
+                nullptr, 0);
+    const nixl_be_trace_phase_rec_t rec = {NIXL_BE_PHASE_SUBMIT, 0,
+                                           nixl_plugin_str_t{huge.data(), huge.size()}, 3,
+                                           nullptr, 0};
+    sink.recordBatch(nullptr, &rec, sizeof(rec), 1);
+    const std::string log = cap.stop();
+    EXPECT_EQ(sink.dropped(), 0u);
+    EXPECT_EQ(sink.truncatedLabels(), 3u);
+    const auto got = takeSeen();
+    ASSERT_EQ(got.size(), 3u);
+    // OTHER is named by its (cut) label.
+    EXPECT_EQ(got[0].name, ascii.substr(0, max_phase_label));
+    EXPECT_EQ(got[0].attrs,
+              (std::vector<std::string>{"nixl.phase.backend=UCX", "nixl.phase.name=other",
+                                        "nixl.phase.label=" + ascii.substr(0, max_phase_label),
+                                        "nixl.phase.label_truncated=128"}));
+    EXPECT_EQ(got[1].name, "nixl::backend.submit");
+    EXPECT_EQ(got[1].attrs,
+              (std::vector<std::string>{"nixl.phase.backend=UCX",
+                                        "nixl.phase.label=" + utf8.substr(0, max_phase_label - 1),
+                                        "nixl.phase.label_truncated=" +
+                                            std::to_string(utf8.size())}));
+    EXPECT_EQ(got[2].attrs.back(), "nixl.phase.label_truncated=1048576");
+    EXPECT_EQ(got[2].attrs[1], "nixl.phase.label=" + huge.substr(0, max_phase_label));
+    EXPECT_TRUE(errorLines(log).empty()) << log;
+    size_t warns = 0;
+    for (size_t at = log.find("[nixl W "); at != std::string::npos;
+         at = log.find("[nixl W ", at + 1)) {
+        ++warns;
+    }
+    EXPECT_EQ(warns, 1u) << log;
+    EXPECT_NE(log.find("label of 128 bytes cut to 127"), std::string::npos) << log;
 }
 
 TEST_F(tracePhaseSinkTest, ThrowingTracePluginDropsCountsAndLogsOnceOthersStillRecord) {
