@@ -136,13 +136,13 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
     nixlMdBlob blob;
     std::string error;
     if (nixlMdDecode(remote_metadata, blob, error) != NIXL_SUCCESS) {
-        NIXL_ERROR << "agent " << data->name << ": loadRemoteMD: rejected a "
+        NIXL_ERROR_LIMITED << "agent " << data->name << ": loadRemoteMD: rejected a "
                    << remote_metadata.size() << "-byte metadata blob: " << error;
         return NIXL_ERR_MISMATCH;
     }
     nixlWriteGuard guard(data->lock);
     if (blob.agentName == data->name) {
-        NIXL_ERROR << "agent " << data->name
+        NIXL_ERROR_LIMITED << "agent " << data->name
                    << ": loadRemoteMD: the blob is this agent's own metadata";
         return NIXL_ERR_INVALID_PARAM;
     }
@@ -172,7 +172,7 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
         auto known = remote->conns.find(e);
         if (known != remote->conns.end()) {
             if (known->second != c.connInfo) {
-                NIXL_ERROR << "agent " << data->name << ": loadRemoteMD: connection info of "
+                NIXL_ERROR_LIMITED << "agent " << data->name << ": loadRemoteMD: connection info of "
                            << blob.agentName << " for backend " << c.backend
                            << " changed; call invalidateRemoteMD first";
                 return NIXL_ERR_NOT_ALLOWED;
@@ -182,7 +182,7 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
         newConns.emplace_back(e, &c.connInfo);
     }
     if (fresh && newConns.empty()) {
-        NIXL_ERROR << "agent " << data->name << ": loadRemoteMD: " << blob.agentName
+        NIXL_ERROR_LIMITED << "agent " << data->name << ": loadRemoteMD: " << blob.agentName
                    << (blob.conns.empty() ? " sent no connection info (a partial blob needs "
                                             "one with connection info first)" :
                                             " has no backend in common with this agent");

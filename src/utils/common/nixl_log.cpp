@@ -69,6 +69,45 @@ escaped(std::string_view text) {
     return out;
 }
 
+std::string
+cut(std::string_view value, size_t max) {
+    if (value.size() <= max) {
+        return std::string(value);
+    }
+    std::string out(value.substr(0, max));
+    out.append("... (").append(std::to_string(value.size())).append(" bytes)");
+    return out;
+}
+
+namespace {
+    std::atomic<bool> rate_limiting{true};
+}
+
+void
+setRateLimiting(bool on) noexcept {
+    rate_limiting.store(on, std::memory_order_relaxed);
+}
+
+int64_t
+rateLimiter::admit() noexcept {
+    if (!rate_limiting.load(std::memory_order_relaxed)) {
+        return static_cast<int64_t>(suppressed_.exchange(0, std::memory_order_relaxed));
+    }
+    // A coarse clock (vDSO, no system call): a second's resolution is all this needs.
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    const int64_t now = ts.tv_sec;
+    int64_t w = window_.load(std::memory_order_relaxed);
+    if (w != now && window_.compare_exchange_strong(w, now, std::memory_order_relaxed)) {
+        count_.store(0, std::memory_order_relaxed);
+    }
+    if (count_.fetch_add(1, std::memory_order_relaxed) < limited_lines_per_sec) {
+        return static_cast<int64_t>(suppressed_.exchange(0, std::memory_order_relaxed));
+    }
+    suppressed_.fetch_add(1, std::memory_order_relaxed);
+    return -1;
+}
+
 bool
 enabled(level lvl) noexcept {
     return static_cast<int>(lvl) >= threshold().load(std::memory_order_relaxed);
@@ -131,7 +170,7 @@ write(level lvl, const char *file, int line, std::string_view msg) noexcept {
                               ts.tv_nsec / 1000,
                               static_cast<int>(::syscall(SYS_gettid)));
         std::string out;
-        out.reserve(sizeof(prefix) + std::strlen(base) + msg.size() + 16);
+        out.reserve(sizeof(prefix) + std::strlen(base) + std::min(msg.size(), max_line_bytes) + 32);
         out.append(prefix, n > 0 ? std::min(static_cast<size_t>(n), sizeof(prefix) - 1) : 0);
         // Everything after the prefix may come from outside (a peer's agent name, a plugin's
         // file name, a user's label): escaped, so that the line's own '\n' is the only control
@@ -140,7 +179,13 @@ write(level lvl, const char *file, int line, std::string_view msg) noexcept {
         out.push_back(':');
         out.append(std::to_string(line));
         out.append("] ");
-        appendEscaped(out, msg);
+        if (msg.size() > max_line_bytes) {
+            // One bounded line however long the message (a plugin's 10 MB string).
+            appendEscaped(out, msg.substr(0, max_line_bytes));
+            out.append("... (").append(std::to_string(msg.size())).append(" bytes)");
+        } else {
+            appendEscaped(out, msg);
+        }
         out.push_back('\n');
         const char *p = out.data();
         size_t left = out.size();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "agent_test_utils.h"
+#include "common/nixl_log.h"
 #include "metadata/md_blob.h"
 
 namespace nixl_agent_test {
@@ -312,8 +313,15 @@ class agentBlobCorruptionTest : public agentMetadataTest {
 protected:
     void
     SetUp() override {
+        nixl::log::setRateLimiting(false); // every refusal's own line is checked
         agentMetadataTest::SetUp();
         ASSERT_EQ(NIXL_SUCCESS, b_->getLocalMD(blob_));
+    }
+
+    void
+    TearDown() override {
+        nixl::log::setRateLimiting(true);
+        agentMetadataTest::TearDown();
     }
 
     /** Loads a bad blob into A: expected status, one ERROR line naming A, nothing loaded. */

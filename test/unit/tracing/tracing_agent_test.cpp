@@ -14,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "common/nixl_log.h"
 #include "config/config.h"
 #include "nixl_trace_backend_plugin.h"
 #include "tracing_test_utils.h"
@@ -352,6 +353,30 @@ TEST_F(tracingTest, UnknownNameIsOneWarning) {
     EXPECT_TRUE(logLines(log, 'E').empty()) << log;
     EXPECT_EQ(rec.creates(), before + 1);
     ASSERT_NO_FATAL_FAILURE(expectTransferWorks(*init));
+}
+
+// Issue 29: 8,000 unknown names once wrote 16,006 lines (754 MB), each repeating the whole
+// variable. Now one line, bounded, saying how many and how long the variable was.
+TEST_F(tracingTest, ManyUnknownNamesAreOneBoundedWarning) {
+    std::string names;
+    for (int i = 0; i < 8000; ++i) {
+        names += "nosuch" + std::to_string(i) + std::string(40, 'n') + ",";
+    }
+    names += "recA";
+    recorder rec("recA");
+    const int before = rec.creates();
+    stderrCapture cap;
+    auto init = makeTraced("init", names.c_str());
+    const std::string log = cap.stop();
+    const std::vector<std::string> warns = logLines(log, 'W');
+    ASSERT_EQ(warns.size(), 1u) << log.substr(0, 2000);
+    EXPECT_LT(log.size(), 2u * nixl::log::max_line_bytes);
+    EXPECT_NE(warns[0].find("8000 trace backend name(s)"), std::string::npos) << warns[0];
+    EXPECT_NE(warns[0].find("\"nosuch0"), std::string::npos) << warns[0];
+    EXPECT_NE(warns[0].find("(" + std::to_string(names.size() + 20) + " bytes)"),
+              std::string::npos)
+        << warns[0]; // the variable, cut, with its length
+    EXPECT_EQ(rec.creates(), before + 1);
 }
 
 TEST_F(tracingTest, RefusedPluginsAreOneErrorLineEachAndTheAgentWorks) {
