@@ -102,23 +102,15 @@ loadU64(const char *p) noexcept {
 // Names come from the peer and end up in logs: keep them printable and short.
 std::string
 printable(std::string_view s) {
+    // Cut only: these strings end up in log lines, and the logger escapes every line once
+    // (escaping here too wrote a peer's ESC as "\\x1b" in the log).
+    // Not nixl::log::cut(): the fuzzers build this file alone. Same form.
     constexpr size_t max_shown = 64;
-    static const char hex[] = "0123456789abcdef";
-    std::string out;
-    for (size_t i = 0; i < s.size() && i < max_shown; ++i) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x20 && c < 0x7f && c != '\\') {
-            out.push_back(static_cast<char>(c));
-        } else {
-            out += "\\x";
-            out.push_back(hex[c >> 4]);
-            out.push_back(hex[c & 0xf]);
-        }
+    if (s.size() <= max_shown) {
+        return std::string(s);
     }
-    if (s.size() > max_shown) {
-        out += "...";
-    }
-    return out;
+    return std::string(s.substr(0, max_shown)) + "... (" + std::to_string(s.size()) +
+        " bytes)";
 }
 
 // Index of the first element (in blob order) whose key already appeared earlier, and the index

@@ -83,8 +83,8 @@ decodeStatus(std::string_view payload,
 bool
 tokenEqual(std::string_view expected, std::string_view presented) noexcept;
 
-/** text with bytes outside printable ASCII as \xNN, cut after 64 bytes: for names from peers
- *  in messages. */
+/** text cut after 64 bytes ("... (N bytes)"), not escaped: for names from peers in log
+ * lines, which the logger escapes once. */
 std::string
 printable(std::string_view text);
 
