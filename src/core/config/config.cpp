@@ -38,7 +38,9 @@ namespace {
 [[noreturn]] void
 fail(const std::string &msg) {
     NIXL_ERROR << msg;
-    throw std::invalid_argument(msg);
+    // what() reaches the application (and terminals) without the logger: escaped and cut
+    // here, once, as the log line is by the logger.
+    throw std::invalid_argument(nixl::log::escaped(nixl::log::cut(msg, nixl::log::max_line_bytes)));
 }
 
 std::string

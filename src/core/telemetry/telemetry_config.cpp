@@ -40,7 +40,9 @@ equalsNoCase(std::string_view a, std::string_view b) noexcept {
 fail(const std::string &agent, const std::string &what) {
     const std::string msg = "agent " + agent + ": " + what;
     NIXL_ERROR << msg;
-    throw std::invalid_argument(msg);
+    // what() reaches the application (and terminals) without the logger: escaped and cut
+    // here, once, as the log line is by the logger.
+    throw std::invalid_argument(nixl::log::escaped(nixl::log::cut(msg, nixl::log::max_line_bytes)));
 }
 
 } // namespace

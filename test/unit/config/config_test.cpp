@@ -152,6 +152,28 @@ TEST(configFile, MissingExplicitFileIsAnError) {
     }
 }
 
+// Issue 29: what() carried a config value's control bytes raw; now escaped once, like the log.
+TEST(configFile, ErrorTextEscapesControlBytesOnce) {
+    tempDir d;
+    nixlConfigSources src;
+    src.explicitFile = d.path() + "/evil\x1b[2J.toml";
+    std::string what;
+    testing::internal::CaptureStderr();
+    try {
+        (void)nixlConfigFile::load(src);
+    }
+    catch (const std::invalid_argument &e) {
+        what = e.what();
+    }
+    const std::string err = testing::internal::GetCapturedStderr();
+    ASSERT_FALSE(what.empty());
+    EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
+    EXPECT_NE(what.find("evil\\x1b[2J.toml"), std::string::npos) << what;
+    EXPECT_EQ(err.find('\x1b'), std::string::npos) << err;
+    EXPECT_NE(err.find("evil\\x1b[2J.toml"), std::string::npos) << err;
+    EXPECT_EQ(err.find("\\\\x1b"), std::string::npos) << err; // not escaped twice
+}
+
 TEST(configFile, ParseErrorNamesFileLineAndReasonInOneLogLine) {
     tempDir d;
     nixlConfigSources src;
