@@ -19,7 +19,12 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "mp_collector.h"
+#include "mp_http.h"
 #include "mp_exporter.h"
 #include "mp_test_utils.h"
 
@@ -286,4 +291,77 @@ TEST_F(PromMpRobust, ChurningWritersDoNotGrowTheCollectorsHeap) {
     const size_t inUseAt3000 = mallinfo2().uordblks;
     // 2000 more cycles: a leak of 4 bytes per cycle would exceed this.
     EXPECT_LT(inUseAt3000, inUseAt1000 + 8192) << inUseAt1000 << " -> " << inUseAt3000;
+}
+
+// Issue 29 item 11: hostile clients of the HTTP server. A connection that never sends, or sends
+// one byte at a time, must not keep a scrape out, and stop() must not wait for such a client.
+namespace {
+
+int
+connectLoopback(uint16_t port) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = htons(port);
+    if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+} // namespace
+
+// Before the fix the server read one connection at a time with a 2 s timeout per recv: 64
+// silent connections held the scrape for 128 s, so the scrape (which gives up after 5 s without
+// a byte) got nothing. Now every connection is polled and the scrape is answered at once. The
+// 5 s is the helper's own receive timeout, ~1000x what the answer takes, far below the bug's.
+TEST(PromMpHttp, ScrapeIsAnsweredWhile64SilentAndASlowlorisConnectionAreOpen) {
+    nixlMpHttpServer server;
+    ASSERT_EQ(server.listenOn("127.0.0.1", 0), 0);
+    server.start([](std::string &body) { body = "up 1\n"; });
+    std::vector<int> hostile;
+    for (int i = 0; i < 64; ++i) {
+        const int fd = connectLoopback(server.port());
+        ASSERT_GE(fd, 0);
+        hostile.push_back(fd);
+    }
+    const int slow = connectLoopback(server.port());
+    ASSERT_GE(slow, 0);
+    ASSERT_EQ(send(slow, "G", 1, MSG_NOSIGNAL), 1);
+    for (int round = 0; round < 3; ++round) {
+        const auto body = mpTest::httpGet(server.port());
+        ASSERT_TRUE(body.has_value()) << "scrape " << round << " got no answer";
+        EXPECT_EQ(*body, "up 1\n");
+        send(slow, "E", 1, MSG_NOSIGNAL);
+    }
+    server.stop();
+    for (const int fd : hostile) {
+        close(fd);
+    }
+    close(slow);
+}
+
+// Before the fix stop() joined a thread blocked in recv on a slowloris client (2 s per byte,
+// reset by every byte): the agent's destructor took 32.5 s. The dribbler below keeps sending for
+// up to 20 s; stop() must return while it still does (it now takes microseconds).
+TEST(PromMpHttp, StopDoesNotWaitForASlowlorisClient) {
+    nixlMpHttpServer server;
+    ASSERT_EQ(server.listenOn("127.0.0.1", 0), 0);
+    server.start([](std::string &body) { body = "up 1\n"; });
+    const int slow = connectLoopback(server.port());
+    ASSERT_GE(slow, 0);
+    ASSERT_EQ(send(slow, "G", 1, MSG_NOSIGNAL), 1);
+    // The slowloris connection was queued first, so a scrape answered means it was accepted.
+    mpTest::httpGet(server.port());
+    auto stopped = std::async(std::launch::async, [&server] { server.stop(); });
+    bool returned = false;
+    for (int i = 0; i < 40 && !returned; ++i) {
+        returned = stopped.wait_for(std::chrono::milliseconds(500)) == std::future_status::ready;
+        send(slow, "E", 1, MSG_NOSIGNAL);
+    }
+    EXPECT_TRUE(returned) << "stop() waited on a client that kept sending for 20 s";
+    stopped.wait();
+    close(slow);
 }

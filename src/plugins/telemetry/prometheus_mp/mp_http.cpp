@@ -14,47 +14,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <ctime>
 #include <string_view>
 #include <system_error>
 
 namespace nixlPromMp {
 
-namespace {
-
-    /**
-     * Sends all of @p iov (modified) in as few system calls as the socket allows. One call for
-     * head and body: a small head sent alone would make Nagle's algorithm hold the body's tail
-     * until the client's delayed ACK (tens of ms at p99).
-     */
-    bool
-    sendAll(int fd, iovec *iov, size_t count) noexcept {
-        while (count > 0) {
-            msghdr msg{};
-            msg.msg_iov = iov;
-            msg.msg_iovlen = count;
-            const ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL);
-            if (w < 0) {
-                if (errno == EINTR) {
-                    continue;
-                }
-                return false;
-            }
-            size_t left = static_cast<size_t>(w);
-            while (count > 0 && left >= iov->iov_len) {
-                left -= iov->iov_len;
-                ++iov;
-                --count;
-            }
-            if (count > 0) {
-                iov->iov_base = static_cast<char *>(iov->iov_base) + left;
-                iov->iov_len -= left;
-            }
-        }
-        return true;
-    }
-
-} // namespace
 
 nixlMpHttpServer::~nixlMpHttpServer() {
     stop();
@@ -68,7 +35,8 @@ nixlMpHttpServer::listenOn(const std::string &addr, uint16_t port) noexcept {
     if (inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) {
         return EINVAL;
     }
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // Non-blocking: the server thread accepts until EAGAIN and must never block in accept().
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         return errno;
     }
@@ -115,57 +83,169 @@ nixlMpHttpServer::stop() noexcept {
     }
 }
 
+namespace {
+
+    int64_t
+    nowMs() noexcept {
+        timespec ts{};
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    }
+
+    bool
+    requestComplete(const std::string &in) noexcept {
+        return in.find("\r\n\r\n") != std::string::npos || in.find("\n\n") != std::string::npos;
+    }
+
+} // namespace
+
 void
 nixlMpHttpServer::run() noexcept {
-    pollfd fds[2] = {{listenFd_, POLLIN, 0}, {wakeFd_, POLLIN, 0}};
+    std::vector<conn_t> conns;
+    std::vector<pollfd> fds;
+    try {
+        conns.reserve(kMaxConns);
+        fds.reserve(kMaxConns + 2);
+    }
+    catch (...) {
+        return;
+    }
+    int64_t acceptPausedUntil = 0;
+    auto closeAt = [&conns](size_t i) {
+        close(conns[i].fd);
+        conns[i] = std::move(conns.back());
+        conns.pop_back();
+    };
     while (true) {
-        const int r = poll(fds, 2, -1);
+        const int64_t now = nowMs();
+        // Deadlines: the whole request, then the whole connection, whatever the client sends.
+        for (size_t i = conns.size(); i-- > 0;) {
+            const int64_t age = now - conns[i].acceptMs;
+            if (age >= kConnDeadlineMs || (!conns[i].writing && age >= kRequestDeadlineMs)) {
+                closeAt(i);
+            }
+        }
+        int64_t next = -1;
+        for (const conn_t &c : conns) {
+            const int64_t due = c.acceptMs + (c.writing ? kConnDeadlineMs : kRequestDeadlineMs);
+            next = next < 0 ? due : std::min(next, due);
+        }
+        const bool listening = now >= acceptPausedUntil;
+        if (!listening) {
+            next = next < 0 ? acceptPausedUntil : std::min(next, acceptPausedUntil);
+        }
+        fds.clear();
+        fds.push_back({wakeFd_, POLLIN, 0});
+        fds.push_back({listening ? listenFd_ : -1, POLLIN, 0});
+        for (const conn_t &c : conns) {
+            fds.push_back({c.fd, static_cast<short>(c.writing ? POLLOUT : POLLIN), 0});
+        }
+        const int timeout = next < 0 ? -1 : static_cast<int>(std::max<int64_t>(next - now, 0) + 1);
+        const int r = poll(fds.data(), fds.size(), timeout);
         if (r < 0) {
             if (errno == EINTR) {
                 continue;
             }
-            return;
+            break;
         }
-        if (fds[1].revents != 0) {
-            return;
+        if (fds[0].revents != 0) {
+            break;
         }
-        if ((fds[0].revents & POLLIN) != 0) {
-            const int conn = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
-            if (conn >= 0) {
-                serveOne(conn);
-                close(conn);
+        // Connections first (indices match fds[2..] until the first close).
+        for (size_t i = conns.size(); i-- > 0;) {
+            const short ev = fds[i + 2].revents;
+            if (ev == 0) {
+                continue;
+            }
+            conn_t &c = conns[i];
+            bool keep = true;
+            if (c.writing) {
+                iovec iov{c.out.data() + c.outOff, c.out.size() - c.outOff};
+                msghdr m{};
+                m.msg_iov = &iov;
+                m.msg_iovlen = 1;
+                const ssize_t w = sendmsg(c.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w > 0) {
+                    c.outOff += static_cast<size_t>(w);
+                    keep = c.outOff < c.out.size();
+                } else {
+                    keep = w < 0 && (errno == EAGAIN || errno == EINTR);
+                }
+            } else {
+                char buf[4096];
+                const size_t room = kMaxRequestBytes - c.in.size();
+                const ssize_t n = recv(c.fd, buf, std::min(room, sizeof(buf)), MSG_DONTWAIT);
+                if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                    continue;
+                }
+                if (n < 0 || (n == 0 && c.in.empty())) {
+                    keep = false;
+                } else {
+                    try {
+                        c.in.append(buf, static_cast<size_t>(n));
+                    }
+                    catch (...) {
+                        keep = false;
+                    }
+                    // EOF, a full buffer or the end of the headers: answer what we have.
+                    if (keep &&
+                        (n == 0 || c.in.size() >= kMaxRequestBytes || requestComplete(c.in))) {
+                        keep = respond(c);
+                    }
+                }
+            }
+            if (!keep) {
+                closeAt(i);
+            }
+        }
+        if (listening && (fds[1].revents & POLLIN) != 0) {
+            // Accept what is pending; beyond the cap the oldest still-reading connection (or,
+            // failing that, the oldest) makes room, so a held slot never locks a scrape out.
+            for (int k = 0; k < 64; ++k) {
+                const int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (fd < 0) {
+                    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                        errno == ENOMEM) {
+                        acceptPausedUntil = nowMs() + 100; // back off instead of spinning
+                    }
+                    break;
+                }
+                const int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                if (conns.size() >= kMaxConns) {
+                    size_t victim = 0;
+                    bool found = false;
+                    for (size_t v = 0; v < conns.size(); ++v) {
+                        if (!conns[v].writing &&
+                            (!found || conns[v].acceptMs < conns[victim].acceptMs)) {
+                            victim = v;
+                            found = true;
+                        }
+                    }
+                    if (!found) {
+                        for (size_t v = 1; v < conns.size(); ++v) {
+                            if (conns[v].acceptMs < conns[victim].acceptMs) {
+                                victim = v;
+                            }
+                        }
+                    }
+                    closeAt(victim);
+                }
+                conn_t c;
+                c.fd = fd;
+                c.acceptMs = nowMs();
+                conns.push_back(std::move(c));
             }
         }
     }
+    for (conn_t &c : conns) {
+        close(c.fd);
+    }
 }
 
-void
-nixlMpHttpServer::serveOne(int conn) noexcept {
-    // A slow or silent client must not stall the endpoint for long.
-    timeval tv{2, 0};
-    setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    // The response is written whole; nothing is gained by delaying its last segment.
-    const int one = 1;
-    setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    char buf[8192];
-    size_t got = 0;
-    while (got < sizeof(buf) - 1) {
-        const ssize_t r = recv(conn, buf + got, sizeof(buf) - 1 - got, 0);
-        if (r < 0 && errno == EINTR) {
-            continue;
-        }
-        if (r <= 0) {
-            break;
-        }
-        got += static_cast<size_t>(r);
-        buf[got] = '\0';
-        if (std::strstr(buf, "\r\n\r\n") != nullptr || std::strstr(buf, "\n\n") != nullptr) {
-            break;
-        }
-    }
-    buf[got] = '\0';
-    const std::string_view req(buf, got);
+bool
+nixlMpHttpServer::respond(conn_t &c) noexcept {
+    const std::string_view req(c.in);
     const bool isGet = req.starts_with("GET ");
     const bool isHead = req.starts_with("HEAD ");
     std::string_view target;
@@ -193,10 +273,39 @@ nixlMpHttpServer::serveOne(int conn) noexcept {
         std::string head = std::string("HTTP/1.0 ") + status +
             "\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: " +
             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-        iovec iov[2] = {{head.data(), head.size()}, {body.data(), isGet ? body.size() : 0}};
-        sendAll(conn, iov, isGet ? 2 : 1);
+        const size_t bodyLen = isGet ? body.size() : 0;
+        iovec iov[2] = {{head.data(), head.size()}, {body.data(), bodyLen}};
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = 2;
+        ssize_t w;
+        do {
+            w = sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+        } while (w < 0 && errno == EINTR);
+        if (w < 0 && errno != EAGAIN) {
+            return false;
+        }
+        const size_t sent = w < 0 ? 0 : static_cast<size_t>(w);
+        if (sent >= head.size() + bodyLen) {
+            return false; // all sent in one call: the common case, no copy of the body
+        }
+        // A slow reader: keep the rest on the connection and send it as the socket drains,
+        // within the connection's deadline.
+        c.in.clear();
+        c.in.shrink_to_fit();
+        c.out.clear();
+        if (sent < head.size()) {
+            c.out.append(head, sent);
+            c.out.append(body.data(), bodyLen);
+        } else {
+            c.out.append(body.data() + (sent - head.size()), bodyLen - (sent - head.size()));
+        }
+        c.outOff = 0;
+        c.writing = true;
+        return true;
     }
     catch (...) {
+        return false;
     }
 }
 

@@ -5,7 +5,13 @@
 /**
  * @file mp_http.h
  * @brief The smallest HTTP/1.0 server that Prometheus can scrape: GET /metrics answered with
- *        the text a handler writes, one connection at a time, on one thread.
+ *        the text a handler writes, on one poll-driven thread over non-blocking sockets.
+ *
+ * Hostile clients cannot take the endpoint: each connection has one deadline for its whole
+ * request (kRequestDeadlineMs from accept, not per recv) and one for its whole life
+ * (kConnDeadlineMs); at most kMaxConns connections are held, and a new one beyond that closes
+ * the oldest still-reading one. stop() wakes the thread, which never blocks on a client, so it
+ * returns without waiting for any client.
  *
  * Own code rather than civetweb so that a bind failure is a plain errno (EADDRINUSE decides
  * the election outcome) and so that no foreign thread calls into the plugin.
@@ -20,6 +26,7 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace nixlPromMp {
 
@@ -57,11 +64,26 @@ public:
         return port_;
     }
 
+    static constexpr size_t kMaxConns = 128;
+    static constexpr int64_t kRequestDeadlineMs = 3000;
+    static constexpr int64_t kConnDeadlineMs = 8000;
+    static constexpr size_t kMaxRequestBytes = 8192;
+
 private:
+    struct conn_t {
+        int fd = -1;
+        int64_t acceptMs = 0;
+        bool writing = false;
+        std::string in;
+        std::string out; ///< unsent rest of the response (empty when sent whole at once)
+        size_t outOff = 0;
+    };
+
     void
     run() noexcept;
-    void
-    serveOne(int conn) noexcept;
+    /** Builds and sends the response to c's request; false when c is done and can be closed. */
+    bool
+    respond(conn_t &c) noexcept;
 
     int listenFd_ = -1;
     int wakeFd_ = -1;
