@@ -353,8 +353,14 @@ TEST(PromMpHttp, StopDoesNotWaitForASlowlorisClient) {
     const int slow = connectLoopback(server.port());
     ASSERT_GE(slow, 0);
     ASSERT_EQ(send(slow, "G", 1, MSG_NOSIGNAL), 1);
-    // The slowloris connection was queued first, so a scrape answered means it was accepted.
-    mpTest::httpGet(server.port());
+    // The slowloris connection was queued first, so once the scrape returns it was accepted;
+    // it keeps dribbling meanwhile (the old server then never let go of it).
+    auto scraped = std::async(std::launch::async, [&server] {
+        return mpTest::httpGet(server.port());
+    });
+    while (scraped.wait_for(std::chrono::milliseconds(500)) != std::future_status::ready) {
+        send(slow, "E", 1, MSG_NOSIGNAL);
+    }
     auto stopped = std::async(std::launch::async, [&server] { server.stop(); });
     bool returned = false;
     for (int i = 0; i < 40 && !returned; ++i) {
