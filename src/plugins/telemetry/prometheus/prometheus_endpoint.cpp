@@ -212,7 +212,14 @@ attach(const std::string &bindAddress,
     ep->collector = std::make_shared<promCollector>();
     ep->collector->add(std::move(series));
     try {
-        ep->exposer = std::make_unique<prometheus::Exposer>(bindAddress, 2);
+        // civetweb 1.15 gives each connection a worker thread until its request is read, so
+        // the thread count and a whole-request timeout are what bound hostile clients: with
+        // 2 threads and the default 30 s, 2 silent connections took the endpoint down for 30 s.
+        // 80 workers (prespawned, idle in a condition wait) keep a scrape answered with 64
+        // silent connections open; 3 s bounds each of them.
+        ep->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+            "listening_ports", bindAddress, "num_threads", "80", "request_timeout_ms", "3000",
+            "linger_timeout_ms", "0"});
     }
     catch (const std::exception &) {
         const bool local = bindAddress.rfind("127.", 0) == 0;
