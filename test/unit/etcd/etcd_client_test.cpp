@@ -12,12 +12,14 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -728,3 +730,66 @@ TEST(EtcdAuth, UserPasswordTokenAndRefresh) {
 }
 
 } // namespace
+
+// Issue 29 item 7: a PEM variable naming a FIFO or /proc/kmsg blocked curl's TLS set-up in
+// open() forever (and ~nixlAgent with it). The files are now read once, non-blocking, at
+// construction, which refuses anything but a regular file of at most 1 MiB, naming the variable
+// and the file; curl gets the bytes and opens nothing. No server is needed: the refusal comes
+// before any request (before the fix construction succeeded and the first request hung).
+TEST_F(EtcdTls, PemFilesThatAreNotSmallRegularFilesAreRefusedAtConstruction) {
+    const std::string fifo = dir_ + "/ca.fifo";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const std::string big = dir_ + "/big.pem";
+    {
+        std::ofstream f(big);
+        f << std::string((1 << 20) + 1, 'A');
+    }
+    auto expectRefused = [](nixlEtcdConfig cfg, const std::string &var, const std::string &file) {
+        try {
+            nixlEtcdClient c(std::move(cfg));
+            ADD_FAILURE() << var << "=" << file << " was accepted";
+        }
+        catch (const std::invalid_argument &e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find(var), std::string::npos) << what;
+            EXPECT_NE(what.find(file), std::string::npos) << what;
+        }
+    };
+    auto base = [] {
+        nixlEtcdConfig cfg;
+        cfg.endpoints = {"https://127.0.0.1:1"};
+        return cfg;
+    };
+    {
+        auto cfg = base();
+        cfg.caFile = fifo;
+        expectRefused(cfg, "NIXL_ETCD_CA_FILE", fifo);
+    }
+    {
+        auto cfg = base();
+        cfg.caFile = certs_.caFile;
+        cfg.certFile = fifo;
+        cfg.keyFile = certs_.clientKey;
+        expectRefused(cfg, "NIXL_ETCD_CERT_FILE", fifo);
+    }
+    {
+        auto cfg = base();
+        cfg.caFile = certs_.caFile;
+        cfg.certFile = certs_.clientCert;
+        cfg.keyFile = big;
+        expectRefused(cfg, "NIXL_ETCD_KEY_FILE", big);
+    }
+    if (access("/proc/kmsg", F_OK) == 0) {
+        auto cfg = base();
+        cfg.caFile = "/proc/kmsg";
+        expectRefused(cfg, "NIXL_ETCD_CA_FILE", "/proc/kmsg");
+    }
+    {
+        // The certificates themselves still load.
+        auto cfg = base();
+        cfg.caFile = certs_.caFile;
+        cfg.certFile = certs_.clientCert;
+        cfg.keyFile = certs_.clientKey;
+        EXPECT_NO_THROW(nixlEtcdClient c(std::move(cfg)));
+    }
+}

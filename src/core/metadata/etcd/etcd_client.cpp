@@ -4,6 +4,14 @@
  */
 #include "etcd_client.h"
 
+#include <cstring>
+
+#include <unistd.h>
+
+#include <sys/stat.h>
+
+#include <fcntl.h>
+
 #include <curl/curl.h>
 
 #include <stdexcept>
@@ -196,12 +204,74 @@ struct nixlEtcdClient::attempt_t {
     std::string tokenUsed;
 };
 
+namespace {
+
+/** Upper bound of a PEM file we read (a CA bundle is ~200 KiB). */
+constexpr off_t nixl_etcd_max_pem_bytes = 1 << 20;
+
+/** Reads path (empty: nothing) into out with one non-blocking open; throws naming var and path
+ *  for anything but a readable regular file of at most 1 MiB. */
+void
+readPemFile(const char *var, const std::string &path, std::string &out) {
+    if (path.empty()) {
+        return;
+    }
+    auto fail = [&](const std::string &why) {
+        throw std::invalid_argument(std::string("etcd client: ") + var + "='" + path + "' " + why);
+    };
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        fail(std::string("cannot be opened: ") + std::strerror(errno));
+    }
+    struct stat st{};
+    std::string why;
+    if (fstat(fd, &st) != 0) {
+        why = std::string("cannot be inspected: ") + std::strerror(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+        why = "is not a regular file";
+    } else if (st.st_size > nixl_etcd_max_pem_bytes) {
+        why = "is larger than 1 MiB (" + std::to_string(st.st_size) + " bytes)";
+    }
+    if (why.empty()) {
+        // /proc files report size 0: read to the cap and refuse what goes past it.
+        char buf[65536];
+        while (true) {
+            const ssize_t n = read(fd, buf, sizeof(buf));
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n < 0) {
+                why = std::string("cannot be read: ") + std::strerror(errno);
+                break;
+            }
+            if (n == 0) {
+                break;
+            }
+            out.append(buf, static_cast<size_t>(n));
+            if (out.size() > static_cast<size_t>(nixl_etcd_max_pem_bytes)) {
+                why = "is larger than 1 MiB";
+                break;
+            }
+        }
+    }
+    close(fd);
+    if (!why.empty()) {
+        out.clear();
+        fail(why);
+    }
+}
+
+} // namespace
+
 nixlEtcdClient::nixlEtcdClient(nixlEtcdConfig cfg)
     : cfg_(std::move(cfg)),
       pool_(std::make_unique<handlePool>()) {
     if (cfg_.endpoints.empty()) {
         throw std::invalid_argument("etcd client: no endpoint configured");
     }
+    readPemFile(nixl_etcd_ca_file_var, cfg_.caFile, caPem_);
+    readPemFile(nixl_etcd_cert_file_var, cfg_.certFile, certPem_);
+    readPemFile(nixl_etcd_key_file_var, cfg_.keyFile, keyPem_);
     // Not thread-safe in every libcurl build: once per process, before any handle exists.
     std::call_once(curl_init_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
@@ -241,14 +311,21 @@ nixlEtcdClient::setCommonOptions(void *curl, const std::string &url) const {
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, 10L);
     curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, 5L);
+    // Blobs of the bytes read at construction: curl opens no file (CURLOPT_*_BLOB, >= 7.77).
+    auto blob = [](const std::string &pem) {
+        return curl_blob{const_cast<char *>(pem.data()), pem.size(), CURL_BLOB_NOCOPY};
+    };
     if (!cfg_.caFile.empty()) {
-        curl_easy_setopt(h, CURLOPT_CAINFO, cfg_.caFile.c_str());
+        curl_blob b = blob(caPem_);
+        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
     }
     if (!cfg_.certFile.empty()) {
-        curl_easy_setopt(h, CURLOPT_SSLCERT, cfg_.certFile.c_str());
+        curl_blob b = blob(certPem_);
+        curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
     }
     if (!cfg_.keyFile.empty()) {
-        curl_easy_setopt(h, CURLOPT_SSLKEY, cfg_.keyFile.c_str());
+        curl_blob b = blob(keyPem_);
+        curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
     }
 }
 

@@ -273,6 +273,11 @@ private:
     }
 
     nixlEtcdConfig cfg_;
+    /** The PEM files' bytes, read once at construction and handed to curl as blobs, so curl
+     *  never opens a path (a FIFO or /proc/kmsg would block its TLS set-up forever). */
+    std::string caPem_;
+    std::string certPem_;
+    std::string keyPem_;
     std::atomic<size_t> preferred_{0};
     mutable std::mutex tokenMutex_;
     std::string token_;
