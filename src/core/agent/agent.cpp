@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <tuple>
@@ -28,6 +29,34 @@ namespace {
 bool
 isUnboundedKind(nixl_mem_t mem) noexcept {
     return mem == BLK_SEG || mem == OBJ_SEG || mem == FILE_SEG;
+}
+
+/** User-space addresses end below 2^57 on every CPU Linux runs on (x86-64 with 5-level
+ *  paging: 2^56; aarch64, ppc64, RISC-V sv57: less), so no DRAM or VRAM range ends above. */
+constexpr uintptr_t kAddressSpaceEnd = uintptr_t{1} << 57;
+
+/**
+ * Why descriptor d of kind mem cannot be registered, or nullptr. Only what cannot be memory of
+ * that kind: address 0 for DRAM (a null pointer; VRAM, BLK, OBJ and FILE take 0 as a device
+ * address or an offset), length 0 for DRAM and VRAM (BLK, OBJ and FILE use it for "to the
+ * end"), and a range that wraps or, for DRAM and VRAM, ends beyond any address space.
+ */
+const char *
+unregistrable(nixl_mem_t mem, const nixlBasicDesc &d) noexcept {
+    const bool addressed = mem == DRAM_SEG || mem == VRAM_SEG;
+    if (mem == DRAM_SEG && d.addr == 0) {
+        return "address 0 is not memory";
+    }
+    if (addressed && d.len == 0) {
+        return "length 0 is no memory";
+    }
+    if (d.len > UINTPTR_MAX - d.addr) {
+        return "the range wraps past the end of the address space";
+    }
+    if (addressed && d.addr + d.len > kAddressSpaceEnd) {
+        return "the range ends beyond 2^57, where no address space reaches";
+    }
+    return nullptr;
 }
 
 // NIXL_TELEMETRY_ENABLE (environment or configuration file) wins over captureTelemetry in both
@@ -279,6 +308,18 @@ registerMemImpl(nixlAgentData *data,
         NIXL_ERROR << "agent " << data->name
                    << ": registerMem: a backend hint is not a backend of this agent";
         return NIXL_ERR_INVALID_PARAM;
+    }
+    // Before any backend sees the list: backends differ in what they refuse (TEST and
+    // LIBFABRIC took address 0, length 0 and SIZE_MAX).
+    for (int i = 0; i < descs.descCount(); ++i) {
+        const nixlBasicDesc &d = descs[i];
+        if (const char *why = unregistrable(mem, d); why != nullptr) [[unlikely]] {
+            NIXL_ERROR << "agent " << data->name << ": registerMem: descriptor " << i << " ("
+                       << d.len << " bytes at 0x" << std::hex << d.addr << std::dec << ", dev "
+                       << d.devId << ", " << memTypeStr(mem) << ") cannot be registered: "
+                       << why;
+            return NIXL_ERR_INVALID_PARAM;
+        }
     }
     std::vector<nixlBackendEngineProxy *> engines;
     for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {

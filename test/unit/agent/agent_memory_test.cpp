@@ -61,6 +61,51 @@ TEST_F(agentMemoryTest, UnsupportedMemTypeIsNotFound) {
     EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->registerMem(regList({buf.desc()}, FILE_SEG)));
 }
 
+// What cannot be memory is refused by the agent before any backend sees the list (TEST took all
+// of these): address 0 and length 0 of DRAM, a range that wraps, one ending beyond 2^57.
+TEST_F(agentMemoryTest, RangesThatCannotBeMemoryAreRefusedBeforeTheBackend) {
+    testBuffer buf(64);
+    const uintptr_t top = uintptr_t{1} << 57;
+    struct badCase {
+        nixlBasicDesc desc;
+        const char *why;
+    };
+    const badCase cases[] = {
+        {nixlBasicDesc(0, 64, 0), "address 0"},
+        {nixlBasicDesc(buf.addr(), 0, 0), "length 0"},
+        {nixlBasicDesc(buf.addr(), SIZE_MAX, 0), "wraps"},
+        {nixlBasicDesc(UINTPTR_MAX - 8, 64, 0), "wraps"},
+        {nixlBasicDesc(top - 16, 32, 0), "2^57"},
+    };
+    for (const badCase &c : cases) {
+        SCOPED_TRACE(c.why);
+        // Descriptor 0 is good: it must not reach the backend either.
+        stderrCapture cap;
+        EXPECT_EQ(NIXL_ERR_INVALID_PARAM, a_->registerMem(regList({buf.desc(0, 32), c.desc})));
+        EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent A", "registerMem", "descriptor 1", c.why}));
+        EXPECT_FALSE(backendHas(buf.desc(0, 32)));
+    }
+    // The same range without the bad descriptor registers.
+    EXPECT_EQ(NIXL_SUCCESS, a_->registerMem(regList({buf.desc(0, 32)})));
+    EXPECT_EQ(NIXL_SUCCESS, a_->deregisterMem(regList({buf.desc(0, 32)})));
+}
+
+// Address 0 is an offset or a device address for the other kinds, and length 0 means "to the
+// end" for BLK, OBJ and FILE: the agent lets them through to the backends (TEST supports none,
+// hence NOT_FOUND rather than INVALID_PARAM).
+TEST_F(agentMemoryTest, AddressZeroAndLengthZeroPassForNonDramKinds) {
+    for (nixl_mem_t mem : {BLK_SEG, OBJ_SEG, FILE_SEG}) {
+        EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->registerMem(regList({nixlBasicDesc(0, 0, 3)}, mem)));
+        EXPECT_EQ(NIXL_ERR_NOT_FOUND,
+                  a_->registerMem(regList({nixlBasicDesc(0, SIZE_MAX, 3)}, mem)));
+    }
+    EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->registerMem(regList({nixlBasicDesc(0, 4096, 0)}, VRAM_SEG)));
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM,
+              a_->registerMem(regList({nixlBasicDesc(0x1000, 0, 0)}, VRAM_SEG)));
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM,
+              a_->registerMem(regList({nixlBasicDesc(4096, SIZE_MAX, 3)}, FILE_SEG)));
+}
+
 TEST_F(agentMemoryTest, RegisterWithoutBackendIsNotFound) {
     auto lone = makeAgent("L");
     testBuffer buf(64);
