@@ -131,6 +131,7 @@ nixlAgent::~nixlAgent() {
         delete req;
     }
     data->requests.clear();
+    data->freeRequestPool();
     for (nixlDlistH *dl : data->dlists) {
         delete dl;
     }

@@ -80,3 +80,59 @@ nixlDropRemote(nixlAgentData &d, const std::string &name) {
     remote->conns.clear();
     d.remotes.erase(it);
 }
+
+nixl_status_t
+nixlDeadRequest(const nixlAgentData &d, const char *call, const nixlXferReqH *req) {
+    NIXL_ERROR << "agent " << d.name << ": " << call << ": request handle "
+               << static_cast<const void *>(req)
+               << " was released or is not a request of this agent";
+    return NIXL_ERR_INVALID_PARAM;
+}
+
+nixlXferReqH *
+nixlAgentData::acquireRequest() {
+    if (freeCount <= requestQuarantine) {
+        return new nixlXferReqH();
+    }
+    nixlXferReqH *req = freeHead;
+    freeHead = req->nextFree;
+    if (freeHead == nullptr) {
+        freeTail = nullptr;
+    }
+    --freeCount;
+    req->nextFree = nullptr;
+    return req;
+}
+
+void
+nixlAgentData::recycleRequest(nixlXferReqH *req) {
+    // Frees the descriptors, strings and the remote record now; the object itself stays.
+    *req = nixlXferReqH();
+    nixlXferReqH *drop = nullptr;
+    {
+        std::lock_guard<std::mutex> guard(registryMutex);
+        if (freeTail != nullptr) {
+            freeTail->nextFree = req;
+        } else {
+            freeHead = req;
+        }
+        freeTail = req;
+        if (++freeCount > requestPoolMax) {
+            drop = freeHead;
+            freeHead = drop->nextFree;
+            --freeCount;
+        }
+    }
+    delete drop;
+}
+
+void
+nixlAgentData::freeRequestPool() noexcept {
+    while (freeHead != nullptr) {
+        nixlXferReqH *next = freeHead->nextFree;
+        delete freeHead;
+        freeHead = next;
+    }
+    freeTail = nullptr;
+    freeCount = 0;
+}

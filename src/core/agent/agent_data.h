@@ -337,9 +337,19 @@ public:
     bool stale = false;
 };
 
-/** A transfer request. */
+class nixlAgentData;
+
+/**
+ * A transfer request. Kept in its agent's request pool (nixlAgentData::acquireRequest): a
+ * released request is reset, owner cleared, and its memory kept for later requests, so a call
+ * with a released handle reads a cleared owner instead of freed memory.
+ */
 class nixlXferReqH {
 public:
+    /** The agent this request is live in; null once released (and while pooled). */
+    const nixlAgentData *owner = nullptr;
+    /** Next released request in the pool's queue (pooled requests only). */
+    nixlXferReqH *nextFree = nullptr;
     nixlBackendEngineProxy *engine = nullptr;
     nixlBackendH *backend = nullptr;
     nixl_be_req_t *beReq = nullptr;
@@ -445,6 +455,28 @@ public:
     std::unordered_set<nixlXferReqH *> requests;
     std::unordered_set<nixlDlistH *> dlists;
 
+    /**
+     * The request pool (registryMutex). Released requests queue here, oldest first, and are
+     * reused only once more than requestQuarantine of them wait, so a released handle is
+     * recognised (owner null) until that many requests were released after it. Beyond
+     * requestPoolMax waiting ones, the oldest is freed.
+     */
+    static constexpr size_t requestQuarantine = 1024;
+    static constexpr size_t requestPoolMax = 65536;
+    nixlXferReqH *freeHead = nullptr;
+    nixlXferReqH *freeTail = nullptr;
+    size_t freeCount = 0;
+
+    /** A cleared request from the pool, or a new one. registryMutex held. */
+    nixlXferReqH *
+    acquireRequest();
+    /** Resets req (frees what it holds) and queues it. registryMutex not held. */
+    void
+    recycleRequest(nixlXferReqH *req);
+    /** Frees every pooled request. registryMutex held or no other thread left. */
+    void
+    freeRequestPool() noexcept;
+
     // Metadata exchange (exchange.cpp). Declared last, so destroyed first: their threads call
     // into the state above. ~nixlAgent stops them before anything else.
     /** What the exchanges call back into; set at construction. */
@@ -477,6 +509,11 @@ nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra);
 /** Disconnects from, unloads and forgets a remote agent. Writer lock. */
 void
 nixlDropRemote(nixlAgentData &d, const std::string &name);
+
+/** One line: a request handle that is not a live request of this agent (released, or another
+ *  agent's); returns NIXL_ERR_INVALID_PARAM. Cold. */
+[[gnu::cold]] nixl_status_t
+nixlDeadRequest(const nixlAgentData &d, const char *call, const nixlXferReqH *req);
 
 /** Records the error event of a negative status when the agent exports telemetry; returns st.
  *  Any lock mode; no allocation. */

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "agent/agent_data.h"
 #include "common/nixl_log.h"
@@ -97,11 +98,52 @@ handleOf(const nixlAgentData &data, nixlBackendEngineProxy *e) {
     return nullptr;
 }
 
-void
-registerRequest(nixlAgentData &data, nixlXferReqH *req) {
-    std::lock_guard<std::mutex> lock(data.registryMutex);
-    data.requests.insert(req);
-}
+/** A request from the agent's pool, returned to it unless release() is called. */
+class pooledRequest {
+public:
+    explicit pooledRequest(nixlAgentData &data) : data_(data) {
+        std::lock_guard<std::mutex> lock(data.registryMutex);
+        req_ = data.acquireRequest();
+    }
+
+    ~pooledRequest() {
+        if (req_ != nullptr) {
+            data_.recycleRequest(req_);
+        }
+    }
+
+    pooledRequest(const pooledRequest &) = delete;
+    pooledRequest &
+    operator=(const pooledRequest &) = delete;
+
+    nixlXferReqH *
+    operator->() const noexcept {
+        return req_;
+    }
+
+    nixlXferReqH &
+    operator*() const noexcept {
+        return *req_;
+    }
+
+    nixlXferReqH *
+    get() const noexcept {
+        return req_;
+    }
+
+    /** Makes the request live in the agent: registered, owner set. */
+    nixlXferReqH *
+    publish() {
+        std::lock_guard<std::mutex> lock(data_.registryMutex);
+        data_.requests.insert(req_);
+        req_->owner = &data_;
+        return std::exchange(req_, nullptr);
+    }
+
+private:
+    nixlAgentData &data_;
+    nixlXferReqH *req_ = nullptr;
+};
 
 /**
  * True for NIXL_READ and NIXL_WRITE. Reads the raw bits: a caller may pass any integer cast to
@@ -176,7 +218,7 @@ buildRequest(nixlAgentData &data,
              const nixl_opt_args_t *extra,
              Fill &&fill,
              nixlXferReqH *&req_hndl) {
-    auto req = std::make_unique<nixlXferReqH>();
+    pooledRequest req(data);
     req->engine = spec.engine;
     req->backend = handleOf(data, spec.engine);
     req->op = spec.op;
@@ -215,8 +257,7 @@ buildRequest(nixlAgentData &data,
                    << statusStr(st);
         return st;
     }
-    req_hndl = req.get();
-    registerRequest(data, req.release());
+    req_hndl = req.publish();
     return NIXL_SUCCESS;
 }
 

@@ -66,6 +66,9 @@ estimateXferCostImpl(nixlAgentData *data,
         NIXL_ERROR << "agent " << data->name << ": estimateXferCost: request handle is null";
         return NIXL_ERR_INVALID_PARAM;
     }
+    if (req_hndl->owner != data) [[unlikely]] {
+        return nixlDeadRequest(*data, "estimateXferCost", req_hndl);
+    }
     if (req_hndl->remote != nullptr && !req_hndl->remote->valid.load(std::memory_order_acquire)) {
         NIXL_ERROR << "agent " << data->name << ": estimateXferCost: metadata of agent "
                    << req_hndl->remoteAgent << " was invalidated";
@@ -121,6 +124,9 @@ postXferReqImpl(nixlAgentData *data,
     }
     nixlReadGuard guard(data->lock);
     nixlXferReqH &req = *req_hndl;
+    if (req.owner != data) [[unlikely]] {
+        return nixlNoteStatus(*data, nixlDeadRequest(*data, "postXferReq", req_hndl));
+    }
     if (req.remote != nullptr && !req.remote->valid.load(std::memory_order_acquire)) {
         NIXL_ERROR << "agent " << data->name << ": postXferReq: metadata of agent "
                    << req.remoteAgent << " was invalidated or the peer disconnected";
@@ -225,8 +231,8 @@ postXferReqImpl(nixlAgentData *data,
  */
 [[gnu::noinline]] static nixl_status_t
 postXferReqTraced(nixlAgentData *data, nixlXferReqH *req, const nixl_opt_args_t *extra_params) {
-    if (req == nullptr) {
-        return postXferReqImpl<false>(data, req, extra_params);
+    if (req == nullptr || req->owner != data) [[unlikely]] {
+        return postXferReqImpl<false>(data, req, extra_params); // refuses it, untraced
     }
     const nixl::trace::Tracer &tracer = *data->tracer;
     // op, remoteAgent and totalBytes are fixed when the request is made.
@@ -271,6 +277,9 @@ getXferStatusImpl(nixlAgentData *data, nixlXferReqH *req_hndl) {
     }
     nixlReadGuard guard(data->lock);
     nixlXferReqH &req = *req_hndl;
+    if (req.owner != data) [[unlikely]] {
+        return nixlNoteStatus(*data, nixlDeadRequest(*data, "getXferStatus", req_hndl));
+    }
     if (req.status != NIXL_IN_PROG) {
         // Reported once per outcome (e.g. a never-posted request's NOT_POSTED), not per poll.
         finishXfer(*data, req);
@@ -310,7 +319,7 @@ getXferStatusImpl(nixlAgentData *data, nixlXferReqH *req_hndl) {
 [[gnu::noinline]] static nixl_status_t
 getXferStatusTraced(nixlAgentData *data, nixlXferReqH *req) {
     // Read as getXferStatusImpl reads it: concurrent checks of one request are the caller's race.
-    const bool running = req != nullptr && req->status == NIXL_IN_PROG;
+    const bool running = req != nullptr && req->owner == data && req->status == NIXL_IN_PROG;
     const nixl_status_t st = getXferStatusImpl(data, req);
     if (running && st == NIXL_SUCCESS) {
         nixl::trace::CorrelationScope corr(data->tracer.get(), reinterpret_cast<uintptr_t>(req));
@@ -340,6 +349,9 @@ nixlAgent::getXferTelemetry(const nixlXferReqH *req_hndl, nixl_xfer_telem_t &tel
         return NIXL_ERR_INVALID_PARAM;
     }
     nixlReadGuard guard(data->lock);
+    if (req_hndl->owner != data.get()) [[unlikely]] {
+        return nixlDeadRequest(*data, "getXferTelemetry", req_hndl);
+    }
     if (req_hndl->status != NIXL_SUCCESS) {
         return req_hndl->status;
     }
@@ -358,6 +370,9 @@ nixlAgent::queryXferBackend(const nixlXferReqH *req_hndl, nixlBackendH *&backend
         return NIXL_ERR_INVALID_PARAM;
     }
     nixlReadGuard guard(data->lock);
+    if (req_hndl->owner != data.get()) [[unlikely]] {
+        return nixlDeadRequest(*data, "queryXferBackend", req_hndl);
+    }
     backend = req_hndl->backend;
     return NIXL_SUCCESS;
 }
@@ -367,11 +382,14 @@ nixlAgent::releaseXferReq(nixlXferReqH *req_hndl) const {
     nixlReadGuard guard(data->lock);
     {
         std::lock_guard<std::mutex> lock(data->registryMutex);
-        if (req_hndl == nullptr || data->requests.count(req_hndl) == 0) {
-            NIXL_ERROR << "agent " << data->name
-                       << ": releaseXferReq: the handle is null, already released or not a "
-                          "request of this agent";
+        if (req_hndl == nullptr) {
+            NIXL_ERROR << "agent " << data->name << ": releaseXferReq: request handle is null";
             return NIXL_ERR_INVALID_PARAM;
+        }
+        // The registry, not the handle, decides: a pointer that was never a request is not
+        // dereferenced.
+        if (data->requests.count(req_hndl) == 0) {
+            return nixlDeadRequest(*data, "releaseXferReq", req_hndl);
         }
     }
     if (req_hndl->beReq != nullptr) {
@@ -387,7 +405,8 @@ nixlAgent::releaseXferReq(nixlXferReqH *req_hndl) const {
         std::lock_guard<std::mutex> lock(data->registryMutex);
         data->requests.erase(req_hndl);
     }
-    delete req_hndl;
+    // Back to the pool, not to the allocator: later calls with this handle find it released.
+    data->recycleRequest(req_hndl);
     return NIXL_SUCCESS;
 }
 

@@ -5,6 +5,8 @@
 // nixlAgent: prepared lists, request creation, posting, status, telemetry, release, loopback,
 // invalidated and disconnected peers.
 
+#include <functional>
+
 #include "agent/agent_data.h" // nixlBackendH (NIXL installs it as agent_data.h)
 #include "agent_test_utils.h"
 
@@ -354,6 +356,91 @@ protected:
         EXPECT_EQ(NIXL_SUCCESS, a_->releasedDlistH(remote));
     }
 };
+
+// A released request handle is refused by every call that takes one, with one line each, and
+// moves nothing (a post of it crashed and a status of it answered SUCCESS). Telemetry is on so
+// that getXferTelemetry gets past its own NO_TELEMETRY check.
+TEST_F(agentTelemetryTest, ReleasedRequestHandleIsRefusedEverywhere) {
+    nixlXferReqH *req = create(NIXL_WRITE, xferList({a0_.desc()}), xferList({b0_.desc()}));
+    ASSERT_NE(nullptr, req);
+    ASSERT_EQ(NIXL_SUCCESS, runXfer(*a_, req));
+    ASSERT_EQ(NIXL_SUCCESS, a_->releaseXferReq(req));
+    b0_.fill(7);
+
+    auto refused = [&](const char *call, const std::function<nixl_status_t()> &fn) {
+        SCOPED_TRACE(call);
+        stderrCapture cap;
+        EXPECT_EQ(NIXL_ERR_INVALID_PARAM, fn());
+        EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent A", call, "released"}));
+    };
+    refused("postXferReq", [&] { return a_->postXferReq(req); });
+    refused("getXferStatus", [&] { return a_->getXferStatus(req); });
+    refused("releaseXferReq", [&] { return a_->releaseXferReq(req); });
+    nixl_xfer_telem_t telem{};
+    refused("getXferTelemetry", [&] { return a_->getXferTelemetry(req, telem); });
+    nixlBackendH *backend = nullptr;
+    refused("queryXferBackend", [&] { return a_->queryXferBackend(req, backend); });
+    EXPECT_EQ(nullptr, backend);
+    std::chrono::microseconds duration{};
+    std::chrono::microseconds margin{};
+    nixl_cost_t method{};
+    refused("estimateXferCost",
+            [&] { return a_->estimateXferCost(req, duration, margin, method); });
+    EXPECT_TRUE(holdsPattern(b0_, 7));
+
+    // New requests do not take the released one's place (its memory is kept and quarantined),
+    // so the old handle stays refused while they live.
+    std::vector<nixlXferReqH *> fresh;
+    for (int i = 0; i < 8; ++i) {
+        fresh.push_back(create(NIXL_WRITE, xferList({a0_.desc()}), xferList({b0_.desc()})));
+        ASSERT_NE(nullptr, fresh.back());
+        EXPECT_NE(req, fresh.back());
+    }
+    refused("postXferReq", [&] { return a_->postXferReq(req); });
+    EXPECT_TRUE(holdsPattern(b0_, 7));
+    for (nixlXferReqH *f : fresh) {
+        EXPECT_EQ(NIXL_SUCCESS, a_->releaseXferReq(f));
+    }
+
+    // A live request of another agent is not a request of this one.
+    nixlXferReqH *theirs = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, b_->createXferReq(NIXL_WRITE, xferList({b1_.desc()}),
+                                              xferList({a1_.desc()}), "A", theirs));
+    refused("postXferReq", [&] { return a_->postXferReq(theirs); });
+    refused("getXferStatus", [&] { return a_->getXferStatus(theirs); });
+    refused("releaseXferReq", [&] { return a_->releaseXferReq(theirs); });
+    EXPECT_TRUE(holdsPattern(a1_, 2));
+    EXPECT_EQ(NIXL_SUCCESS, b_->releaseXferReq(theirs));
+}
+
+// Requests churned through the pool: after the quarantine a slot is reused, and the reused
+// request works as a fresh one (nothing of the old one is left in it).
+TEST_F(agentXferTest, PooledRequestsStartClean) {
+    nixl_opt_args_t extra;
+    extra.notif = std::string("first");
+    nixlXferReqH *first = create(NIXL_WRITE, xferList({a0_.desc()}), xferList({b0_.desc()}),
+                                 "B", &extra);
+    ASSERT_NE(nullptr, first);
+    ASSERT_EQ(NIXL_SUCCESS, runXfer(*a_, first));
+    ASSERT_EQ(NIXL_SUCCESS, a_->releaseXferReq(first));
+    bool reused = false;
+    for (int i = 0; i < 4096 && !reused; ++i) {
+        nixlXferReqH *r = create(NIXL_READ, xferList({a1_.desc(0, 64)}), xferList({b1_.desc(0, 64)}));
+        ASSERT_NE(nullptr, r);
+        if (r == first) {
+            reused = true;
+            EXPECT_EQ(NIXL_ERR_NOT_POSTED, a_->getXferStatus(r));
+            ASSERT_EQ(NIXL_SUCCESS, runXfer(*a_, r));
+            EXPECT_TRUE(holdsPattern(a1_, 4, 0, 64));
+        }
+        ASSERT_EQ(NIXL_SUCCESS, a_->releaseXferReq(r));
+    }
+    EXPECT_TRUE(reused);
+    // One notification: the reused request carried none of the first one's.
+    nixl_notifs_t notifs = drain(*b_);
+    ASSERT_EQ(1u, notifs["A"].size());
+    EXPECT_EQ("first", notifs["A"][0]);
+}
 
 TEST_F(agentTelemetryTest, ContiguousRunMergesIntoOneDescriptor) {
     std::vector<int> all;
