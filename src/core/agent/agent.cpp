@@ -451,6 +451,46 @@ deregisterMemImpl(nixlAgentData *data,
             lists.emplace_back(e, &it->second);
         }
     }
+    // Memory a posted request still moves data into or out of is not deregistered: after
+    // deregisterMem returns no byte of it may change. The walk is here, at the rare call, so
+    // the post path pays nothing; each running request is polled once first, so one that
+    // finished unobserved does not hold the memory (its status is kept for getXferStatus).
+    std::vector<std::tuple<nixlBackendEngineProxy *, const nixl_be_md_t *, nixlXferReqH *>> busy;
+    {
+        std::lock_guard<std::mutex> lock(data->registryMutex);
+        for (nixlXferReqH *req : data->requests) {
+            if (req->status != NIXL_IN_PROG) {
+                continue;
+            }
+            const nixl_status_t st = req->engine->checkXfer(req->beReq);
+            if (st != NIXL_IN_PROG) {
+                req->status = st;
+                if (st == NIXL_SUCCESS && req->telemetry) {
+                    req->doneTicks = nixlFastClock::now();
+                }
+                if (st == NIXL_ERR_REMOTE_DISCONNECT && req->remote != nullptr) {
+                    req->remote->valid.store(false, std::memory_order_release);
+                }
+                continue;
+            }
+            for (const auto &x : req->localDescs) {
+                busy.emplace_back(req->engine, x.md, req);
+            }
+            if (req->loopback) {
+                for (const auto &x : req->remoteDescs) {
+                    busy.emplace_back(req->engine, x.md, req);
+                }
+            }
+        }
+    }
+    std::sort(busy.begin(), busy.end());
+    auto busyWith = [&busy](nixlBackendEngineProxy *e, const nixl_be_md_t *md) -> nixlXferReqH * {
+        auto it = std::lower_bound(busy.begin(), busy.end(),
+                                   std::make_tuple(e, md, static_cast<nixlXferReqH *>(nullptr)));
+        return it != busy.end() && std::get<0>(*it) == e && std::get<1>(*it) == md ?
+            std::get<2>(*it) :
+            nullptr;
+    };
     // Check everything before changing anything, so a bad list deregisters nothing. Nothing
     // is stored per descriptor: the second pass looks each one up again, which costs O(1)
     // from the finger for lists in order, and spares a million-entry vector.
@@ -458,9 +498,26 @@ deregisterMemImpl(nixlAgentData *data,
         const nixlBasicDesc &d = descs[i];
         bool found = false;
         for (const auto &[e, list] : lists) {
-            if (list->seek(d) != nullptr) {
+            const nixlLocalReg *reg = list->seek(d);
+            if (reg != nullptr) {
                 found = true;
-                break;
+                nixlXferReqH *user = busy.empty() ? nullptr : busyWith(e, reg->md);
+                if (user == nullptr && reg->loopMd != nullptr && !busy.empty()) {
+                    user = busyWith(e, reg->loopMd);
+                }
+                if (user != nullptr) {
+                    NIXL_ERROR << "agent " << data->name << ": deregisterMem: descriptor " << i
+                               << " (" << d.len << " bytes at 0x" << std::hex << d.addr
+                               << std::dec << ", " << memTypeStr(mem) << ") is in use by request "
+                               << static_cast<const void *>(user) << " ("
+                               << nixlEnumStrings::xferOpStr(user->op) << " with "
+                               << user->remoteAgent
+                               << "), still running: wait for it to complete or release it";
+                    return NIXL_ERR_REPOST_ACTIVE;
+                }
+                if (busy.empty()) {
+                    break; // else the other backends' registrations of d may be in use
+                }
             }
         }
         if (!found) {

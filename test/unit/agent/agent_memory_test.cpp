@@ -307,6 +307,86 @@ TEST_F(agentMemoryTest, ListsOverDeregisteredMemoryAreRefused) {
     EXPECT_EQ(NIXL_SUCCESS, a_->releasedDlistH(fresh));
 }
 
+/**
+ * A and B whose TEST backends complete a posted request only after `polls` status checks, so
+ * a request stays in flight, by construction, until the test polls it through.
+ */
+class agentDeregisterInFlightTest : public agentTest {
+protected:
+    void
+    SetUp() override {
+        a_ = makeAgent("A");
+        b_ = makeAgent("B");
+        const nixl_b_params_t slow = {{"async", "true"}, {"async_polls", "100"}};
+        ASSERT_EQ(NIXL_SUCCESS, addTest(*a_, slow));
+        ASSERT_EQ(NIXL_SUCCESS, addTest(*b_));
+        ASSERT_EQ(NIXL_SUCCESS, a_->registerMem(regList({local_.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, b_->registerMem(regList({remote_.desc()})));
+        ASSERT_EQ(NIXL_SUCCESS, sendMD(*b_, *a_));
+    }
+
+    testBuffer local_{4096, 1};
+    testBuffer remote_{4096, 2};
+    std::unique_ptr<nixlAgent> a_;
+    std::unique_ptr<nixlAgent> b_;
+};
+
+// deregisterMem of a buffer a posted READ lands in returned SUCCESS and the data landed later.
+TEST_F(agentDeregisterInFlightTest, DeregisterWhileReadInFlightIsRefusedUntilComplete) {
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, a_->createXferReq(NIXL_READ, xferList({local_.desc()}),
+                                              xferList({remote_.desc()}), "B", req));
+    ASSERT_EQ(NIXL_IN_PROG, a_->postXferReq(req));
+    for (int i = 0; i < 2; ++i) {
+        stderrCapture cap;
+        EXPECT_EQ(NIXL_ERR_REPOST_ACTIVE, a_->deregisterMem(regList({local_.desc()})));
+        std::ostringstream handle;
+        handle << static_cast<const void *>(req);
+        EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent A", "deregisterMem", "descriptor 0",
+                                              handle.str(), "READ", "B"}));
+        EXPECT_TRUE(holdsPattern(local_, 1));
+    }
+    // Still registered: the request completes into it, and then it can go.
+    ASSERT_EQ(NIXL_SUCCESS, waitXfer(*a_, req));
+    EXPECT_TRUE(holdsPattern(local_, 2));
+    ASSERT_EQ(NIXL_SUCCESS, a_->deregisterMem(regList({local_.desc()})));
+    EXPECT_EQ(NIXL_SUCCESS, a_->getXferStatus(req));
+    EXPECT_EQ(NIXL_SUCCESS, a_->releaseXferReq(req));
+}
+
+TEST_F(agentDeregisterInFlightTest, ReleasedRequestNoLongerHoldsTheMemory) {
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, a_->createXferReq(NIXL_READ, xferList({local_.desc()}),
+                                              xferList({remote_.desc()}), "B", req));
+    ASSERT_EQ(NIXL_IN_PROG, a_->postXferReq(req));
+    EXPECT_EQ(NIXL_ERR_REPOST_ACTIVE, a_->deregisterMem(regList({local_.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, a_->releaseXferReq(req)); // aborts it
+    ASSERT_EQ(NIXL_SUCCESS, a_->deregisterMem(regList({local_.desc()})));
+    EXPECT_TRUE(holdsPattern(local_, 1));
+}
+
+// A request that finished without being polled does not hold the memory: deregisterMem polls
+// it once, and getXferStatus then reports the outcome.
+TEST(agentDeregisterInFlight, FinishedUnpolledRequestDoesNotHoldTheMemory) {
+    scopedEnv telemetry("NIXL_TELEMETRY_ENABLE", nullptr);
+    nixlAgent a("A", nixlAgentConfig());
+    nixlBackendH *h = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, a.createBackend("TEST", {{"async", "true"}, {"async_polls", "0"}}, h));
+    testBuffer src(256, 1);
+    testBuffer dst(256, 2);
+    ASSERT_EQ(NIXL_SUCCESS, a.registerMem(regList({src.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, a.registerMem(regList({dst.desc()})));
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS,
+              a.createXferReq(NIXL_WRITE, xferList({src.desc()}), xferList({dst.desc()}), "A", req));
+    ASSERT_EQ(NIXL_IN_PROG, a.postXferReq(req));
+    // The loopback target is the request's remote side.
+    ASSERT_EQ(NIXL_SUCCESS, a.deregisterMem(regList({dst.desc()})));
+    EXPECT_TRUE(holdsPattern(dst, 1));
+    EXPECT_EQ(NIXL_SUCCESS, a.getXferStatus(req));
+    EXPECT_EQ(NIXL_SUCCESS, a.releaseXferReq(req));
+}
+
 TEST_F(agentMemoryTest, UnrelatedDeregistrationKeepsRequestsValid) {
     testBuffer src(256, 1);
     testBuffer dst(256, 2);
