@@ -6,6 +6,7 @@
 // says why the fence is correct).
 #include "reg_table.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -31,6 +32,17 @@ namespace {
     size_t
     tableBytes(size_t slots) {
         return reg_table_header_bytes + reader_bytes + slots * sizeof(uint64_t);
+    }
+
+    /** Slots are reserved in steps of this many bytes (one fallocate per 8 Ki slots). */
+    constexpr size_t reserve_step = 64 * 1024;
+
+    /** Bytes to reserve so that slots [0, upto) are backed: whole steps, at most the table. */
+    size_t
+    reserveBytes(size_t slots, size_t upto) {
+        const size_t need = tableBytes(upto);
+        const size_t stepped = (need + reserve_step - 1) / reserve_step * reserve_step;
+        return std::min(stepped, tableBytes(slots));
     }
 
     constexpr size_t max_tag = 8;
@@ -186,6 +198,9 @@ nixlRegTable::~nixlRegTable() {
     if (owner_ && !name_.empty()) {
         ::shm_unlink(name_.c_str());
     }
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
     if (!name_.empty()) {
         std::lock_guard<std::mutex> g(mapsLock());
         auto it = maps().find(name_);
@@ -218,16 +233,27 @@ nixlRegTable::create(const std::string &tag,
     void *p = MAP_FAILED;
     if (fd >= 0) {
         // The umask may only narrow 0600; fchmod makes it exact, since peers check it.
-        if (::fchmod(fd, 0600) == 0 && ::ftruncate(fd, static_cast<off_t>(t->bytes_)) == 0) {
+        // ftruncate only sizes the object: a store to a page tmpfs cannot back (/dev/shm full)
+        // is a SIGBUS. So the pages written below (header, reader records, the first slots)
+        // are reserved first; later slots are reserved as registrations reach them (reserve).
+        int err = 0;
+        const size_t first = reserveBytes(slots, 1);
+        if (::fchmod(fd, 0600) != 0 || ::ftruncate(fd, static_cast<off_t>(t->bytes_)) != 0) {
+            err = errno;
+        } else if ((err = ::posix_fallocate(fd, 0, static_cast<off_t>(first))) == 0) {
             p = ::mmap(nullptr, t->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd,
                        0);
+            err = p == MAP_FAILED ? errno : 0;
         }
         if (p == MAP_FAILED) {
-            why = std::string("cannot size or map shared memory ") + t->name_ + ": " +
-                std::strerror(errno);
+            why = std::string("cannot size, reserve or map shared memory /dev/shm") + t->name_ +
+                ": " + std::strerror(err);
             ::shm_unlink(t->name_.c_str());
+            ::close(fd);
+        } else {
+            t->fd_ = fd; // kept to reserve later slots
+            t->reservedBytes_ = first;
         }
-        ::close(fd);
     } else {
         why = std::string("cannot create shared memory: ") + std::strerror(errno);
     }
@@ -428,6 +454,27 @@ nixlRegTable::claimReader(const procIdentity &self, uint64_t self_nonce, uint64_
         }
     }
     return false;
+}
+
+bool
+nixlRegTable::reserve(size_t slot, std::string &why) {
+    if (fd_ < 0 || slot >= nslots_) {
+        return fd_ < 0; // private memory needs no reservation; a slot past the end has none
+    }
+    std::lock_guard<std::mutex> g(reserveLock_);
+    if (tableBytes(slot + 1) <= reservedBytes_) {
+        return true;
+    }
+    const size_t upto = reserveBytes(nslots_, slot + 1);
+    const int err = ::posix_fallocate(fd_, static_cast<off_t>(reservedBytes_),
+                                      static_cast<off_t>(upto - reservedBytes_));
+    if (err != 0) {
+        why = "cannot reserve slot " + std::to_string(slot) + " of /dev/shm" + name_ + ": " +
+            std::strerror(err);
+        return false;
+    }
+    reservedBytes_ = upto;
+    return true;
 }
 
 nixlRegTable::mark_t

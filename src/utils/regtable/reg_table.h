@@ -100,8 +100,10 @@ public:
 
     /**
      * Creates the owner's table: a shared-memory object of a random name ("/nixl-<tag>-...",
-     * tag of 1 to 8 lowercase letters or digits), mode 0600, unlinked when this object goes. When shared memory cannot be had the table is private anonymous
-     * memory and name() is empty (peers then read slots with process_vm_readv).
+     * tag of 1 to 8 lowercase letters or digits), mode 0600, unlinked when this object goes. When shared memory cannot be had (no /dev/shm,
+     * or too full to reserve the first pages: posix_fallocate, never a SIGBUS later) the table
+     * is private anonymous memory, name() is empty and why says so (peers then read slots
+     * with process_vm_readv).
      */
     static std::unique_ptr<nixlRegTable>
     create(const std::string &tag,
@@ -140,6 +142,16 @@ public:
     slotCount() const noexcept {
         return nslots_;
     }
+
+    /**
+     * Owner side, before a slot is first written: makes sure the shared-memory pages up to it
+     * are backed (posix_fallocate), since a store to a page that tmpfs cannot back is a SIGBUS.
+     * create() reserved the header, the reader records and the first slots. False, why naming
+     * the cause (ENOSPC: /dev/shm full), when they cannot be had: the caller must not write the
+     * slot. Slots already reserved (and all of a private table) cost no system call.
+     */
+    bool
+    reserve(size_t slot, std::string &why);
 
     /** A copy's mark: enter() returns it, leave() ends the critical section. */
     struct mark_t {
@@ -202,6 +214,9 @@ private:
     size_t nslots_ = 0;
     std::shared_ptr<readerClaim> claim_; ///< the record this (peer) mapping uses
     int reader_ = -1; ///< its index
+    int fd_ = -1;     ///< owner of a named table: its object, for reserve()
+    std::mutex reserveLock_;
+    size_t reservedBytes_ = 0; ///< prefix of the object that posix_fallocate backed
 };
 
 } // namespace nixlReg

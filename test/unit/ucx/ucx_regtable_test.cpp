@@ -23,6 +23,7 @@
 
 #include "ucx_regtable.h"
 #include "ucx_test_utils.h"
+#include "../full_fs.h"
 
 using nixlUcx::nixlUcxRegTable;
 using nixlUcx::procIdentity;
@@ -320,4 +321,118 @@ TEST(ucxRegTable, TablesOfKilledOwnersAreSwept) {
     ASSERT_TRUE(fresh) << why;
     EXPECT_NE(::stat(("/dev/shm" + name).c_str(), &st), 0);
     EXPECT_EQ(errno, ENOENT);
+}
+
+// /dev/shm full (Docker's default is 64 MiB). The table's object is sized with ftruncate, so a
+// store to a page tmpfs cannot back is a SIGBUS: create reserves its first pages and
+// registerMem each new page of slots, and a full /dev/shm is a status. Each case runs in a
+// child with a 1 MiB tmpfs over /dev/shm (../full_fs.h); the parent asserts it was not killed.
+
+TEST(ucxRegTable, DISABLED_ShmFullChildTable) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    const procIdentity me = self();
+    std::string why;
+    // Full before create: private memory, and why names the cause.
+    auto t = nixlUcxRegTable::create("ucx", me, owner_nonce, size_t(1) << 20, why);
+    ASSERT_TRUE(t) << why;
+    EXPECT_TRUE(t->name().empty());
+    EXPECT_NE(why.find(std::strerror(ENOSPC)), std::string::npos) << why;
+    EXPECT_TRUE(t->reserve(1000000, why)) << why; // private memory needs none
+    t->slots()[1000000].store(7);
+    EXPECT_EQ(t->slots()[0].load(), owner_nonce);
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+TEST(ucxRegTable, DISABLED_ShmFilledAfterCreateChildTable) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    const procIdentity me = self();
+    std::string why;
+    auto t = nixlUcxRegTable::create("ucx", me, owner_nonce, size_t(1) << 20, why);
+    ASSERT_TRUE(t) << why;
+    ASSERT_FALSE(t->name().empty()) << why;
+    ASSERT_TRUE(nixl_full_fs::fillUp(nixl_full_fs::fullFsDir()));
+    // The first slots were reserved by create: written without a fault.
+    ASSERT_TRUE(t->reserve(1, why)) << why;
+    t->slots()[1].store(1);
+    // A slot far beyond cannot be backed any more: a status, and the slot is not written.
+    EXPECT_FALSE(t->reserve(500000, why));
+    EXPECT_NE(why.find(std::strerror(ENOSPC)), std::string::npos) << why;
+    // A peer maps and reads the reserved part as usual.
+    auto r = nixlUcxRegTable::open(t->name(), owner_nonce, me, size_t(1) << 20, me, reader_nonce,
+                                   why);
+    ASSERT_TRUE(r) << why;
+    EXPECT_EQ(r->slots()[1].load(), 1u);
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+namespace {
+
+/** Registers n 64-byte pieces of buf one by one; the status of the first failure, or SUCCESS. */
+nixl_status_t
+registerPieces(nixl_ucx_test::ucxAgent &a, const nixl_ucx_test::testMem &buf, size_t n,
+               size_t &done) {
+    for (done = 0; done < n; ++done) {
+        nixl_status_t st = a.registerDram(buf.addr() + done * 64, 64);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+    }
+    return NIXL_SUCCESS;
+}
+
+constexpr size_t pieces = 4000; // past the slots create reserves (1,536)
+
+} // namespace
+
+TEST(ucxRegTable, DISABLED_ShmFullChildEngine) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    // /dev/shm full before createBackend: the engine runs on a private table (one warning).
+    // UCX's own shared-memory transports need /dev/shm too (ucp_worker_create fails: "Out of
+    // memory", createBackend NIXL_ERR_BACKEND), so they are left out here.
+    ::setenv("UCX_TLS", "tcp,cma,self", 1);
+    nixl_status_t st = NIXL_ERR_UNKNOWN;
+    auto a = nixl_ucx_test::ucxAgent::make("shmfull", {}, &st);
+    ASSERT_EQ(st, NIXL_SUCCESS);
+    nixl_ucx_test::testMem buf(pieces * 64);
+    size_t done = 0;
+    EXPECT_EQ(registerPieces(*a, buf, pieces, done), NIXL_SUCCESS) << done;
+    a.reset();
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+TEST(ucxRegTable, DISABLED_ShmFilledAfterCreateChildEngine) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    ::setenv("UCX_TLS", "tcp,cma,self", 1); // as above
+    nixl_status_t st = NIXL_ERR_UNKNOWN;
+    auto a = nixl_ucx_test::ucxAgent::make("shmfilled", {}, &st);
+    ASSERT_EQ(st, NIXL_SUCCESS);
+    ASSERT_TRUE(nixl_full_fs::fillUp(nixl_full_fs::fullFsDir()));
+    // Registrations in reserved slots succeed; the first that needs a new page is refused
+    // (a registration without a slot would have no deregistration fence).
+    nixl_ucx_test::testMem buf(pieces * 64);
+    size_t done = 0;
+    EXPECT_EQ(registerPieces(*a, buf, pieces, done), NIXL_ERR_BACKEND);
+    EXPECT_GT(done, 0u);
+    EXPECT_LT(done, pieces);
+    // What was registered is released as usual.
+    for (size_t i = 0; i < done; ++i) {
+        ASSERT_EQ(a->deregisterDram(buf.addr() + i * 64, 64), NIXL_SUCCESS) << i;
+    }
+    a.reset();
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+TEST(ucxRegTable, ShmFullIsAStatusNotASignal) {
+    const std::string skip = nixl_full_fs::fullFsSkipReason();
+    if (!skip.empty()) {
+        GTEST_SKIP() << skip;
+    }
+    for (const auto &[name, fill] : std::vector<std::pair<std::string, bool>>{
+             {"ucxRegTable.DISABLED_ShmFullChildTable", true},
+             {"ucxRegTable.DISABLED_ShmFilledAfterCreateChildTable", false},
+             {"ucxRegTable.DISABLED_ShmFullChildEngine", true},
+             {"ucxRegTable.DISABLED_ShmFilledAfterCreateChildEngine", false}}) {
+        const int ws = nixl_full_fs::runInFullFs("/dev/shm", name, fill);
+        EXPECT_TRUE(nixl_full_fs::passed(ws)) << name << ": " << nixl_full_fs::describe(ws);
+    }
 }

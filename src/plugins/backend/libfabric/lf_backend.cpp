@@ -319,7 +319,18 @@ lfEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlB
             md->slot = freeSlots_.back();
             freeSlots_.pop_back();
         } else if (nextSlot_ < regTab_->slotCount()) {
-            md->slot = nextSlot_++;
+            // A new slot's page must be backed before it is written (/dev/shm may be full).
+            std::string why;
+            if (regTab_->reserve(nextSlot_, why)) {
+                md->slot = nextSlot_++;
+                slotsUnbacked_ = false;
+            } else if (!slotsUnbacked_) {
+                slotsUnbacked_ = true; // one line until a reservation succeeds again
+                NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC registration of [0x"
+                                       << std::hex << mem.addr << std::dec << ", +" << mem.len
+                                       << ") in no table slot (" << why
+                                       << "); peers reach it with delivery-complete RMA");
+            }
         } // else: in no slot; peers reach it with delivery-complete RMA
         if (md->slot != 0) {
             regTab_->slots()[md->slot].store(md->regId, std::memory_order_release);

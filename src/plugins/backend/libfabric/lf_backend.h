@@ -376,6 +376,7 @@ private:
     std::mutex regMu_;
     std::vector<uint64_t> freeSlots_; ///< regMu_
     uint64_t nextSlot_ = 1; ///< regMu_ (slot 0 holds the nonce)
+    bool slotsUnbacked_ = false; ///< regMu_: the last slot reservation failed (logged once)
 
     mutable std::shared_mutex peersMu_;
     std::map<std::string, std::shared_ptr<lfPeer>> peers_;

@@ -68,6 +68,18 @@ nixlUcxEngine::registerMem(const nixlBlobDesc &mem,
             md->slot = freeSlots_.back();
             freeSlots_.pop_back();
         } else if (nextSlot_ < regSlots_) {
+            // A new slot's page must be backed before it is written: a store to a page of a
+            // full /dev/shm is a SIGBUS. A registration in no slot would be copied into by
+            // peers unchecked (no fence), so it is refused instead.
+            std::string why;
+            if (!regTab_->reserve(nextSlot_, why)) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": UCX registerMem of " << mem.len
+                                        << " bytes at 0x" << std::hex << mem.addr << std::dec
+                                        << " refused: " << why);
+                ucp_rkey_buffer_release(rkey);
+                ucp_mem_unmap(ctx_, md->memh);
+                return NIXL_ERR_BACKEND;
+            }
             md->slot = nextSlot_++;
         }
         md->regId = nextRegId_++;
