@@ -365,6 +365,17 @@ nixlEtcdProcessTraffic() noexcept {
             traffic_bytes.load(std::memory_order_relaxed)};
 }
 
+namespace {
+// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+int
+abortAtShutdown(void *data, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    using clock = std::chrono::steady_clock;
+    const auto by =
+        static_cast<const std::atomic<clock::rep> *>(data)->load(std::memory_order_relaxed);
+    return by != 0 && clock::now().time_since_epoch().count() >= by ? 1 : 0;
+}
+} // namespace
+
 nixlEtcdClient::attempt_t
 nixlEtcdClient::post(size_t ep,
                      const char *path,
@@ -412,6 +423,11 @@ nixlEtcdClient::post(size_t ep,
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collectBody);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    // A request already running when the agent starts its shutdown is cut at the shutdown
+    // deadline too: curl calls this at least about once a second, even on a silent server.
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, abortAtShutdown);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &shutdownBy_);
     const CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.httpStatus);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
