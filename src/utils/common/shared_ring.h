@@ -74,6 +74,27 @@
 inline constexpr int32_t NIXL_SHARED_RING_VERSION = 6;
 
 /**
+ * The producer's check of a file it is about to reset (issue 29 item 6): only a file of this
+ * process's uid with one link. O_NOFOLLOW already refuses a symlink, but a hard link planted at
+ * the ring's path would make the reset overwrite the file it links to; a file of another uid is
+ * not ours to reset. False, with error naming the file and the cause.
+ */
+inline bool
+nixlSharedRingFileIsOwn(const std::string &path, const struct stat &st, std::string &error) {
+    if (st.st_nlink != 1) {
+        error = "ring file " + path + ": has " + std::to_string(st.st_nlink) +
+            " links (a hard link to another file?); refused";
+        return false;
+    }
+    if (st.st_uid != ::geteuid()) {
+        error = "ring file " + path + ": owned by uid " + std::to_string(st.st_uid) +
+            ", not this process's " + std::to_string(::geteuid()) + "; refused";
+        return false;
+    }
+    return true;
+}
+
+/**
  * The 512-byte header at the start of a ring file. Plain integers so the struct is standard
  * layout (offsetof works) and the same bytes can be read from C or Python; the positions and the
  * lost counter are accessed through std::atomic_ref.
@@ -156,13 +177,20 @@ public:
         }
         struct stat st {};
         std::unique_ptr<nixlSharedRing> ring = adoptRegularFile(path, fd, st, error);
-        if (!ring) {
+        if (!ring || !nixlSharedRingFileIsOwn(path, st, error)) {
             return nullptr;
         }
         const size_t bytes = fileSize(capacity);
         if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
             error = "ring file " + path + ": cannot resize to " + std::to_string(bytes) +
                 " bytes: " + std::strerror(errno);
+            return nullptr;
+        }
+        // Back every page before the mapping writes it: on a full file system a store to an
+        // unbacked page of a sparse file is a SIGBUS, not an error (issue 29 item 2).
+        if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
+            error = "ring file " + path + ": cannot reserve " + std::to_string(bytes) +
+                " bytes: " + std::strerror(err);
             return nullptr;
         }
         if (!ring->map(bytes, error)) {

@@ -81,6 +81,9 @@ public:
             error = "ring file " + path + ": not a regular file";
             return nullptr;
         }
+        if (!nixlSharedRingFileIsOwn(path, st, error)) {
+            return nullptr;
+        }
         ring->mask_ = capacity - 1;
         if (!ring->reset(error)) {
             return nullptr;
@@ -195,6 +198,13 @@ public:
         if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
             error = "ring file " + path_ + ": cannot resize to " + std::to_string(bytes) +
                 " bytes: " + std::strerror(errno);
+            return false;
+        }
+        // The space is taken now, so a file system that fills up later cannot fail the
+        // producer's writes one by one (issue 29 item 2): a full one refuses the ring here.
+        if (const int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(bytes)); err != 0) {
+            error = "ring file " + path_ + ": cannot reserve " + std::to_string(bytes) +
+                " bytes: " + std::strerror(err);
             return false;
         }
         nixlSharedRingHeader h{};

@@ -18,6 +18,7 @@
 
 #include "mp_store.h"
 #include "mp_test_utils.h"
+#include "../full_fs.h"
 
 using namespace nixlPromMp;
 
@@ -101,6 +102,37 @@ TEST(PromMpStore, WriterPublishesAFullyInitialisedLockedFile) {
     EXPECT_EQ(snap.id.localRank, "3");
     EXPECT_EQ(snap.id.pid, getpid());
     EXPECT_EQ(snap.boundsUs, (std::vector<double>{10, 100}));
+}
+
+// Issue 29 item 2: on a full file system the writer's constructor wrote through a mapping of
+// a sparse file and the process died of SIGBUS. It reserves the blocks first and throws.
+TEST(PromMpStoreFullFs, DISABLED_WriterOnAFullFileSystemChild) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    const nixlMpSchema schema(mpTest::eventTable());
+    try {
+        nixlMpStoreWriter w(nixl_full_fs::fullFsDir(), schema, {10, 100}, ident("a0"));
+        ADD_FAILURE() << "a store was made on a full file system";
+    }
+    catch (const std::runtime_error &e) {
+        EXPECT_NE(std::string(e.what()).find(std::strerror(ENOSPC)), std::string::npos)
+            << e.what();
+    }
+    // Nothing half-made is left for a reader to find (only the file that filled it up).
+    EXPECT_EQ(storeFiles(nixl_full_fs::fullFsDir()), std::vector<std::string>{".nixl-test-fill"});
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+TEST(PromMpStoreFullFs, WriterOnAFullFileSystemThrowsInsteadOfDying) {
+    const std::string skip = nixl_full_fs::fullFsSkipReason();
+    if (!skip.empty()) {
+        GTEST_SKIP() << skip;
+    }
+    char tmpl[] = "/tmp/nixl-mp-fullfs-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const int st = nixl_full_fs::runInFullFs(
+        tmpl, "PromMpStoreFullFs.DISABLED_WriterOnAFullFileSystemChild");
+    ::rmdir(tmpl);
+    EXPECT_TRUE(nixl_full_fs::passed(st)) << nixl_full_fs::describe(st);
 }
 
 TEST(PromMpStore, DestroyedWriterReleasesItsLockAndLeavesTheFile) {

@@ -5,6 +5,7 @@
 // The BUFFER exporter, driven only through its C operations table as core drives it.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -205,6 +206,30 @@ TEST_F(bufferExporterTest, SymlinkAtTheRingPathIsNotFollowed) {
     EXPECT_EQ(create("agentL", 8, &e), NIXL_PLUGIN_ERR_BACKEND);
     EXPECT_FALSE(fileExists(dir_.path("elsewhere")));
     EXPECT_EQ(logs_.size(), 1u) << allLogs();
+}
+
+// Issue 29 item 6: a hard link at <dir>/<agent> was opened and the linked file overwritten.
+TEST_F(bufferExporterTest, HardLinkAtTheRingPathIsRefusedAndTheFileKept) {
+    const std::string victim = dir_.path("victim");
+    {
+        FILE *f = std::fopen(victim.c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        std::fputs("precious", f);
+        std::fclose(f);
+    }
+    ASSERT_EQ(::link(victim.c_str(), dir_.path("agentH").c_str()), 0);
+    nixl_telemetry_exporter_t *e = nullptr;
+    EXPECT_EQ(create("agentH", 8, &e), NIXL_PLUGIN_ERR_BACKEND);
+    EXPECT_EQ(e, nullptr);
+    ASSERT_EQ(logs_.size(), 1u) << allLogs();
+    EXPECT_NE(logs_[0].msg.find("2 links"), std::string::npos) << allLogs();
+    EXPECT_EQ(fileSize(victim), 8u);
+    char buf[16] = {};
+    FILE *f = std::fopen(victim.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(std::fread(buf, 1, sizeof(buf), f), 8u);
+    std::fclose(f);
+    EXPECT_STREQ(buf, "precious");
 }
 
 TEST_F(bufferExporterTest, CapacityMustBeAPowerOfTwo) {

@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +24,7 @@
 
 #include "common/shared_ring.h"
 #include "ring_test_util.h"
+#include "../full_fs.h"
 
 namespace {
 
@@ -259,6 +263,65 @@ TEST_F(ringTest, CreateRefusesBadCapacityAndSymlinks) {
     EXPECT_FALSE(ring::create(dir_.path("link"), 8, error));
     EXPECT_NE(error.find("cannot create"), std::string::npos) << error;
     EXPECT_FALSE(fileExists(dir_.path("target")));
+}
+
+namespace {
+std::string
+readAll(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+} // namespace
+
+// Issue 29 item 6: a hard link planted at the ring's path made create() reset (overwrite) the
+// file it links to; a file of another uid was reset too. Both are refused, the file untouched.
+TEST_F(ringTest, CreateRefusesHardLinksAndFilesOfAnotherUid) {
+    const std::string victim = dir_.path("victim");
+    {
+        std::ofstream f(victim, std::ios::binary);
+        f << std::string(4096, 'v');
+    }
+    ASSERT_EQ(::link(victim.c_str(), dir_.path("planted").c_str()), 0);
+    std::string error;
+    EXPECT_FALSE(ring::create(dir_.path("planted"), 8, error));
+    EXPECT_NE(error.find("has 2 links"), std::string::npos) << error;
+    EXPECT_EQ(readAll(victim), std::string(4096, 'v'));
+    if (::geteuid() == 0) {
+        const std::string other = dir_.path("other");
+        {
+            std::ofstream f(other, std::ios::binary);
+            f << "theirs";
+        }
+        ASSERT_EQ(::chown(other.c_str(), 65534, 65534), 0);
+        EXPECT_FALSE(ring::create(other, 8, error));
+        EXPECT_NE(error.find("owned by uid 65534"), std::string::npos) << error;
+        EXPECT_EQ(readAll(other), "theirs");
+    }
+    // A file of ours with one link is reset as before.
+    EXPECT_TRUE(ring::create(dir_.path("mine"), 8, error)) << error;
+}
+
+// Issue 29 item 2: on a full file system create() wrote through a mapping of a sparse file
+// and died of SIGBUS. It reserves the file's blocks first: a full one is an error.
+TEST(ringFullFs, DISABLED_CreateOnAFullFileSystemChild) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    std::string error;
+    EXPECT_FALSE(ring::create(nixl_full_fs::fullFsDir() + "/r", 1 << 16, error));
+    EXPECT_NE(error.find(std::strerror(ENOSPC)), std::string::npos) << error;
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+TEST(ringFullFs, CreateOnAFullFileSystemIsAnErrorNotASignal) {
+    const std::string skip = nixl_full_fs::fullFsSkipReason();
+    if (!skip.empty()) {
+        GTEST_SKIP() << skip;
+    }
+    char tmpl[] = "/tmp/nixl-ring-fullfs-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const int st =
+        nixl_full_fs::runInFullFs(tmpl, "ringFullFs.DISABLED_CreateOnAFullFileSystemChild");
+    ::rmdir(tmpl);
+    EXPECT_TRUE(nixl_full_fs::passed(st)) << nixl_full_fs::describe(st);
 }
 
 TEST_F(ringTest, CreateResetsAnExistingRing) {

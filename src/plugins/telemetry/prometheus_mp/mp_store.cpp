@@ -258,6 +258,12 @@ nixlMpStoreWriter::nixlMpStoreWriter(const std::string &dir,
         if (ftruncate(fd.fd, static_cast<off_t>(size_)) != 0) {
             throw fail("ftruncate");
         }
+        // Every block backed before the mapping writes it: a store to an unbacked page of a
+        // sparse file on a full file system is a SIGBUS, not an error (issue 29 item 2).
+        if (const int err = posix_fallocate(fd.fd, 0, static_cast<off_t>(size_)); err != 0) {
+            errno = err;
+            throw fail("cannot reserve " + std::to_string(size_) + " bytes");
+        }
         void *map = mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd.fd, 0);
         if (map == MAP_FAILED) {
             throw fail("mmap");
