@@ -18,6 +18,7 @@ packages=(
     gcc
     g++
     python3
+    ccache # meson uses it when present: a second build of the same sources is mostly cache hits
     libtomlplusplus-dev # NIXL_CONFIG_FILE / ~/.nixl.cfg / /etc/nixl.cfg (TOML; headers only used)
     # tests and benchmarks
     libgtest-dev

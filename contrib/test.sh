@@ -46,6 +46,12 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo" || exit 1
 
 jobs=${NIXL_TEST_JOBS:-2}
+
+# ccache (installed by install-deps.sh; meson picks it up at configure time) may reuse objects
+# compiled in another checkout of the same sources: without these, -g builds hash the working
+# directory and a fresh clone in another folder never hits the cache.
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$repo}
 read -r -a extra_test_args <<<"${NIXL_MESON_TEST_ARGS:-}"
 
 # Results of each step, printed before the summary.
