@@ -223,6 +223,39 @@ configMilliseconds(std::string_view name, uint64_t min_ms = 0, uint64_t max_ms =
     return std::chrono::milliseconds(static_cast<int64_t>(out));
 }
 
+/**
+ * Per-call-site state of NIXL_SDK_LOG_LIMITED: at most limit lines a second from one site, the
+ * next one written saying how many were suppressed. Lock-free and approximate under races
+ * (a line more or less in a second); reached only when the level is enabled, so never on a
+ * success path. Use it for lines a peer or a loop can trigger (per-request errors).
+ */
+class logLimiter {
+public:
+    static constexpr uint32_t limit = 10;
+
+    /** -1: suppress this line; otherwise write it, noting the returned count suppressed. */
+    int64_t
+    admit() noexcept {
+        const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::steady_clock::now().time_since_epoch())
+                                .count();
+        int64_t w = window_.load(std::memory_order_relaxed);
+        if (w != now && window_.compare_exchange_strong(w, now, std::memory_order_relaxed)) {
+            count_.store(0, std::memory_order_relaxed);
+        }
+        if (count_.fetch_add(1, std::memory_order_relaxed) < limit) {
+            return static_cast<int64_t>(suppressed_.exchange(0, std::memory_order_relaxed));
+        }
+        suppressed_.fetch_add(1, std::memory_order_relaxed);
+        return -1;
+    }
+
+private:
+    std::atomic<int64_t> window_{-1};
+    std::atomic<uint32_t> count_{0};
+    std::atomic<uint64_t> suppressed_{0};
+};
+
 } // namespace nixlSdk
 
 /**
@@ -243,6 +276,32 @@ configMilliseconds(std::string_view name, uint64_t min_ms = 0, uint64_t max_ms =
             }                                                            \
         }                                                                \
     } while (0)
+/**
+ * NIXL_SDK_LOG for a line a peer or a loop can trigger: one logLimiter per call site (a static
+ * of the expansion), at most logLimiter::limit lines a second, then one line that carries
+ * "(suppressed N similar lines)".
+ */
+#define NIXL_SDK_LOG_LIMITED(level, ...)                                                 \
+    do {                                                                                 \
+        if (::nixlSdk::logEnabled(level)) {                                              \
+            static ::nixlSdk::logLimiter nixl_sdk_rl_;                                   \
+            if (const int64_t nixl_sdk_sup_ = nixl_sdk_rl_.admit(); nixl_sdk_sup_ >= 0) { \
+                try {                                                                    \
+                    std::ostringstream nixl_sdk_os_;                                     \
+                    nixl_sdk_os_ << __VA_ARGS__;                                         \
+                    if (nixl_sdk_sup_ > 0) {                                             \
+                        nixl_sdk_os_ << " (suppressed " << nixl_sdk_sup_                 \
+                                     << " similar lines)";                               \
+                    }                                                                    \
+                    ::nixlSdk::log(level, nixl_sdk_os_.str());                           \
+                }                                                                        \
+                catch (...) {                                                            \
+                }                                                                        \
+            }                                                                            \
+        }                                                                                \
+    } while (0)
+#define NIXL_SDK_ERROR_LIMITED(...) NIXL_SDK_LOG_LIMITED(NIXL_PLUGIN_LOG_ERROR, __VA_ARGS__)
+#define NIXL_SDK_WARN_LIMITED(...) NIXL_SDK_LOG_LIMITED(NIXL_PLUGIN_LOG_WARN, __VA_ARGS__)
 #define NIXL_SDK_ERROR(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_ERROR, __VA_ARGS__)
 #define NIXL_SDK_WARN(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_WARN, __VA_ARGS__)
 #define NIXL_SDK_INFO(...) NIXL_SDK_LOG(NIXL_PLUGIN_LOG_INFO, __VA_ARGS__)

@@ -22,6 +22,9 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
+#include <chrono>
 
 #include "../../common/scoped_env.h"
 #include "config/config.h"
@@ -600,3 +603,69 @@ TEST_F(configProcessTest, AgentReadsTelemetryEnableFromTheFile) {
 }
 
 } // namespace
+
+// Issue 29 item 16: a plugin's per-request error line (e.g. UCX reposting after the peer
+// deregistered: 1,045,656 ERROR lines in 7 s) is rate-limited per call site. Every call is
+// either written or counted in the "(suppressed N similar lines)" of a later line.
+namespace {
+std::vector<std::string> sdk_limited_lines;
+
+void
+sdkLimitedLog(void *, int32_t, const char *msg, size_t len) {
+    sdk_limited_lines.emplace_back(msg, len);
+}
+
+int32_t
+sdkLimitedEnabled(void *, int32_t) {
+    return 1;
+}
+
+void
+limitedSite(int i) {
+    NIXL_SDK_ERROR_LIMITED("post " << i << " failed");
+}
+
+uint64_t
+suppressedIn(const std::string &line) {
+    const auto at = line.find("(suppressed ");
+    return at == std::string::npos ? 0 : std::stoull(line.substr(at + 12));
+}
+} // namespace
+
+TEST(sdkLogLimited, ASiteWritesAFewLinesASecondAndCountsTheRest) {
+    nixl_plugin_core_services_t services{};
+    services.size = sizeof(services);
+    services.log = sdkLimitedLog;
+    services.log_enabled = sdkLimitedEnabled;
+    const auto *old = nixlSdk::coreServices().exchange(&services);
+    sdk_limited_lines.clear();
+    const auto t0 = std::chrono::steady_clock::now();
+    int calls = 0;
+    for (; calls < 5000; ++calls) {
+        limitedSite(calls);
+    }
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count();
+    // At most `limit` lines in each second the loop touched (it touched secs + 1 or + 2).
+    EXPECT_LE(sdk_limited_lines.size(), nixlSdk::logLimiter::limit * (secs + 2));
+    ASSERT_GE(sdk_limited_lines.size(), 1u);
+    EXPECT_EQ(sdk_limited_lines[0], "post 0 failed");
+    // The next second's first line reports what was suppressed (awaited, not slept for).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (suppressedIn(sdk_limited_lines.back()) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+        const size_t before = sdk_limited_lines.size();
+        limitedSite(calls++);
+        if (sdk_limited_lines.size() == before) {
+            std::this_thread::yield();
+        }
+    }
+    ASSERT_GT(suppressedIn(sdk_limited_lines.back()), 0u) << sdk_limited_lines.back();
+    uint64_t accounted = 0;
+    for (const auto &l : sdk_limited_lines) {
+        accounted += 1 + suppressedIn(l);
+    }
+    EXPECT_EQ(accounted, static_cast<uint64_t>(calls));
+    nixlSdk::coreServices().store(old);
+}

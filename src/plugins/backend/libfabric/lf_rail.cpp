@@ -318,7 +318,7 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         if (err == 0) {
             onRecv(r, rc, len);
         } else {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
                                     << ": receive failed: " << fiErr(err));
         }
         repost(r, rc);
@@ -340,7 +340,7 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
     }
     if (req == nullptr) {
         if (err != 0) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
                                     << ": notification send failed: " << fiErr(err));
         }
         return;
@@ -348,7 +348,7 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
     if (err != 0 && req->firstErr == NIXL_SUCCESS) {
         req->firstErr = mapCqErr(err);
         if (!req->released) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov << ": transfer to "
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov << ": transfer to "
                                     << req->remote << " failed: " << fiErr(err));
         }
     }
@@ -399,7 +399,7 @@ lfEngine::repost(lfRail &r, recvCtx *rc) const {
                               &rc->fctx);
         if (rc2 != -FI_EAGAIN) {
             if (rc2 != 0) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
                                         << ": fi_recv: " << fiErr(static_cast<int>(rc2)));
             }
             return;
@@ -425,7 +425,7 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
                              why)) {
             // A peer's bytes: at most one line a second, however many arrive.
             if (nowMsec - malformedLogMs_ >= 1000) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
                                         << ": dropped a message: " << why << " ("
                                         << malformedUnlogged_ << " more since the last line)");
                 malformedLogMs_ = nowMsec;
@@ -437,7 +437,7 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
         }
         auto res = reasm_->feed(f, nowMsec, ready);
         if (res.log) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
                                     << ": dropped a notification from "
                                     << (res.sender.empty() ? std::string("an unnamed sender")
                                                            : "agent " + res.sender)
@@ -454,7 +454,7 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
             }
             m.traced = false; // dropped: no phases for it
             if (nowMsec - notifs_->lastLogMs >= 1000) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
                                         << ": dropped a notification of " << len
                                         << " bytes from agent " << sender << ": "
                                         << notifs_->heldBytes()
@@ -502,7 +502,7 @@ lfEngine::flushSendsLocked(lfRail &r) const {
         }
         r.sendBacklog.pop_front();
         if (rc != 0) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
                                     << ": fi_send: " << fiErr(static_cast<int>(rc)));
             // Completes it as failed, which fails its request.
             onCompletion(r, s, static_cast<int>(-rc), 0);
@@ -542,7 +542,7 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
             // seq_cst loads: they must not move before the mark's enter.
             if (slots[0].load(std::memory_order_seq_cst) != req->peer->conn.nonce ||
                 slots[slot].load(std::memory_order_seq_cst) != req->gen[i].second) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC "
+                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC "
                                         << (req->op == NIXL_WRITE ? "WRITE" : "READ") << " to "
                                         << req->remote << ", descriptor " << i
                                         << ": the remote registration was released (stale "
@@ -573,7 +573,7 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
         }
         if (rc != 0) {
             req->ctxs[i].markEpoch = 0;
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov << ": "
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov << ": "
                                     << (req->op == NIXL_WRITE ? "fi_writemsg" : "fi_readmsg")
                                     << " of descriptor " << i << " to " << req->remote << ": "
                                     << fiErr(static_cast<int>(rc)));
@@ -705,7 +705,7 @@ lfEngine::progressLoop() {
                 }
                 if (rc != 0) {
                     // Never retried: a wait fd we cannot arm would turn this loop into a spin.
-                    NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC " << r->prov
+                    NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": LIBFABRIC " << r->prov
                                            << ": fi_trywait: " << fiErr(rc)
                                            << "; this rail is polled every pthrDelay");
                     std::erase_if(fds, [&](const pollfd &p) { return p.fd == r->waitFd; });

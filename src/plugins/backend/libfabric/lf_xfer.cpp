@@ -34,17 +34,17 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
                    const nixl_opt_b_args_t *opt_args) const {
     const std::string who = "agent " + localAgent + ": LIBFABRIC transfer to " + remote_agent;
     if (op != NIXL_READ && op != NIXL_WRITE) {
-        NIXL_SDK_ERROR(who << ": unknown operation " << int(op));
+        NIXL_SDK_ERROR_LIMITED(who << ": unknown operation " << int(op));
         return NIXL_ERR_INVALID_PARAM;
     }
     if (local.size() != remote.size() || local.getType() != DRAM_SEG ||
         remote.getType() != DRAM_SEG) {
-        NIXL_SDK_ERROR(who << ": lists must be DRAM and of equal length (" << local.size()
+        NIXL_SDK_ERROR_LIMITED(who << ": lists must be DRAM and of equal length (" << local.size()
                            << " local, " << remote.size() << " remote)");
         return NIXL_ERR_INVALID_PARAM;
     }
     if (opt_args != nullptr && opt_args->hasNotif && opt_args->notifMsg.size() > max_notif_len) {
-        NIXL_SDK_ERROR(who << ": notification of " << opt_args->notifMsg.size()
+        NIXL_SDK_ERROR_LIMITED(who << ": notification of " << opt_args->notifMsg.size()
                            << " bytes (at most " << max_notif_len << ")");
         return NIXL_ERR_INVALID_PARAM;
     }
@@ -55,7 +55,7 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
     if (!loopback) {
         req->peer = findPeer(remote_agent);
         if (req->peer == nullptr) {
-            NIXL_SDK_ERROR(who << ": no connection info loaded for it");
+            NIXL_SDK_ERROR_LIMITED(who << ": no connection info loaded for it");
             return NIXL_ERR_NOT_FOUND;
         }
         req->rail = rails_[req->peer->rail].get();
@@ -76,14 +76,14 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
         if (lmd == nullptr || rmd == nullptr || l.len != r.len ||
             !inside(l.addr, l.len, lmd->base, lmd->len) ||
             !inside(r.addr, r.len, rmd->base, rmd->len)) {
-            NIXL_SDK_ERROR(who << ": descriptor " << i << " (local [0x" << std::hex << l.addr
+            NIXL_SDK_ERROR_LIMITED(who << ": descriptor " << i << " (local [0x" << std::hex << l.addr
                                << ", +" << std::dec << l.len << "), remote [0x" << std::hex
                                << r.addr << ", +" << std::dec << r.len
                                << ")) has unequal lengths or lies outside its registration");
             return NIXL_ERR_INVALID_PARAM;
         }
         if (loopback != (rmd->local != nullptr)) {
-            NIXL_SDK_ERROR(who << ": descriptor " << i << " has metadata of another agent");
+            NIXL_SDK_ERROR_LIMITED(who << ": descriptor " << i << " has metadata of another agent");
             return NIXL_ERR_INVALID_PARAM;
         }
         if (loopback) {
@@ -91,7 +91,7 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
         }
         const size_t ri = req->peer->rail;
         if (rmd->hasRail[ri] == 0) {
-            NIXL_SDK_ERROR(who << ": descriptor " << i << ": the registration has no key for "
+            NIXL_SDK_ERROR_LIMITED(who << ": descriptor " << i << ": the registration has no key for "
                                << rails_[ri]->prov);
             return NIXL_ERR_INVALID_PARAM;
         }
@@ -156,13 +156,13 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
         return postLoopback(*req, local, remote, opt_args);
     }
     if (opt_args != nullptr && opt_args->hasNotif && opt_args->notifMsg.size() > max_notif_len) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
                                 << ": notification of " << opt_args->notifMsg.size()
                                 << " bytes (at most " << max_notif_len << ")");
         return NIXL_ERR_INVALID_PARAM;
     }
     if (req->peer->dead.load()) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
                                 << ": the peer is disconnected");
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
@@ -210,7 +210,7 @@ lfEngine::peerGone(lfReq &req) const {
     if (::kill(p.conn.pid, 0) == 0 || errno != ESRCH) {
         return false;
     }
-    NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC: peer " << p.name << " (pid "
+    NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC: peer " << p.name << " (pid "
                             << p.conn.pid << ") has exited; its transfers fail");
     p.dead = true;
     return true;
@@ -236,7 +236,7 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
     } else if (st == NIXL_IN_PROG && cfg_.stallTimeout.count() > 0 &&
                nowMs() - req->lastProgressMs.load(std::memory_order_relaxed) >
                    cfg_.stallTimeout.count()) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
                                 << ": no completion for " << cfg_.stallTimeout.count()
                                 << " ms (stall_timeout_ms); failed");
         std::lock_guard<std::mutex> g(r.mu);
@@ -316,7 +316,7 @@ lfEngine::getNotifs(notif_list_t &notif_list) {
 nixl_status_t
 lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) const {
     if (msg.size() > max_notif_len) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC notification to " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC notification to " << remote_agent
                                 << " of " << msg.size() << " bytes (at most " << max_notif_len
                                 << ")");
         return NIXL_ERR_INVALID_PARAM;
@@ -327,7 +327,7 @@ lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) cons
     }
     auto peer = findPeer(remote_agent);
     if (peer == nullptr) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC notification to " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC notification to " << remote_agent
                                 << ": no connection info loaded for it");
         return NIXL_ERR_NOT_FOUND;
     }

@@ -69,7 +69,7 @@ nixlUcxEngine::reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const {
     while (desc < req.count && reinterpret_cast<nixlBackendMD *>(req.remote[desc].md) != &md) {
         ++desc;
     }
-    NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+    NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
                             << req.remoteAgent << ", descriptor " << desc
                             << ": the remote registration of " << md.len << " bytes at 0x"
                             << std::hex << md.base << std::dec
@@ -108,7 +108,7 @@ nixlUcxEngine::staleCheck(nixlUcxReq &req) const {
                 reapLost(*req.conn);
                 finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
             } else {
-                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
                                         << req.remoteAgent
                                         << ": cannot read its registration table: "
                                         << std::strerror(e));
@@ -239,7 +239,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
                 return;
             }
             if (e == EFAULT) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
                                         << req.remoteAgent << ", descriptor " << i << " ("
                                         << req.local[i].len << " bytes, local 0x" << std::hex
                                         << req.local[i].addr << ", remote 0x"
@@ -249,7 +249,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
                 finishReq(req, NIXL_ERR_NOT_FOUND);
                 return;
             }
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
                                     << req.remoteAgent << ", descriptor " << i << ": "
                                     << (req.op == NIXL_WRITE ? "process_vm_writev" :
                                                                "process_vm_readv")

@@ -42,18 +42,18 @@ ucxDataDoneLocked(nixlUcxReq &req) {
                                   nixlUcx::statusFromUcs(req.ucxError, false);
         if (!lost) {
             if (req.failedDesc != SIZE_MAX && req.ucxError == UCS_ERR_NO_ELEM) {
-                NIXL_SDK_ERROR("agent " << req.engine->agentName() << ": UCX "
+                NIXL_SDK_ERROR_LIMITED("agent " << req.engine->agentName() << ": UCX "
                                         << opName(req.op) << " to " << req.remoteAgent
                                         << ", descriptor " << req.failedDesc
                                         << ": the remote key is gone (metadata unloaded)");
             } else if (req.failedDesc != SIZE_MAX) {
-                NIXL_SDK_ERROR("agent " << req.engine->agentName() << ": UCX "
+                NIXL_SDK_ERROR_LIMITED("agent " << req.engine->agentName() << ": UCX "
                                         << opName(req.op) << " to " << req.remoteAgent
                                         << ", descriptor " << req.failedDesc << " of "
                                         << req.count << ": "
                                         << ucs_status_string(req.ucxError));
             } else {
-                NIXL_SDK_ERROR("agent " << req.engine->agentName() << ": UCX "
+                NIXL_SDK_ERROR_LIMITED("agent " << req.engine->agentName() << ": UCX "
                                         << opName(req.op) << " of " << req.count
                                         << " descriptors to " << req.remoteAgent
                                         << " completed with an error: "
@@ -97,21 +97,21 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
                         const nixl_opt_b_args_t *opt_args) const {
     auto supported = [&](nixl_mem_t m) { return m == DRAM_SEG || (m == VRAM_SEG && vram_); };
     if (!supported(local.getType()) || !supported(remote.getType())) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot move "
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX cannot move "
                                 << memName(local.getType()) << " to/from "
                                 << memName(remote.getType()) << " of "
                                 << remote_agent);
         return NIXL_ERR_NOT_SUPPORTED;
     }
     if (local.size() != remote.size() || local.size() == 0) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX prepXfer to " << remote_agent << ": "
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX prepXfer to " << remote_agent << ": "
                                 << local.size() << " local and " << remote.size()
                                 << " remote descriptors");
         return NIXL_ERR_INVALID_PARAM;
     }
     std::shared_ptr<nixlUcxConn> conn = findConn(remote_agent);
     if (!conn) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX prepXfer: no connection to "
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX prepXfer: no connection to "
                                 << remote_agent);
         return NIXL_ERR_NOT_FOUND;
     }
@@ -135,20 +135,20 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
         auto *rmd =
             dynamic_cast<const nixlUcxRemoteMD *>(reinterpret_cast<nixlBackendMD *>(r.md));
         if (lmd == nullptr || rmd == nullptr) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX prepXfer to " << remote_agent
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX prepXfer to " << remote_agent
                                     << ": descriptor " << i << " has no UCX "
                                     << (lmd == nullptr ? "local" : "remote") << " registration");
             return NIXL_ERR_INVALID_PARAM;
         }
         if (rmd->conn != conn) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX prepXfer to " << remote_agent
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX prepXfer to " << remote_agent
                                     << ": remote descriptor " << i << " belongs to agent "
                                     << rmd->conn->name);
             return NIXL_ERR_INVALID_PARAM;
         }
         if (l.len != r.len || !rangeCovers(lmd->base, lmd->len, l.addr, l.len) ||
             !rangeCovers(rmd->base, rmd->len, r.addr, r.len)) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX prepXfer to " << remote_agent
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX prepXfer to " << remote_agent
                                     << ": descriptor " << i << " (" << l.len << " bytes at 0x"
                                     << std::hex << l.addr << " -> " << r.len << " bytes at 0x"
                                     << r.addr << std::dec
@@ -173,7 +173,7 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
                     continue;
                 }
                 if (!nixlUcx::parseUnsigned(v, id) || id >= conn->lanes.size()) {
-                    NIXL_SDK_ERROR("agent " << localAgent << ": UCX prepXfer to "
+                    NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX prepXfer to "
                                             << remote_agent << ": worker_id=" << v
                                             << " is not below num_workers ("
                                             << conn->lanes.size() << ")");
@@ -201,7 +201,7 @@ nixlUcxEngine::postUcx(nixlUcxReq &req) const {
         std::lock_guard<std::mutex> g(w.lock);
         if (w.worker == nullptr || lane.ep == nullptr || !req.conn->usable()) {
             const nixl_status_t st = goneStatus(*req.conn);
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
                                     << req.remoteAgent << ": the connection is "
                                     << (st == NIXL_ERR_REMOTE_DISCONNECT ? "lost" : "closed"));
             finishReq(req, st);
@@ -281,12 +281,12 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     (void)remote;
     auto *req = static_cast<nixlUcxReq *>(handle);
     if (req == nullptr) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX postXfer to " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX postXfer to " << remote_agent
                                 << ": no prepared request");
         return NIXL_ERR_INVALID_PARAM;
     }
     if (req->status.load(std::memory_order_acquire) == NIXL_IN_PROG) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX postXfer to " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX postXfer to " << remote_agent
                                 << ": the request is still running");
         return NIXL_ERR_REPOST_ACTIVE;
     }
@@ -297,7 +297,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     }
     if (!req->conn->usable()) {
         const bool lost = req->conn->state.load() == nixlUcxConn::LOST;
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX postXfer: " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX postXfer: " << remote_agent
                                 << (lost ? " was lost" : " was disconnected"));
         return lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND;
     }
@@ -456,7 +456,7 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
                 req->tracked = false;
             }
         }
-        NIXL_SDK_WARN("agent " << localAgent << ": UCX released a running " << opName(req->op)
+        NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX released a running " << opName(req->op)
                                << " to " << req->remoteAgent << " after " << req->copied
                                << " of " << req->totalBytes
                                << " bytes; the rest is not copied"
@@ -483,7 +483,7 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
                 if (req->tracked) {
                     w.inflight.erase(req);
                 }
-                NIXL_SDK_WARN("agent " << localAgent << ": UCX released a running "
+                NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX released a running "
                                        << opName(req->op) << " to " << req->remoteAgent
                                        << " once its UCX operations finished; no notification "
                                        << "is sent");
@@ -501,7 +501,7 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
         }
         std::this_thread::yield();
     }
-    NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot release a running "
+    NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX cannot release a running "
                             << opName(req->op) << " of " << req->count << " descriptors to "
                             << req->remoteAgent << ": its UCX operations did not finish within "
                             << cfg_.releaseTimeoutMs
@@ -522,13 +522,13 @@ nixlUcxEngine::estimateXferCost(const nixl_xfer_op_t &operation,
     (void)remote;
     const auto *req = static_cast<const nixlUcxReq *>(handle);
     if (req == nullptr) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX estimateXferCost to " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX estimateXferCost to " << remote_agent
                                 << ": no prepared request");
         return NIXL_ERR_INVALID_PARAM;
     }
     if (!req->conn->usable()) {
         const nixl_status_t st = goneStatus(*req->conn);
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX estimateXferCost: " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX estimateXferCost: " << remote_agent
                                 << (st == NIXL_ERR_REMOTE_DISCONNECT ? " was lost" :
                                                                        " was disconnected"));
         return st;
@@ -539,7 +539,7 @@ nixlUcxEngine::estimateXferCost(const nixl_xfer_op_t &operation,
     {
         std::lock_guard<std::mutex> g(w.lock);
         if (w.worker == nullptr || req->lane->ep == nullptr) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX estimateXferCost: the connection to "
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX estimateXferCost: the connection to "
                                     << remote_agent << " is closed");
             return goneStatus(*req->conn);
         }
@@ -576,7 +576,7 @@ nixlUcxEngine::estimateXferCost(const nixl_xfer_op_t &operation,
         }
     }
     if (st != UCS_OK) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX estimateXferCost to " << remote_agent
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX estimateXferCost to " << remote_agent
                                 << ": ucp_ep_evaluate_perf: " << ucs_status_string(st));
         return NIXL_ERR_BACKEND;
     }
