@@ -198,6 +198,47 @@ TEST_P(ucxFenceInproc, DeregisterWaitsForTheCopyInFlight) {
     EXPECT_EQ(dereg, NIXL_SUCCESS);
 }
 
+// Issue 29 item 4 over UCX: deregisterMem of the initiator's own buffer while a request into
+// or out of it is in flight returned SUCCESS and the copy went on into the buffer. It is refused
+// (NIXL_ERR_REPOST_ACTIVE) until the request ends; the held copy moved nothing past its hold.
+TEST_P(ucxFenceInproc, LocalDeregisterWhileInFlightIsRefused) {
+    if (!cmaInTls()) {
+        GTEST_SKIP() << "UCX_TLS excludes cma: no direct path";
+    }
+    const nixl_xfer_op_t op = GetParam();
+    const size_t hold = 1 << 20;
+    testMem a_buf(big);
+    testMem b_buf(big);
+    auto a = ucxAgent::make(
+        "A", directSetup(false, {{"ucx_fault_direct_hold_bytes", std::to_string(hold)}}));
+    auto b = ucxAgent::make("B", directSetup(false));
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->registerDram(a_buf.addr(), big), NIXL_SUCCESS);
+    ASSERT_EQ(b->registerDram(b_buf.addr(), big), NIXL_SUCCESS);
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(b->md(), name), NIXL_SUCCESS);
+    std::memset(a_buf.data(), 0, big);
+    fillPattern(b_buf.data(), big, before_seed);
+    if (op == NIXL_WRITE) {
+        fillPattern(a_buf.data(), big, before_seed);
+    }
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a->agent->createXferReq(op, xferList({{a_buf.addr(), big}}),
+                                      xferList({{b_buf.addr(), big}}), "B", req),
+              NIXL_SUCCESS);
+    ASSERT_EQ(a->agent->postXferReq(req), NIXL_IN_PROG);
+    EXPECT_EQ(a->deregisterDram(a_buf.addr(), big), NIXL_ERR_REPOST_ACTIVE);
+    if (op == NIXL_READ) {
+        // Held after `hold` bytes: nothing of the rest reached A's buffer.
+        for (size_t i = hold; i < big; i += 4096) {
+            ASSERT_EQ(a_buf.data()[i], 0) << "byte " << i;
+        }
+    }
+    EXPECT_EQ(a->agent->getXferStatus(req), NIXL_IN_PROG);
+    EXPECT_EQ(a->agent->releaseXferReq(req), NIXL_SUCCESS);
+    EXPECT_EQ(a->deregisterDram(a_buf.addr(), big), NIXL_SUCCESS);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ops,
                          ucxFenceInproc,
                          ::testing::Values(NIXL_WRITE, NIXL_READ),
