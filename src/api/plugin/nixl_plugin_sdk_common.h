@@ -35,6 +35,7 @@
 
 #include "nixl_plugin_common.h"
 #include "nixl_plugin_config_parse.h"
+#include "internal/nixl_log_limiter.h"
 
 namespace nixlSdk {
 
@@ -236,24 +237,14 @@ public:
     /** -1: suppress this line; otherwise write it, noting the returned count suppressed. */
     int64_t
     admit() noexcept {
-        const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                                std::chrono::steady_clock::now().time_since_epoch())
-                                .count();
-        int64_t w = window_.load(std::memory_order_relaxed);
-        if (w != now && window_.compare_exchange_strong(w, now, std::memory_order_relaxed)) {
-            count_.store(0, std::memory_order_relaxed);
-        }
-        if (count_.fetch_add(1, std::memory_order_relaxed) < limit) {
-            return static_cast<int64_t>(suppressed_.exchange(0, std::memory_order_relaxed));
-        }
-        suppressed_.fetch_add(1, std::memory_order_relaxed);
-        return -1;
+        return window_.admit(std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::steady_clock::now().time_since_epoch())
+                                 .count(),
+                             limit);
     }
 
 private:
-    std::atomic<int64_t> window_{-1};
-    std::atomic<uint32_t> count_{0};
-    std::atomic<uint64_t> suppressed_{0};
+    nixlLogWindowLimiter window_;
 };
 
 } // namespace nixlSdk

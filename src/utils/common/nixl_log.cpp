@@ -91,21 +91,12 @@ setRateLimiting(bool on) noexcept {
 int64_t
 rateLimiter::admit() noexcept {
     if (!rate_limiting.load(std::memory_order_relaxed)) {
-        return static_cast<int64_t>(suppressed_.exchange(0, std::memory_order_relaxed));
+        return window_.drain();
     }
     // A coarse clock (vDSO, no system call): a second's resolution is all this needs.
     timespec ts{};
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    const int64_t now = ts.tv_sec;
-    int64_t w = window_.load(std::memory_order_relaxed);
-    if (w != now && window_.compare_exchange_strong(w, now, std::memory_order_relaxed)) {
-        count_.store(0, std::memory_order_relaxed);
-    }
-    if (count_.fetch_add(1, std::memory_order_relaxed) < limited_lines_per_sec) {
-        return static_cast<int64_t>(suppressed_.exchange(0, std::memory_order_relaxed));
-    }
-    suppressed_.fetch_add(1, std::memory_order_relaxed);
-    return -1;
+    return window_.admit(ts.tv_sec, limited_lines_per_sec);
 }
 
 bool

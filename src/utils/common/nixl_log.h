@@ -40,6 +40,8 @@
 #include <string>
 #include <string_view>
 
+#include "internal/nixl_log_limiter.h"
+
 namespace nixl::log {
 
 enum class level : int { TRACE = 0, DEBUG = 1, INFO = 2, WARN = 3, ERROR = 4, FATAL = 5 };
@@ -93,9 +95,7 @@ public:
     admit() noexcept;
 
 private:
-    std::atomic<std::int64_t> window_{-1}; ///< the second (monotonic) being counted
-    std::atomic<std::uint32_t> count_{0}; ///< lines of that second so far
-    std::atomic<std::uint64_t> suppressed_{0};
+    nixlLogWindowLimiter window_; ///< shared with the plugin SDK's limiter
 };
 
 /** Turns rate limiting on (the default) or off, for every site (tests that count lines). */
