@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -95,6 +96,9 @@ nixlUcxEngine::pluginOptions() {
         {"ucx_direct_cma", "yes"},
         {"ucx_peer_check_ms", "200"},
         {"ucx_release_timeout_ms", "2000"},
+        {"notif_peer_max_bytes", "268435456"},
+        {"notif_total_max_bytes", "1073741824"},
+        {"notif_send_max_bytes", "67108864"},
     };
 }
 
@@ -197,6 +201,19 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
             return false;
         }
         cfg_.releaseTimeoutMs = n;
+    }
+    for (auto [key, dst] : {std::pair{"notif_peer_max_bytes", &cfg_.notifPeerMax},
+                            std::pair{"notif_total_max_bytes", &cfg_.notifTotalMax},
+                            std::pair{"notif_send_max_bytes", &cfg_.notifSendMax}}) {
+        if (get(key, v)) {
+            // At least one message with its overhead must fit.
+            if (!nixlUcx::parseUnsigned(v, n) || n < 4096 || n > (uint64_t(1) << 62)) {
+                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << key
+                                        << " must be 4096..2^62 bytes, not '" << v << "'");
+                return false;
+            }
+            *dst = n;
+        }
     }
     if (get("ucx_fault_direct_hold_bytes", v)) {
         if (!nixlUcx::parseUnsigned(v, cfg_.faultDirectHoldBytes)) {
@@ -586,7 +603,12 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
     : nixlBackendEngine(init_params) {
     progThread_ = init_params->enableProgTh;
     pthrDelayUs_ = init_params->pthrDelay;
-    if (!parseParams(getCustomParams()) || !initUcx()) {
+    if (!parseParams(getCustomParams())) {
+        initErr = true;
+        initErrStatus = NIXL_ERR_INVALID_PARAM; // a value refused, named in its line
+        return;
+    }
+    if (!initUcx()) {
         initErr = true;
         return;
     }
@@ -614,6 +636,16 @@ nixlUcxEngine::~nixlUcxEngine() {
         wakeProgress();
         thread_.join();
     }
+    // genNotif reported these sent: give them a bounded time to leave before the endpoints
+    // close (a peer that takes nothing must not hang the exit; destroyLocked says what is left).
+    const auto flushEnd = std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(std::min<uint64_t>(cfg_.releaseTimeoutMs, 1000));
+    while (notifSendsPending_.load(std::memory_order_relaxed) > 0 &&
+           std::chrono::steady_clock::now() < flushEnd) {
+        if (progressAll(false) == 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    }
     std::map<std::string, std::shared_ptr<nixlUcxConn>> conns;
     {
         std::unique_lock<std::shared_mutex> g(connLock_);
@@ -639,6 +671,12 @@ nixlUcxEngine::~nixlUcxEngine() {
     }
     if (ctx_ != nullptr && !abandonedWorkers_) {
         ucp_cleanup(ctx_);
+    }
+    if (const uint64_t lost = notifLost_.load(std::memory_order_relaxed); lost > 0) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine closing: " << lost
+                                << " notification(s) that genNotif reported sent were lost ("
+                                << notifLostBytes_.load(std::memory_order_relaxed)
+                                << " bytes; their peers were lost or never took them)");
     }
     if (regTab_) {
         // Peers that still map the table see it closed (slot 0 no longer the nonce) and copy

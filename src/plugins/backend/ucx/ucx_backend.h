@@ -160,6 +160,9 @@ public:
     std::vector<std::unique_ptr<nixlUcxLane>> lanes;
 
     std::atomic<int> state{ALIVE};
+    /** Bytes of genNotif messages to this peer handed to UCX and not yet completed
+     *  (bounded by notif_send_max_bytes). */
+    std::shared_ptr<std::atomic<size_t>> notifSendHeld = std::make_shared<std::atomic<size_t>>(0);
     /** Every lane has its worker and endpoint (no pending private worker left). */
     std::atomic<bool> lanesReady{false};
     /** Remote registrations loaded for this connection; rkeys are per lane. */
@@ -210,6 +213,10 @@ struct nixlUcxAmSend {
     std::string remote; ///< for log lines
     const nixlUcxEngine *engine = nullptr;
     nixlUcxWorker *worker = nullptr;
+    /** genNotif only: the peer's bytes in flight this send is charged to (notif_send_max_bytes);
+     *  shared so that it outlives a connection closed under it. */
+    std::shared_ptr<std::atomic<size_t>> budget;
+    size_t charged = 0;
 };
 
 /** @brief A prepared transfer. */
@@ -379,6 +386,19 @@ public:
      * Queues a received notification; trace is the context it carried (null: none), kept
      * for REMOTE_OBSERVED when getNotifs delivers it.
      */
+    /** Whether a received notification of length bytes from sender would fit the limits
+     *  now (checked before a rendezvous message is received); counts and logs when not. */
+    bool
+    notifFits(std::string_view sender, size_t length) const;
+    /** A genNotif send is over (completed, failed or dropped). */
+    void
+    notifSendDone() const noexcept;
+    /** A message genNotif reported sent was lost (counted; the destructor sums them up). */
+    void
+    notifLost(size_t bytes) const noexcept {
+        notifLost_.fetch_add(1, std::memory_order_relaxed);
+        notifLostBytes_.fetch_add(bytes, std::memory_order_relaxed);
+    }
     void
     pushNotif(std::string sender,
               std::string msg,
@@ -417,6 +437,9 @@ public:
      */
     void
     badTraceContext(std::string_view sender, const std::string &why) const;
+    /** notifFits with notifLock_ held. */
+    bool
+    notifFitsLocked(std::string_view sender, size_t length) const;
     /** Sends req's notification on its lane, or completes it; lane worker lock held. */
     void
     sendXferNotifLocked(nixlUcxReq &req) const;
@@ -436,6 +459,11 @@ private:
         bool directCma = true;
         uint64_t peerCheckMs = 200;
         uint64_t releaseTimeoutMs = 2000;
+        /** Received notifications waiting for getNotifs: bytes from one sender, from all. */
+        uint64_t notifPeerMax = uint64_t(256) << 20;
+        uint64_t notifTotalMax = uint64_t(1) << 30;
+        /** genNotif bytes to one peer handed to UCX and not yet sent. */
+        uint64_t notifSendMax = uint64_t(64) << 20;
         /** ucx_fault_direct_hold_bytes (fault injection for tests, 0 = off). */
         uint64_t faultDirectHoldBytes = 0;
         /** ucx_fault_notif_trace (tests only): damage the trace context a notification
@@ -587,6 +615,18 @@ private:
     mutable std::vector<nixl_be_trace_ctx_t> notifTrace_;
     /** Notifications whose trace context was malformed or truncated. */
     mutable std::atomic<uint64_t> badTraceCtx_{0};
+    /** notifLock_: bytes of notifs_ (each charged its sender, data and notif_entry_overhead),
+     *  in all and per sender (entries only for senders with messages queued). */
+    mutable size_t notifHeld_ = 0;
+    mutable std::map<std::string, size_t, std::less<>> notifHeldBy_;
+    /** notifLock_: received notifications dropped for the limits, and the one-a-second line. */
+    mutable uint64_t notifDropped_ = 0;
+    mutable uint64_t notifDropUnlogged_ = 0;
+    mutable int64_t notifDropLogMs_ = INT64_MIN / 2;
+    /** genNotif sends handed to UCX and not completed (the destructor waits for them). */
+    mutable std::atomic<size_t> notifSendsPending_{0};
+    mutable std::atomic<uint64_t> notifLost_{0};
+    mutable std::atomic<uint64_t> notifLostBytes_{0};
 
     /** Direct requests the progress thread advances. */
     mutable std::mutex activeLock_;

@@ -28,6 +28,8 @@ namespace nixlUcx {
 
 // Connection info, public data and the notification header: see ucx_wire.h.
 inline constexpr unsigned notif_am_id = 1;
+/** Bytes a queued or in-flight notification is charged beyond its sender name and data. */
+inline constexpr size_t notif_entry_overhead = 256;
 
 /** Registration table slots (8 bytes each, touched lazily): more than any agent registers. */
 inline constexpr size_t reg_table_slots = size_t(1) << 20;

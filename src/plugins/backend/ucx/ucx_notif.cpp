@@ -5,6 +5,8 @@
 // The UCX engine: notifications (active messages) sent and received.
 #include "ucx_internal.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -20,11 +22,22 @@ using nixlUcx::goneStatus;
 
 namespace {
 
+/** A genNotif send is over (completed, failed or dropped): its bytes leave the peer's budget. */
+void
+unchargeSend(nixlUcxAmSend &s) noexcept {
+    if (s.budget) {
+        s.budget->fetch_sub(s.charged, std::memory_order_relaxed);
+        s.budget.reset();
+        s.engine->notifSendDone();
+    }
+}
+
 void
 amSendCb(void *request, ucs_status_t status, void *user_data) {
     ucp_request_free(request);
     auto *s = static_cast<nixlUcxAmSend *>(user_data);
     s->worker->sends.erase(s);
+    unchargeSend(*s);
     if (s->req != nullptr) {
         nixlUcxReq &req = *s->req;
         req.notifSend = nullptr;
@@ -40,9 +53,14 @@ amSendCb(void *request, ucs_status_t status, void *user_data) {
             }
             finishReq(req, nixlUcx::statusFromUcs(status, lost));
         }
-    } else if (status != UCS_OK && status != UCS_ERR_CANCELED) {
-        NIXL_SDK_ERROR("agent " << s->engine->agentName() << ": notification to " << s->remote
-                                << " failed: " << ucs_status_string(status));
+    } else if (status != UCS_OK) {
+        // genNotif reported this one sent: its loss is always said (rate-limited here, summed
+        // up when the engine goes).
+        s->engine->notifLost(s->body.size());
+        NIXL_SDK_ERROR_LIMITED("agent " << s->engine->agentName() << ": a " << s->body.size()
+                                        << "-byte notification that genNotif reported sent to "
+                                        << s->remote << " was lost: "
+                                        << ucs_status_string(status));
     }
     delete s;
 }
@@ -112,6 +130,12 @@ amRecvCb(void *arg,
     }
     std::string sender(hdr.sender);
     if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+        // Refused before its buffer is allocated, so a peer cannot make us hold more than the
+        // limits with large messages; the error status drops the descriptor and fails the
+        // sender's send (ucp_am_recv_callback_t), which then says the message was lost.
+        if (!engine->notifFits(sender, length)) {
+            return UCS_ERR_NO_RESOURCE;
+        }
         auto *r = new rndvRecv{engine, std::move(sender), std::string(length, '\0'), hdr.trace,
                                traced};
         ucp_request_param_t p{};
@@ -219,10 +243,68 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
     if (req != nullptr) {
         req->notifSend = s.get();
         track(*req);
+    } else {
+        s->charged = s->body.size() + nixlUcx::notif_entry_overhead;
+        s->budget = lane.conn->notifSendHeld;
+        s->budget->fetch_add(s->charged, std::memory_order_relaxed);
+        notifSendsPending_.fetch_add(1, std::memory_order_relaxed);
     }
     lane.worker->sends.insert(s.get());
     s.release();
     return NIXL_IN_PROG;
+}
+
+namespace {
+
+int64_t
+steadyMs() noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+} // namespace
+
+bool
+nixlUcxEngine::notifFitsLocked(std::string_view sender, size_t length) const {
+    if (sender == localAgent) {
+        return true; // the agent's own (loopback) are never dropped
+    }
+    const size_t cost = sender.size() + length + nixlUcx::notif_entry_overhead;
+    auto it = notifHeldBy_.find(sender);
+    const size_t peer = it == notifHeldBy_.end() ? 0 : it->second;
+    if (cost <= cfg_.notifPeerMax - std::min<size_t>(peer, cfg_.notifPeerMax) &&
+        cost <= cfg_.notifTotalMax - std::min<size_t>(notifHeld_, cfg_.notifTotalMax)) {
+        return true;
+    }
+    ++notifDropped_;
+    const int64_t now = steadyMs();
+    if (now - notifDropLogMs_ >= 1000) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX dropped a " << length
+                                << "-byte notification from " << sender << ": " << peer
+                                << " bytes from it and " << notifHeld_
+                                << " in all wait for getNotifs (notif_peer_max_bytes="
+                                << cfg_.notifPeerMax
+                                << ", notif_total_max_bytes=" << cfg_.notifTotalMax << "); "
+                                << notifDropped_ << " dropped so far, " << notifDropUnlogged_
+                                << " not logged since the last line");
+        notifDropLogMs_ = now;
+        notifDropUnlogged_ = 0;
+    } else {
+        ++notifDropUnlogged_;
+    }
+    return false;
+}
+
+bool
+nixlUcxEngine::notifFits(std::string_view sender, size_t length) const {
+    std::lock_guard<std::mutex> g(notifLock_);
+    return notifFitsLocked(sender, length);
+}
+
+void
+nixlUcxEngine::notifSendDone() const noexcept {
+    notifSendsPending_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void
@@ -230,6 +312,14 @@ nixlUcxEngine::pushNotif(std::string sender,
                          std::string msg,
                          const nixl_be_trace_ctx_t *trace) const {
     std::lock_guard<std::mutex> g(notifLock_);
+    if (!notifFitsLocked(sender, msg.size())) {
+        return;
+    }
+    if (sender != localAgent) {
+        const size_t cost = sender.size() + msg.size() + nixlUcx::notif_entry_overhead;
+        notifHeld_ += cost;
+        notifHeldBy_[sender] += cost;
+    }
     notifs_.emplace_back(std::move(sender), std::move(msg));
     if (tracing()) {
         notifTrace_.push_back(trace != nullptr ? *trace : nixl_be_trace_ctx_t{});
@@ -291,6 +381,8 @@ nixlUcxEngine::getNotifs(notif_list_t &notif_list) {
             notifs_.clear();
         }
         traces.swap(notifTrace_);
+        notifHeld_ = 0;
+        notifHeldBy_.clear();
     }
     // The target's application sees the request's effect now: REMOTE_OBSERVED, under the
     // context each message carried (only messages that carried one).
@@ -322,6 +414,26 @@ nixlUcxEngine::genNotif(const std::string &remote_agent, const std::string &msg)
     nixl_status_t st;
     {
         std::lock_guard<std::mutex> g(lane.worker->lock);
+        // Push back when the peer does not take what was sent. One message always goes (a
+        // message larger than the limit can still be sent alone).
+        const size_t cost = msg.size() + nixlUcx::notif_entry_overhead;
+        auto full = [&] {
+            const size_t held = conn->notifSendHeld->load(std::memory_order_relaxed);
+            return held > 0 && cost > cfg_.notifSendMax - std::min<size_t>(held, cfg_.notifSendMax);
+        };
+        if (full()) {
+            lane.worker->progressLocked();
+            if (full()) {
+                NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX genNotif to " << remote_agent
+                                               << " refused for now: "
+                                               << conn->notifSendHeld->load(
+                                                      std::memory_order_relaxed)
+                                               << " bytes of notifications to it are not sent yet "
+                                                  "(notif_send_max_bytes="
+                                               << cfg_.notifSendMax << "); retry later");
+                return NIXL_ERR_REPOST_ACTIVE;
+            }
+        }
         st = sendAm(lane, remote_agent, msg, nullptr);
         lane.worker->progressLocked();
     }

@@ -6,6 +6,7 @@
 #include "ucx_internal.h"
 
 #include <algorithm>
+#include <map>
 #include <poll.h>
 #include <thread>
 #include <unistd.h>
@@ -60,13 +61,30 @@ nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
     }
     ready.clear();
     // No callback can come any more: what UCX did not complete is finished and freed here.
+    // genNotif reported those without a request sent: their loss is said, per peer.
+    std::map<std::string, std::pair<size_t, size_t>> lost; // peer -> messages, bytes
     for (nixlUcxAmSend *s : sends) {
         if (s->req != nullptr) {
             s->req->notifSend = nullptr;
+        } else {
+            auto &[n, bytes] = lost[s->remote];
+            ++n;
+            bytes += s->body.size();
+            s->engine->notifLost(s->body.size());
+        }
+        if (s->budget) {
+            s->budget->fetch_sub(s->charged, std::memory_order_relaxed);
+            s->engine->notifSendDone();
         }
         delete s;
     }
     sends.clear();
+    for (const auto &[peer, nb] : lost) {
+        NIXL_SDK_ERROR("agent " << (engine != nullptr ? engine->agentName() : std::string())
+                                << ": " << nb.first << " notification(s) (" << nb.second
+                                << " bytes) that genNotif reported sent to " << peer
+                                << " were never sent: the UCX worker was torn down first");
+    }
     std::unordered_set<nixlUcxReq *> left;
     left.swap(inflight);
     for (nixlUcxReq *req : left) {
