@@ -256,6 +256,7 @@ TEST(lfParams, PluginAndBackendParams) {
     EXPECT_EQ(params["stall_timeout_ms"], "10000");
     EXPECT_EQ(params["notif_peer_max_bytes"], "268435456");
     EXPECT_EQ(params["notif_total_max_bytes"], "1073741824");
+    EXPECT_EQ(params["notif_send_max_bytes"], "67108864");
     EXPECT_EQ(params["progress_idle_ms"], "100");
     nixlBackendH *be = nullptr;
     params["provider"] = "tcp;ofi_rxm";
@@ -274,6 +275,7 @@ TEST(lfParams, RefusedWithInvalidParam) {
              {"stall_timeout_ms", "-1"},
              {"notif_peer_max_bytes", "1048576"}, // a 64 MiB notification would not fit
              {"notif_total_max_bytes", "x"},
+             {"notif_send_max_bytes", "100"},
              {"progress_idle_ms", "0"},
              {"progress_idle_ms", "3600001"},
              {"no_such_option", "1"}}) {

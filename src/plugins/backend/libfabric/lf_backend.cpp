@@ -68,6 +68,7 @@ lfEngine::pluginOptions() {
             {"stall_timeout_ms", "10000"},
             {"notif_peer_max_bytes", "268435456"},
             {"notif_total_max_bytes", "1073741824"},
+            {"notif_send_max_bytes", "67108864"},
             {"shm_fast_rma", "yes"},
             {"release_timeout_ms", "2000"},
             {"progress_idle_ms", "100"}};
@@ -147,6 +148,12 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
                 return;
             }
             (key == "notif_peer_max_bytes" ? cfg_.notifPeerMax : cfg_.notifTotalMax) = n;
+        } else if (key == "notif_send_max_bytes") {
+            if (!parseSize(v, 4096, SIZE_MAX / 4, n)) {
+                bad(key, v, "an integer 4096..2^62 (bytes)");
+                return;
+            }
+            cfg_.notifSendMax = n;
         } else if (key == "shm_fast_rma") {
             if (v == "yes" || v == "1" || v == "true" || v == "on") {
                 cfg_.fastRma = true;
@@ -261,11 +268,19 @@ lfEngine::~lfEngine() {
         [[maybe_unused]] ssize_t n = ::write(wakeFd_, &one, sizeof(one));
         progress_.join();
     }
+    // No flush of queued notifications here: progressing shm (libfabric 1.17) after a peer
+    // in this process closed its endpoint faults inside fi_cq_read. What is left is counted
+    // as lost by closeRail and said below.
     if (wakeFd_ >= 0) {
         ::close(wakeFd_);
     }
     for (auto &r : rails_) {
         closeRail(*r);
+    }
+    if (const uint64_t lost = notifLost_.load(std::memory_order_relaxed); lost > 0) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC engine closing: " << lost
+                                << " notification(s) that genNotif reported sent were lost "
+                                   "(their peers were lost or never took them)");
     }
     // Requests released while their operations were outstanding (a dead peer): no completion
     // can name them now that the endpoints are closed.

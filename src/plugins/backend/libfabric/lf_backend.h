@@ -64,6 +64,10 @@ struct opCtx {
 struct sendCtx : opCtx {
     std::string buf;
     fi_addr_t dest = FI_ADDR_UNSPEC;
+    /** genNotif only: the peer's bytes in flight it is charged to (notif_send_max_bytes),
+     *  shared so that it outlives the peer's record. */
+    std::shared_ptr<std::atomic<size_t>> budget;
+    bool lastOfMsg = false; ///< genNotif: the message's last fragment (counts it once)
 };
 
 /** A posted receive buffer, reposted after each message. */
@@ -119,6 +123,8 @@ struct lfPeer {
     /** Next notification number to this peer; shared with later connections to the same
      *  name (the receiver delivers each sender's notifications in this order). */
     std::shared_ptr<std::atomic<uint32_t>> seq;
+    /** Bytes of genNotif fragments to this peer posted or backlogged, not yet completed. */
+    std::shared_ptr<std::atomic<size_t>> notifSendHeld = std::make_shared<std::atomic<size_t>>(0);
 };
 
 /** One of the engine's own registrations: a memory region in every rail's domain. */
@@ -195,6 +201,9 @@ struct lfConfig {
     std::chrono::milliseconds stallTimeout{10000};
     size_t notifPeerMax = size_t(256) << 20; ///< bytes held reassembling one sender's notifications
     size_t notifTotalMax = size_t(1) << 30; ///< ... all senders'
+    /** genNotif bytes to one peer posted and not yet completed: genNotif refuses more with
+     *  NIXL_ERR_REPOST_ACTIVE (one message always goes). */
+    size_t notifSendMax = size_t(64) << 20;
     /** shm fast RMA (off: every operation with FI_DELIVERY_COMPLETE, as before 2026-12). */
     bool fastRma = true;
     /** How long deregisterMem waits for a peer's fast RMA in flight. */
@@ -316,7 +325,15 @@ private:
     flushSendsLocked(lfRail &r) const;
     /** Posts one fragment, or queues it behind earlier ones; r.mu held. */
     nixl_status_t
-    postSend(lfRail &r, fi_addr_t dest, std::string &&frag, lfReq *req) const;
+    postSend(lfRail &r,
+             fi_addr_t dest,
+             std::string &&frag,
+             lfReq *req,
+             const lfPeer *notifPeer = nullptr,
+             bool lastOfMsg = false) const;
+    /** A send context leaves: uncharges a genNotif fragment; lost: count its message lost. */
+    void
+    sendDone(sendCtx &s, bool lost) const noexcept;
     /** Sends msg to peer in fragments; r.mu held. Number posted in *posted. */
     nixl_status_t
     sendNotifLocked(lfRail &r,
@@ -391,6 +408,8 @@ private:
     mutable std::mutex reqsMu_;
     mutable std::unordered_set<lfReq *> reqs_; ///< live requests, freed at destruction at last
     mutable std::atomic<int64_t> lastPeerCheckMs_{0};
+    /** Messages genNotif reported sent that were lost (said when the engine goes). */
+    mutable std::atomic<uint64_t> notifLost_{0};
     mutable int64_t malformedLogMs_ = INT64_MIN / 2; ///< notifMu_: last line about a bad fragment
     mutable uint64_t malformedUnlogged_ = 0; ///< notifMu_
 

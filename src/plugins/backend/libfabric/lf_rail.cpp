@@ -226,7 +226,10 @@ lfEngine::closeRail(lfRail &r) {
     r.domain = nullptr;
     r.fabric = nullptr;
     r.info = nullptr;
+    // Whatever is left was never sent; genNotif reported its messages sent, so they are
+    // counted (the destructor says how many).
     for (sendCtx *s : r.sends) {
+        sendDone(*s, true);
         delete s;
     }
     r.sends.clear();
@@ -336,6 +339,7 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
     if (ctx->kind == opCtx::SEND) {
         auto *s = static_cast<sendCtx *>(ctx);
         r.sends.erase(s);
+        sendDone(*s, err != 0);
         delete s;
     }
     if (req == nullptr) {
@@ -480,12 +484,22 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
 }
 
 nixl_status_t
-lfEngine::postSend(lfRail &r, fi_addr_t dest, std::string &&frag, lfReq *req) const {
+lfEngine::postSend(lfRail &r,
+                   fi_addr_t dest,
+                   std::string &&frag,
+                   lfReq *req,
+                   const lfPeer *notifPeer,
+                   bool lastOfMsg) const {
     auto *s = new sendCtx;
     s->kind = opCtx::SEND;
     s->req = req;
     s->buf = std::move(frag);
     s->dest = dest;
+    if (notifPeer != nullptr) {
+        s->budget = notifPeer->notifSendHeld;
+        s->budget->fetch_add(s->buf.size(), std::memory_order_relaxed);
+        s->lastOfMsg = lastOfMsg;
+    }
     r.sends.insert(s);
     r.sendBacklog.push_back(s);
     flushSendsLocked(r);
@@ -635,7 +649,8 @@ lfEngine::sendNotifLocked(lfRail &r,
         std::string frag;
         frag.reserve(notifHeaderSize(f) + n);
         encodeNotifFrag(f, frag);
-        nixl_status_t st = postSend(r, peer.addr, std::move(frag), req);
+        nixl_status_t st = postSend(r, peer.addr, std::move(frag), req,
+                                    req == nullptr ? &peer : nullptr, off + n >= msg.size());
         if (st != NIXL_SUCCESS) {
             return st;
         }
@@ -643,6 +658,18 @@ lfEngine::sendNotifLocked(lfRail &r,
         off += n;
     } while (off < msg.size());
     return NIXL_SUCCESS;
+}
+
+void
+lfEngine::sendDone(sendCtx &s, bool lost) const noexcept {
+    if (!s.budget) {
+        return;
+    }
+    s.budget->fetch_sub(s.buf.size(), std::memory_order_relaxed);
+    s.budget.reset();
+    if (lost && s.lastOfMsg) {
+        notifLost_.fetch_add(1, std::memory_order_relaxed);
+    }
 }
 
 bool

@@ -335,6 +335,25 @@ lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) cons
     nixl_status_t st;
     {
         std::lock_guard<std::mutex> g(r.mu);
+        // Push back while the peer does not take what was sent; one message always goes, so
+        // a message larger than the limit can still be sent alone.
+        auto full = [&] {
+            const size_t held = peer->notifSendHeld->load(std::memory_order_relaxed);
+            return held > 0 && msg.size() > cfg_.notifSendMax - std::min(held, cfg_.notifSendMax);
+        };
+        if (full()) {
+            progressLocked(r);
+            if (full()) {
+                NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": LIBFABRIC genNotif to "
+                                               << remote_agent << " refused for now: "
+                                               << peer->notifSendHeld->load(
+                                                      std::memory_order_relaxed)
+                                               << " bytes of notifications to it are not sent "
+                                                  "yet (notif_send_max_bytes="
+                                               << cfg_.notifSendMax << "); retry later");
+                return NIXL_ERR_REPOST_ACTIVE;
+            }
+        }
         uint32_t posted = 0;
         st = sendNotifLocked(r, *peer, msg, nullptr, nullptr, &posted);
         progressLocked(r);
