@@ -39,6 +39,25 @@
 
 namespace nixlSdk {
 
+/** Longest part of a value (an option, an environment variable, a peer's name) a log line or
+ *  an exception carries; the logger cuts whole lines at 4096 bytes. Same as core's. */
+inline constexpr size_t max_logged_value = 256;
+
+/**
+ * A value as it may be logged: the first max_logged_value bytes and "... (N bytes)" when it is
+ * longer, so that a hostile 120 KB value costs one short line. Use for every value a user or a
+ * peer chose; the logger escapes control bytes itself.
+ */
+inline std::string
+cutValue(std::string_view v, size_t max = max_logged_value) {
+    if (v.size() <= max) {
+        return std::string(v);
+    }
+    std::string out(v.substr(0, max));
+    out.append("... (").append(std::to_string(v.size())).append(" bytes)");
+    return out;
+}
+
 /** Core services of the loading libnixl; set before the first engine is constructed. */
 inline std::atomic<const nixl_plugin_core_services_t *> &
 coreServices() noexcept {
@@ -130,7 +149,7 @@ configLookup(std::string_view name) {
 inline std::string
 configRejection(std::string_view name, const configValue &v, std::string_view accepted) {
     std::string msg(name);
-    msg.append("=").append(v.text).append(" (from ").append(v.origin).append(") is not ");
+    msg.append("=").append(cutValue(v.text)).append(" (from ").append(v.origin).append(") is not ");
     msg.append(accepted);
     return msg;
 }

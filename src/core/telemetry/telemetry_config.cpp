@@ -148,10 +148,18 @@ nixlTelemetryConfig::fromEnvironment(const std::string &agent) {
     if (const auto metrics = nixlConfig::lookup(TELEMETRY_ENABLED_METRICS_VAR)) {
         std::vector<std::string> unmatched;
         cfg.enabled = nixlParseEnabledMetrics(metrics->text, unmatched);
-        for (const auto &token : unmatched) {
-            NIXL_WARN << who << TELEMETRY_ENABLED_METRICS_VAR << "=" << metrics->text << " (from "
-                      << metrics->origin << "): \"" << token
-                      << "\" matches no telemetry event";
+        // One line for all of them, the value and the list cut: a variable of 8,000 bad
+        // names must not write 8,000 copies of itself.
+        if (!unmatched.empty()) {
+            std::string names;
+            for (size_t i = 0; i < unmatched.size() && names.size() < nixl::log::max_value_bytes;
+                 ++i) {
+                names.append(i == 0 ? "\"" : ", \"").append(unmatched[i]).append("\"");
+            }
+            NIXL_WARN << who << TELEMETRY_ENABLED_METRICS_VAR << "="
+                      << nixl::log::cut(metrics->text) << " (from " << metrics->origin << "): "
+                      << unmatched.size() << " name(s) match no telemetry event: "
+                      << nixl::log::cut(names);
         }
     }
     return cfg;

@@ -167,7 +167,7 @@ nixlFastClock::init() noexcept {
         const char *env = std::getenv("NIXL_FAST_CLOCK");
         mode_t mode = mode_t::AUTO;
         if (!parseMode(env, mode)) {
-            NIXL_WARN << "NIXL_FAST_CLOCK='" << env
+            NIXL_WARN << "NIXL_FAST_CLOCK='" << nixl::log::cut(env)
                       << "' is not auto, steady or tsc; using auto (the kernel's clocksource, '"
                       << cs << "', decides)";
         }

@@ -26,7 +26,7 @@ namespace {
             std::fprintf(stderr,
                          "[nixl W] NIXL_LOG_LEVEL=%s is not one of TRACE, DEBUG, INFO, WARN, "
                          "ERROR, FATAL; using WARN\n",
-                         escaped(env).c_str());
+                         escaped(cut(env)).c_str());
             lvl = level::WARN;
         }
         return lvl;

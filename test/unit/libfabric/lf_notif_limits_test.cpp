@@ -104,3 +104,18 @@ INSTANTIATE_TEST_SUITE_P(providers,
                          [](const auto &info) { return std::string(info.param.name); });
 
 } // namespace
+
+TEST(lfParamsLog, HugeValueIsCutInItsLine) {
+    const std::string huge(120 * 1024, '7');
+    lfSetup s;
+    s.extra["split_batch_size"] = huge;
+    stderrCapture log;
+    nixl_status_t st = NIXL_SUCCESS;
+    EXPECT_EQ(lfAgent::make("P", s, &st), nullptr);
+    log.restore();
+    EXPECT_EQ(st, NIXL_ERR_INVALID_PARAM);
+    const std::string text = log.text();
+    EXPECT_NE(text.find("split_batch_size"), std::string::npos) << text.substr(0, 2000);
+    EXPECT_NE(text.find("(122880 bytes)"), std::string::npos) << text.substr(0, 2000);
+    EXPECT_LT(text.size(), 4096u);
+}

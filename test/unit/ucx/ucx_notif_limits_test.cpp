@@ -145,3 +145,20 @@ TEST(ucxNotifLimits, LimitsAreParametersWithBoundedDefaults) {
         }
     }
 }
+
+// A 120 KB parameter value once reached the log whole: its line now carries 256 bytes of it
+// and its length.
+TEST(ucxParamsLog, HugeValueIsCutInItsLine) {
+    const std::string huge(120 * 1024, '7');
+    ucxSetup s;
+    s.params["num_workers"] = huge;
+    stderrCapture log;
+    nixl_status_t st = NIXL_SUCCESS;
+    EXPECT_EQ(ucxAgent::make("P", s, &st), nullptr);
+    log.restore();
+    EXPECT_EQ(st, NIXL_ERR_INVALID_PARAM);
+    const std::string text = log.text();
+    EXPECT_NE(text.find("num_workers must be 1..64"), std::string::npos) << text;
+    EXPECT_NE(text.find("(122880 bytes)"), std::string::npos) << text.substr(0, 2000);
+    EXPECT_LT(text.size(), 4096u);
+}

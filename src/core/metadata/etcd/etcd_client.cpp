@@ -217,7 +217,8 @@ readPemFile(const char *var, const std::string &path, std::string &out) {
         return;
     }
     auto fail = [&](const std::string &why) {
-        throw std::invalid_argument(std::string("etcd client: ") + var + "='" + path + "' " + why);
+        throw std::invalid_argument(std::string("etcd client: ") + var + "='" +
+                                    nixl::log::cut(path) + "' " + why);
     };
     const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {

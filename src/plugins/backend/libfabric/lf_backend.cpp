@@ -80,7 +80,7 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
       pthrDelayUs_(init->pthrDelay) {
     const auto &p = getCustomParams();
     auto bad = [&](const std::string &key, const std::string &v, const char *accepted) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC parameter " << key << "='" << v
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC parameter " << key << "='" << nixlSdk::cutValue(v)
                                 << "' refused: " << accepted);
         initErr = true;
         initErrStatus = NIXL_ERR_INVALID_PARAM;
@@ -220,7 +220,7 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
     if (rails_.empty()) {
         NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC: no usable provider ("
                                 << whyAll << "; FI_PROVIDER="
-                                << (getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "unset")
+                                << nixlSdk::cutValue(getenv("FI_PROVIDER") ? getenv("FI_PROVIDER") : "unset")
                                 << ")");
         initErr = true;
         return;

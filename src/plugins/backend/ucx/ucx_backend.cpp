@@ -155,7 +155,7 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
     if (get("num_workers", v)) {
         if (!nixlUcx::parseUnsigned(v, n) || n == 0 || n > 64) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX num_workers must be 1..64, not '"
-                                    << v << "'");
+                                    << nixlSdk::cutValue(v) << "'");
             return false;
         }
         cfg_.numWorkers = n;
@@ -171,7 +171,7 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
         } else {
             NIXL_SDK_ERROR("agent " << localAgent
                                     << ": UCX ucx_error_handling_mode must be none or peer, not '"
-                                    << v << "'");
+                                    << nixlSdk::cutValue(v) << "'");
             return false;
         }
     } else {
@@ -180,14 +180,15 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
     if (get("ucx_direct_cma", v)) {
         if (!nixlUcx::parseBool(v, cfg_.directCma)) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_direct_cma must be yes or no, "
-                                    << "not '" << v << "'");
+                                    << "not '" << nixlSdk::cutValue(v) << "'");
             return false;
         }
     }
     if (get("ucx_peer_check_ms", v)) {
         if (!nixlUcx::parseUnsigned(v, n) || n == 0 || n > 60000) {
             NIXL_SDK_ERROR("agent " << localAgent
-                                    << ": UCX ucx_peer_check_ms must be 1..60000, not '" << v
+                                    << ": UCX ucx_peer_check_ms must be 1..60000, not '"
+                                    << nixlSdk::cutValue(v)
                                     << "'");
             return false;
         }
@@ -197,7 +198,7 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
         if (!nixlUcx::parseUnsigned(v, n) || n > 600000) {
             NIXL_SDK_ERROR("agent " << localAgent
                                     << ": UCX ucx_release_timeout_ms must be 0..600000, not '"
-                                    << v << "'");
+                                    << nixlSdk::cutValue(v) << "'");
             return false;
         }
         cfg_.releaseTimeoutMs = n;
@@ -209,7 +210,7 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
             // At least one message with its overhead must fit.
             if (!nixlUcx::parseUnsigned(v, n) || n < 4096 || n > (uint64_t(1) << 62)) {
                 NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << key
-                                        << " must be 4096..2^62 bytes, not '" << v << "'");
+                                        << " must be 4096..2^62 bytes, not '" << nixlSdk::cutValue(v) << "'");
                 return false;
             }
             *dst = n;
@@ -218,7 +219,7 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
     if (get("ucx_fault_direct_hold_bytes", v)) {
         if (!nixlUcx::parseUnsigned(v, cfg_.faultDirectHoldBytes)) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_fault_direct_hold_bytes must "
-                                    << "be a byte count, not '" << v << "'");
+                                    << "be a byte count, not '" << nixlSdk::cutValue(v) << "'");
             return false;
         }
     }
@@ -232,7 +233,7 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
         }
         if (cfg_.faultNotifTrace < 0) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_fault_notif_trace must be "
-                                    << "truncate, version or zero, not '" << v << "'");
+                                    << "truncate, version or zero, not '" << nixlSdk::cutValue(v) << "'");
             return false;
         }
     }
@@ -240,7 +241,7 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
         cfg_.engineConfig = v;
     }
     if (get("num_threads", v) && v != "0" && !v.empty()) {
-        NIXL_SDK_WARN("agent " << localAgent << ": UCX num_threads=" << v
+        NIXL_SDK_WARN("agent " << localAgent << ": UCX num_threads=" << nixlSdk::cutValue(v)
                                << " (NIXL's thread-pool engine) is not supported; use "
                                << "num_workers and several posting threads instead");
     }
@@ -271,12 +272,12 @@ nixlUcxEngine::applyConfig(ucp_config_t *config, bool log) const {
         st = ucp_config_modify(config, key.c_str(), value.c_str());
         if (st != UCS_OK) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine_config " << key << "="
-                                    << value << " rejected: " << ucs_status_string(st));
+                                    << nixlSdk::cutValue(value) << " rejected: " << ucs_status_string(st));
             return false;
         }
         std::string known;
         if (log) {
-            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX_" << key << "=" << value
+            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX_" << key << "=" << nixlSdk::cutValue(value)
                                 << " (engine_config"
                                 << (nixlUcx::configValue(config, key, known) ?
                                         ")" :
@@ -292,7 +293,7 @@ nixlUcxEngine::applyConfig(ucp_config_t *config, bool log) const {
         std::string current;
         if (overridden || !nixlUcx::configValue(config, key, current)) {
             if (log) {
-                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value
+                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << nixlSdk::cutValue(value)
                                     << " not applied ("
                                     << (overridden ? "set by the user" : "unknown to this UCX")
                                     << ")");
@@ -301,7 +302,7 @@ nixlUcxEngine::applyConfig(ucp_config_t *config, bool log) const {
         }
         st = ucp_config_modify(config, key, value);
         if (log) {
-            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << value << ": "
+            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << nixlSdk::cutValue(value) << ": "
                                 << ucs_status_string(st));
         }
     }
@@ -353,7 +354,7 @@ nixlUcxEngine::privateContext() const {
             st = ucp_config_modify(config, key, value);
             if (st != UCS_OK) {
                 NIXL_SDK_DEBUG("agent " << localAgent << ": UCX private workers: " << key << "="
-                                        << value << ": " << ucs_status_string(st));
+                                        << nixlSdk::cutValue(value) << ": " << ucs_status_string(st));
             }
         }
         const std::string name = localAgent + "/private";

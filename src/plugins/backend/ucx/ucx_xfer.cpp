@@ -174,7 +174,7 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
                 }
                 if (!nixlUcx::parseUnsigned(v, id) || id >= conn->lanes.size()) {
                     NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX prepXfer to "
-                                            << remote_agent << ": worker_id=" << v
+                                            << remote_agent << ": worker_id=" << nixlSdk::cutValue(v)
                                             << " is not below num_workers ("
                                             << conn->lanes.size() << ")");
                     return NIXL_ERR_INVALID_PARAM;

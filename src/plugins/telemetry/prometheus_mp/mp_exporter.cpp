@@ -38,7 +38,8 @@ namespace {
 
     [[noreturn]] void
     badVar(const char *var, const std::string &value, const std::string &why) {
-        throw std::runtime_error(std::string("prometheus_mp: ") + var + "='" + value + "' " + why);
+        throw std::runtime_error(std::string("prometheus_mp: ") + var + "='" +
+                                 nixlSdk::cutValue(value) + "' " + why);
     }
 
     std::string
@@ -127,7 +128,8 @@ parseConfig() {
         if (rank != nullptr && *rank != '\0') {
             std::string r(rank);
             if (r.size() >= kLocalRankLen) {
-                NIXL_SDK_WARN("prometheus_mp: " << rankEnv << "='" << r << "' (named by "
+                NIXL_SDK_WARN("prometheus_mp: " << rankEnv << "='" << nixlSdk::cutValue(r)
+                                                << "' (named by "
                                                 << kRankEnvVar << ") is longer than "
                                                 << kLocalRankLen - 1
                                                 << " bytes; local_rank is truncated");

@@ -66,7 +66,11 @@ roundUpPow2(size_t v) {
 
 [[noreturn]] void
 refuse(const std::string &dir, const std::string &why) {
-    throw std::runtime_error("chrome: NIXL_TRACE_DIR='" + dir + "' " + why +
+    // The value cut as every logged value is (256 bytes and its length).
+    const std::string shown = dir.size() <= 256
+        ? dir
+        : dir.substr(0, 256) + "... (" + std::to_string(dir.size()) + " bytes)";
+    throw std::runtime_error("chrome: NIXL_TRACE_DIR='" + shown + "' " + why +
                              "; this agent runs without the chrome trace plugin");
 }
 
