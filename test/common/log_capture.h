@@ -14,10 +14,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
+#include <unistd.h>
 
 namespace nixl_test {
 
@@ -47,6 +52,58 @@ public:
 
 private:
     bool active_ = false;
+};
+
+/**
+ * Everything written to fd 2 while it lives, readable at any time (text(), has()): for tests
+ * that wait for a line to be said while the code runs, which stderrCapture (read once, at
+ * stop()) cannot do. The core logger writes unbuffered, so a line is there once logged.
+ */
+class stderrReader {
+public:
+    stderrReader() {
+        char path[] = "/tmp/nixl_stderr_XXXXXX";
+        fd_ = ::mkstemp(path);
+        ::unlink(path);
+        std::fflush(stderr);
+        saved_ = ::dup(2);
+        ::dup2(fd_, 2);
+    }
+    ~stderrReader() {
+        restore();
+        ::close(fd_);
+    }
+    void
+    restore() {
+        if (saved_ >= 0) {
+            std::fflush(stderr);
+            ::dup2(saved_, 2);
+            ::close(saved_);
+            saved_ = -1;
+        }
+    }
+    std::string
+    text() const {
+        std::string out;
+        char buf[4096];
+        for (off_t off = 0;;) {
+            const ssize_t n = ::pread(fd_, buf, sizeof(buf), off);
+            if (n <= 0) {
+                break;
+            }
+            out.append(buf, static_cast<size_t>(n));
+            off += n;
+        }
+        return out;
+    }
+    bool
+    has(const std::string &needle) const {
+        return text().find(needle) != std::string::npos;
+    }
+
+private:
+    int fd_ = -1;
+    int saved_ = -1;
 };
 
 /** The ERROR lines of captured log output ("[nixl E ..."). */

@@ -506,8 +506,8 @@ deregisterMemImpl(nixlAgentData *data,
                     user = busyWith(e, reg->loopMd);
                 }
                 if (user != nullptr) {
-                    NIXL_ERROR << "agent " << data->name << ": deregisterMem: descriptor " << i
-                               << " (" << d.len << " bytes at 0x" << std::hex << d.addr
+                    NIXL_ERROR_LIMITED << "agent " << data->name << ": deregisterMem: descriptor "
+                                       << i << " (" << d.len << " bytes at 0x" << std::hex << d.addr
                                << std::dec << ", " << memTypeStr(mem) << ") is in use by request "
                                << static_cast<const void *>(user) << " ("
                                << nixlEnumStrings::xferOpStr(user->op) << " with "

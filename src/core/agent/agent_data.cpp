@@ -83,7 +83,7 @@ nixlDropRemote(nixlAgentData &d, const std::string &name) {
 
 nixl_status_t
 nixlDeadRequest(const nixlAgentData &d, const char *call, const nixlXferReqH *req) {
-    NIXL_ERROR << "agent " << d.name << ": " << call << ": request handle "
+    NIXL_ERROR_LIMITED << "agent " << d.name << ": " << call << ": request handle "
                << static_cast<const void *>(req)
                << " was released or is not a request of this agent";
     return NIXL_ERR_INVALID_PARAM;

@@ -639,9 +639,9 @@ nixlAgent::releasedDlistH(nixlDlistH *dlist_hndl) const {
     {
         std::lock_guard<std::mutex> lock(data->registryMutex);
         if (dlist_hndl == nullptr || data->dlists.erase(dlist_hndl) == 0) {
-            NIXL_ERROR << "agent " << data->name
-                       << ": releasedDlistH: the handle is null, already released or not a "
-                          "list of this agent";
+            NIXL_ERROR_LIMITED << "agent " << data->name
+                               << ": releasedDlistH: the handle is null, already released or "
+                                  "not a list of this agent";
             return NIXL_ERR_INVALID_PARAM;
         }
     }

@@ -63,7 +63,8 @@ estimateXferCostImpl(nixlAgentData *data,
     (void)extra_params;
     nixlReadGuard guard(data->lock);
     if (req_hndl == nullptr) {
-        NIXL_ERROR << "agent " << data->name << ": estimateXferCost: request handle is null";
+        NIXL_ERROR_LIMITED << "agent " << data->name
+                           << ": estimateXferCost: request handle is null";
         return NIXL_ERR_INVALID_PARAM;
     }
     if (req_hndl->owner != data) [[unlikely]] {
@@ -119,7 +120,8 @@ postXferReqImpl(nixlAgentData *data,
                 const nixl_opt_args_t *extra_params,
                 postClock *clock = nullptr) {
     if (req_hndl == nullptr) {
-        NIXL_ERROR << "agent " << data->name << ": postXferReq: request handle is null";
+        NIXL_ERROR_LIMITED << "agent " << data->name
+                           << ": postXferReq: request handle is null";
         return nixlNoteStatus(*data, NIXL_ERR_INVALID_PARAM);
     }
     nixlReadGuard guard(data->lock);
@@ -272,7 +274,8 @@ nixlAgent::postXferReq(nixlXferReqH *req_hndl, const nixl_opt_args_t *extra_para
 static nixl_status_t
 getXferStatusImpl(nixlAgentData *data, nixlXferReqH *req_hndl) {
     if (req_hndl == nullptr) {
-        NIXL_ERROR << "agent " << data->name << ": getXferStatus: request handle is null";
+        NIXL_ERROR_LIMITED << "agent " << data->name
+                           << ": getXferStatus: request handle is null";
         return nixlNoteStatus(*data, NIXL_ERR_INVALID_PARAM);
     }
     nixlReadGuard guard(data->lock);
@@ -345,7 +348,8 @@ nixlAgent::getXferTelemetry(const nixlXferReqH *req_hndl, nixl_xfer_telem_t &tel
         return NIXL_ERR_NO_TELEMETRY;
     }
     if (req_hndl == nullptr) {
-        NIXL_ERROR << "agent " << data->name << ": getXferTelemetry: request handle is null";
+        NIXL_ERROR_LIMITED << "agent " << data->name
+                           << ": getXferTelemetry: request handle is null";
         return NIXL_ERR_INVALID_PARAM;
     }
     nixlReadGuard guard(data->lock);
@@ -366,7 +370,8 @@ nixlAgent::getXferTelemetry(const nixlXferReqH *req_hndl, nixl_xfer_telem_t &tel
 nixl_status_t
 nixlAgent::queryXferBackend(const nixlXferReqH *req_hndl, nixlBackendH *&backend) const {
     if (req_hndl == nullptr) {
-        NIXL_ERROR << "agent " << data->name << ": queryXferBackend: request handle is null";
+        NIXL_ERROR_LIMITED << "agent " << data->name
+                           << ": queryXferBackend: request handle is null";
         return NIXL_ERR_INVALID_PARAM;
     }
     nixlReadGuard guard(data->lock);
@@ -383,7 +388,8 @@ nixlAgent::releaseXferReq(nixlXferReqH *req_hndl) const {
     {
         std::lock_guard<std::mutex> lock(data->registryMutex);
         if (req_hndl == nullptr) {
-            NIXL_ERROR << "agent " << data->name << ": releaseXferReq: request handle is null";
+            NIXL_ERROR_LIMITED << "agent " << data->name
+                               << ": releaseXferReq: request handle is null";
             return NIXL_ERR_INVALID_PARAM;
         }
         // The registry, not the handle, decides: a pointer that was never a request is not

@@ -9,6 +9,7 @@
 
 #include "agent/agent_data.h" // nixlBackendH (NIXL installs it as agent_data.h)
 #include "agent_test_utils.h"
+#include "common/nixl_log.h"
 
 namespace nixl_agent_test {
 namespace {
@@ -361,6 +362,12 @@ protected:
 // moves nothing (a post of it crashed and a status of it answered SUCCESS). Telemetry is on so
 // that getXferTelemetry gets past its own NO_TELEMETRY check.
 TEST_F(agentTelemetryTest, ReleasedRequestHandleIsRefusedEverywhere) {
+    // Each refusal's own line is checked: more than the rate limit's lines a second, from
+    // one call site.
+    nixl::log::setRateLimiting(false);
+    struct restore_t {
+        ~restore_t() { nixl::log::setRateLimiting(true); }
+    } restore;
     nixlXferReqH *req = create(NIXL_WRITE, xferList({a0_.desc()}), xferList({b0_.desc()}));
     ASSERT_NE(nullptr, req);
     ASSERT_EQ(NIXL_SUCCESS, runXfer(*a_, req));
@@ -411,6 +418,23 @@ TEST_F(agentTelemetryTest, ReleasedRequestHandleIsRefusedEverywhere) {
     refused("releaseXferReq", [&] { return a_->releaseXferReq(theirs); });
     EXPECT_TRUE(holdsPattern(a1_, 2));
     EXPECT_EQ(NIXL_SUCCESS, b_->releaseXferReq(theirs));
+}
+
+// An application looping on a released handle gets its status every time, and the log a few
+// lines a second with a count of the rest, not one line per call.
+TEST_F(agentXferTest, ReleasedHandleInALoopIsRateLimited) {
+    nixlXferReqH *req = create(NIXL_WRITE, xferList({a0_.desc()}), xferList({b0_.desc()}));
+    ASSERT_NE(nullptr, req);
+    ASSERT_EQ(NIXL_SUCCESS, runXfer(*a_, req));
+    ASSERT_EQ(NIXL_SUCCESS, a_->releaseXferReq(req));
+    stderrCapture cap;
+    for (int i = 0; i < 5000; ++i) {
+        ASSERT_EQ(NIXL_ERR_INVALID_PARAM, a_->postXferReq(req));
+    }
+    const std::vector<std::string> lines = nixl_test::errorLines(cap.stop());
+    // limited_lines_per_sec per second from the site; the loop may cross a second or two.
+    EXPECT_GE(lines.size(), 1u);
+    EXPECT_LE(lines.size(), 3 * nixl::log::limited_lines_per_sec + 3);
 }
 
 // Requests churned through the pool: after the quarantine a slot is reused, and the reused

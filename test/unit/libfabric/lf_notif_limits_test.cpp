@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "../stderr_capture.h"
+#include "../../common/log_capture.h"
 #include "lf_test_utils.h"
 
 using namespace nixl_lf_test;
-using nixl_test::stderrCapture;
+using nixl_test::stderrReader;
 
 namespace {
 
@@ -91,7 +91,7 @@ TEST_P(lfNotifLimitsTest, GenNotifPushesBackAndEveryAcceptedMessageArrives) {
 TEST_P(lfNotifLimitsTest, MessagesNeverSentAreSaidWhenTheEngineGoes) {
     fillUntilRefused();
     ASSERT_FALSE(HasFailure());
-    stderrCapture log;
+    stderrReader log;
     a_.reset();
     log.restore();
     EXPECT_TRUE(log.has("notification(s) that genNotif reported sent were lost")) << log.text();
@@ -109,7 +109,7 @@ TEST(lfParamsLog, HugeValueIsCutInItsLine) {
     const std::string huge(120 * 1024, '7');
     lfSetup s;
     s.extra["split_batch_size"] = huge;
-    stderrCapture log;
+    stderrReader log;
     nixl_status_t st = NIXL_SUCCESS;
     EXPECT_EQ(lfAgent::make("P", s, &st), nullptr);
     log.restore();

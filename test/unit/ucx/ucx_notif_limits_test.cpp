@@ -12,11 +12,11 @@
 #include <set>
 #include <string>
 
-#include "../stderr_capture.h"
+#include "../../common/log_capture.h"
 #include "ucx_test_utils.h"
 
 using namespace nixl_ucx_test;
-using nixl_test::stderrCapture;
+using nixl_test::stderrReader;
 
 namespace {
 
@@ -45,7 +45,7 @@ TEST(ucxNotifLimits, ReceiverHoldsAtMostThePeerLimitAndSaysWhatItDropped) {
     ucxSetup sb;
     sb.progThread = true;
     sb.params["notif_peer_max_bytes"] = std::to_string(limit);
-    stderrCapture log;
+    stderrReader log;
     auto p = makePair(ucxSetup{}, sb);
     ASSERT_TRUE(p.a && p.b);
     const std::string msg(msg_len, 'n');
@@ -119,7 +119,7 @@ TEST(ucxNotifLimits, MessagesNeverSentAreSaidWhenTheEngineGoes) {
         st = p.a->agent->genNotif("B", msg);
     }
     ASSERT_EQ(st, NIXL_ERR_REPOST_ACTIVE);
-    stderrCapture log;
+    stderrReader log;
     p.a.reset();
     log.restore();
     EXPECT_TRUE(log.has("notification(s) that genNotif reported sent were lost")) << log.text();
@@ -152,7 +152,7 @@ TEST(ucxParamsLog, HugeValueIsCutInItsLine) {
     const std::string huge(120 * 1024, '7');
     ucxSetup s;
     s.params["num_workers"] = huge;
-    stderrCapture log;
+    stderrReader log;
     nixl_status_t st = NIXL_SUCCESS;
     EXPECT_EQ(ucxAgent::make("P", s, &st), nullptr);
     log.restore();
