@@ -153,6 +153,47 @@ TEST_P(ucxFenceInproc, DeregisterStopsARunningTransfer) {
     }
 }
 
+// Reposting after the peer deregistered once wrote an ERROR line per post (1,045,656 lines
+// in 7 s): every post still fails, and the log holds a few lines a second per cause.
+TEST_P(ucxFenceInproc, RepostAfterPeerDeregisteredIsRateLimited) {
+    if (!cmaInTls()) {
+        GTEST_SKIP() << "UCX_TLS excludes cma: no direct path";
+    }
+    const nixl_xfer_op_t op = GetParam();
+    testMem a_buf(4096);
+    testMem b_buf(4096);
+    auto a = ucxAgent::make("A", directSetup(false));
+    auto b = ucxAgent::make("B", directSetup(false));
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->registerDram(a_buf.addr(), 4096), NIXL_SUCCESS);
+    ASSERT_EQ(b->registerDram(b_buf.addr(), 4096), NIXL_SUCCESS);
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(b->md(), name), NIXL_SUCCESS);
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a->agent->createXferReq(op, xferList({{a_buf.addr(), 4096}}),
+                                      xferList({{b_buf.addr(), 4096}}), "B", req),
+              NIXL_SUCCESS);
+    ASSERT_EQ(runXfer(*a->agent, req), NIXL_SUCCESS) << "before the deregistration";
+    ASSERT_EQ(b->deregisterDram(b_buf.addr(), 4096), NIXL_SUCCESS);
+    nixl_test::stderrCapture cap;
+    constexpr int posts = 2000;
+    int failed = 0;
+    for (int i = 0; i < posts; ++i) {
+        nixl_status_t st = a->agent->postXferReq(req);
+        if (st == NIXL_IN_PROG) {
+            st = waitXfer(*a->agent, req);
+        }
+        failed += st < 0 ? 1 : 0;
+    }
+    const std::vector<std::string> lines = nixl_test::errorLines(cap.stop());
+    EXPECT_EQ(failed, posts);
+    // A few call sites, each at most limited_lines_per_sec a second (earlier tests may have
+    // used this second's lines already); the loop may cross a second or two. Unlimited it
+    // would be one or more per post.
+    EXPECT_LE(lines.size(), 100u);
+    EXPECT_EQ(a->agent->releaseXferReq(req), NIXL_SUCCESS);
+}
+
 TEST_P(ucxFenceInproc, DeregisterWaitsForTheCopyInFlight) {
     if (!cmaInTls()) {
         GTEST_SKIP() << "UCX_TLS excludes cma: no direct path";
