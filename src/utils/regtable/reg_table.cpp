@@ -45,6 +45,13 @@ namespace {
         return std::min(stepped, tableBytes(slots));
     }
 
+    /** Slots that reserved bytes cover (the inverse of tableBytes, at most slots). */
+    size_t
+    slotsIn(size_t bytes, size_t slots) {
+        const size_t fixed = reg_table_header_bytes + reader_bytes;
+        return bytes <= fixed ? 0 : std::min(slots, (bytes - fixed) / sizeof(uint64_t));
+    }
+
     constexpr size_t max_tag = 8;
 
     bool
@@ -280,6 +287,10 @@ nixlRegTable::create(const std::string &tag,
     h->marks = static_cast<uint32_t>(reg_table_marks);
     h->slots = slots;
     h->pidNs = self.pidNs;
+    // Private memory (no shm object) has every slot; a shm table what it reserved so far.
+    std::atomic_ref<uint64_t>(h->backedSlots)
+        .store(t->fd_ >= 0 ? slotsIn(t->reservedBytes_, slots) : slots,
+               std::memory_order_release);
     t->readers_ = reinterpret_cast<regTableReader *>(static_cast<char *>(p) +
                                                      reg_table_header_bytes);
     t->slots_ = reinterpret_cast<std::atomic<uint64_t> *>(static_cast<char *>(p) +
@@ -474,7 +485,20 @@ nixlRegTable::reserve(size_t slot, std::string &why) {
         return false;
     }
     reservedBytes_ = upto;
+    // Release: a reader that sees the new bound also sees the storage (and then the slot
+    // value the owner publishes after this).
+    std::atomic_ref<uint64_t>(static_cast<regTableHeader *>(base_)->backedSlots)
+        .store(slotsIn(upto, nslots_), std::memory_order_release);
     return true;
+}
+
+bool
+nixlRegTable::backed(uint64_t slot) const noexcept {
+    if (slot >= nslots_) {
+        return false;
+    }
+    return slot < std::atomic_ref<uint64_t>(static_cast<regTableHeader *>(base_)->backedSlots)
+                      .load(std::memory_order_acquire);
 }
 
 nixlRegTable::mark_t

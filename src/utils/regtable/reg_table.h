@@ -58,7 +58,7 @@
 namespace nixlReg {
 
 inline constexpr uint64_t reg_table_magic = 0x3142544355584e4eull; // "NNXUCTB1" (born in UCX)
-inline constexpr uint32_t reg_table_version = 1;
+inline constexpr uint32_t reg_table_version = 2;
 /** Peer engines that can map one table at once (records of dead peers are reclaimed). */
 inline constexpr size_t reg_table_readers = 256;
 /** Copies one peer engine may run into one table at the same time (threads beyond wait). */
@@ -80,6 +80,13 @@ struct regTableHeader {
     uint64_t pidNs; ///< the pid namespace pid means something in (stale-table sweep)
     /** Fences that found a copy in flight and waited for it (diagnostics and tests). */
     uint64_t fenceWaits;
+    /**
+     * Slots [0, backedSlots) have storage (the owner reserved it, growing; release stores): a
+     * reader touches no slot at or past it, since a page of the object tmpfs cannot back is a
+     * SIGBUS in the reader. An honest owner reserves a slot before it publishes a registration
+     * in it, so only a forged or damaged slot index is refused (version 2).
+     */
+    uint64_t backedSlots;
 };
 
 /** One peer engine's record in a table it mapped. */
@@ -142,6 +149,14 @@ public:
     slotCount() const noexcept {
         return nslots_;
     }
+
+    /**
+     * Whether slot is in the table and has storage (regTableHeader::backedSlots): check it
+     * before reading a slot whose index came from a peer (its metadata), once per loaded
+     * registration; slot 0 (the nonce) always is.
+     */
+    bool
+    backed(uint64_t slot) const noexcept;
 
     /**
      * Owner side, before a slot is first written: makes sure the shared-memory pages up to it

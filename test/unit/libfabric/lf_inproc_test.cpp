@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "lf_test_utils.h"
+#include "lf_wire.h"
 #include "metadata/md_blob.h"
 
 using namespace nixl_lf_test;
@@ -375,6 +376,42 @@ TEST(lfMetadata, SplicedBlobAndChangedLengthRefused) {
 } // namespace
 
 namespace {
+
+// A registration's slot in its owner's table comes from the peer: one past the storage the
+// owner reserved (or past the table) would be read at every fast post, a SIGBUS once /dev/shm
+// is full or a read out of the mapping. It is refused at load (issue 29, item 1).
+TEST(lfMetadata, ForgedTableSlotRefused) {
+    lfSetup s;
+    s.provider = "shm"; // the peer's registration table is mapped only over shm
+    auto a = lfAgent::make("A", s);
+    auto b = lfAgent::make("B", s);
+    ASSERT_TRUE(a && b);
+    constexpr size_t len = 0x10000;
+    std::vector<uint8_t> bufB(len, 0xbb);
+    ASSERT_EQ(b->registerDram(reinterpret_cast<uintptr_t>(bufB.data()), len), NIXL_SUCCESS);
+    nixlMdBlob blob;
+    std::string error;
+    ASSERT_EQ(nixlMdDecode(b->md(), blob, error), NIXL_SUCCESS) << error;
+    ASSERT_EQ(blob.sections.size(), 1u);
+    ASSERT_EQ(blob.sections[0].descs.size(), 1u);
+    nixlLf::publicDataWire pd;
+    ASSERT_TRUE(nixlLf::decodePublicData(blob.sections[0].descs[0].publicData, pd, error))
+        << error;
+    if (pd.slot == 0) {
+        GTEST_SKIP() << "B has no registration table here (no POSIX shared memory)";
+    }
+    for (uint64_t forged : {uint64_t(1) << 19, (uint64_t(1) << 20) - 1, uint64_t(1) << 20,
+                            UINT64_MAX}) {
+        nixlMdBlob bad = blob;
+        nixlLf::publicDataWire f = pd;
+        f.slot = forged;
+        bad.sections[0].descs[0].publicData = nixlLf::encodePublicData(f);
+        std::string name;
+        EXPECT_EQ(a->agent->loadRemoteMD(nixlMdEncode(bad), name), NIXL_ERR_MISMATCH) << forged;
+    }
+    std::string name;
+    EXPECT_EQ(a->agent->loadRemoteMD(b->md(), name), NIXL_SUCCESS); // the honest one still loads
+}
 
 struct staleCase {
     const char *name;

@@ -436,3 +436,28 @@ TEST(ucxRegTable, ShmFullIsAStatusNotASignal) {
         EXPECT_TRUE(nixl_full_fs::passed(ws)) << name << ": " << nixl_full_fs::describe(ws);
     }
 }
+
+// A reader touches no slot the owner has not reserved storage for: a forged slot index in a
+// peer's metadata used to SIGBUS the reader once /dev/shm was full (issue 29, item 1).
+TEST(ucxRegTable, ReadersSeeOnlySlotsWithStorage) {
+    const procIdentity me = self();
+    std::string why;
+    constexpr size_t many = size_t(1) << 20; // the engines' table size
+    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, many, why);
+    ASSERT_TRUE(owner) << why;
+    if (owner->name().empty()) {
+        GTEST_SKIP() << "no POSIX shared memory here: " << why;
+    }
+    auto reader =
+        nixlUcxRegTable::open(owner->name(), owner_nonce, me, many, me, reader_nonce, why);
+    ASSERT_TRUE(reader) << why;
+    EXPECT_TRUE(reader->backed(0));
+    EXPECT_TRUE(reader->backed(1));
+    EXPECT_FALSE(reader->backed(many - 1)); // not reserved yet
+    EXPECT_FALSE(reader->backed(many));     // past the table
+    EXPECT_FALSE(reader->backed(UINT64_MAX));
+    // The owner reserves a slot before it publishes it; the reader then sees it backed.
+    ASSERT_TRUE(owner->reserve(many - 1, why)) << why;
+    EXPECT_TRUE(reader->backed(many - 1));
+    EXPECT_TRUE(owner->backed(many - 1));
+}

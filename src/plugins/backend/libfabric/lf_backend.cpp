@@ -593,6 +593,18 @@ lfEngine::loadRemoteMD(const nixlBlobDesc &input,
     md->keys.assign(rails_.size(), 0);
     md->virtAddr.assign(rails_.size(), 0);
     md->hasRail.assign(rails_.size(), 0);
+    // The slot is read in the peer's mapped table at every fast post: out of it, or without
+    // storage there (a SIGBUS), it is forged or damaged; an honest peer reserves a slot
+    // before it publishes it.
+    if (w.slot != 0 && peer->table && !peer->table->backed(w.slot)) {
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC refused the public data of "
+                                        << remote_agent << "'s registration of " << w.len
+                                        << " bytes: its slot " << w.slot << " is not a slot of "
+                                        << "the peer's registration table with storage (of "
+                                        << peer->table->slotCount()
+                                        << "; forged or damaged metadata)");
+        return NIXL_ERR_MISMATCH;
+    }
     md->slot = w.slot;
     md->regId = w.regId;
     for (const auto &mr : w.rails) {

@@ -221,6 +221,17 @@ nixlUcxEngine::loadRemoteMD(const nixlBlobDesc &input,
     if (md->slot >= conn->remoteRegSlots) {
         md->slot = 0;
     }
+    // A slot the peer's mapped table has no storage for would be a SIGBUS at the first
+    // direct copy's check: an honest peer reserves a slot before it publishes it.
+    if (md->slot != 0 && conn->peerTable && !conn->peerTable->backed(md->slot)) {
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX refused the public data of "
+                                        << remote_agent << "'s registration of " << input.len
+                                        << " bytes at 0x" << std::hex << input.addr << std::dec
+                                        << ": its slot " << md->slot
+                                        << " has no storage in the peer's registration table "
+                                           "(forged or damaged metadata)");
+        return NIXL_ERR_MISMATCH;
+    }
     md->mem = nixl_mem;
     md->conn = conn;
     md->packedRkey = std::move(pd.rkey);
