@@ -13,11 +13,18 @@
  *   5. Everything is released in reverse order.
  *
  * Exit status 0 means the data was verified; any failure prints a message and exits 1.
- * Usage: nixl_example [--async]   (--async makes the backend finish transfers only after polling)
+ * Usage: nixl_example [--async] [--backend NAME] [--progress-thread] [--rounds N]
+ *   --async            the TEST backend finishes transfers only after polling
+ *   --backend NAME     TEST (default) or UCX, LIBFABRIC: the data backend both agents use
+ *   --progress-thread  the agents run with a progress thread (nixlAgentConfig::useProgThread)
+ *   --rounds N         the whole sequence N times, new agents each time (default 1)
+ * With --backend UCX --progress-thread this is the shape of NIXL's agent_example (two agents in
+ * one process over UCX); the test suite runs it repeatedly, and the stress lane under load.
  */
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -38,7 +45,8 @@ constexpr size_t num_chunks = 4;
 constexpr size_t chunk_size = 256 * 1024;
 constexpr size_t buffer_size = num_chunks * chunk_size;
 
-constexpr std::chrono::seconds timeout(10);
+// A hang guard, not a deadline: a transfer that is slow under load is not a failure.
+constexpr std::chrono::seconds timeout(60);
 
 bool
 check(nixl_status_t status, const std::string &what) {
@@ -103,25 +111,32 @@ xferList(std::vector<uint8_t> &buf) {
     return list;
 }
 
+struct options_t {
+    bool async = false;
+    std::string backend = "TEST";
+    bool progressThread = false;
+    unsigned rounds = 1;
+};
+
 int
-run(bool async) {
-    nixlAgentConfig cfg(false);
+run(const options_t &o) {
+    nixlAgentConfig cfg(o.progressThread);
     nixlAgent initiator(initiator_name, cfg);
     nixlAgent target(target_name, cfg);
 
     nixl_b_params_t params;
-    if (async) {
+    if (o.async) {
         params["async"] = "true";
         params["async_polls"] = "3";
     }
     nixlBackendH *init_backend = nullptr;
     nixlBackendH *target_backend = nullptr;
-    if (!check(initiator.createBackend("TEST", params, init_backend),
-               "initiator createBackend(TEST)") ||
-        !check(target.createBackend("TEST", params, target_backend),
-               "target createBackend(TEST)")) {
-        std::cerr << "nixl_example: is the TEST plugin in NIXL_PLUGIN_DIR or next to libnixl?"
-                  << std::endl;
+    if (!check(initiator.createBackend(o.backend, params, init_backend),
+               "initiator createBackend") ||
+        !check(target.createBackend(o.backend, params, target_backend),
+               "target createBackend")) {
+        std::cerr << "nixl_example: is the " << o.backend
+                  << " plugin in NIXL_PLUGIN_DIR or next to libnixl?" << std::endl;
         return 1;
     }
 
@@ -281,17 +296,35 @@ run(bool async) {
 
 int
 main(int argc, char **argv) {
-    bool async = false;
+    options_t o;
     for (int i = 1; i < argc; ++i) {
+        const bool more = i + 1 < argc;
         if (std::strcmp(argv[i], "--async") == 0) {
-            async = true;
+            o.async = true;
+        } else if (std::strcmp(argv[i], "--progress-thread") == 0) {
+            o.progressThread = true;
+        } else if (std::strcmp(argv[i], "--backend") == 0 && more) {
+            o.backend = argv[++i];
+        } else if (std::strcmp(argv[i], "--rounds") == 0 && more &&
+                   std::strtoul(argv[i + 1], nullptr, 10) > 0) {
+            o.rounds = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
         } else {
-            std::cerr << "usage: " << argv[0] << " [--async]" << std::endl;
+            std::cerr << "usage: " << argv[0]
+                      << " [--async] [--backend NAME] [--progress-thread] [--rounds N]"
+                      << std::endl;
             return 2;
         }
     }
     try {
-        return run(async);
+        for (unsigned r = 0; r < o.rounds; ++r) {
+            if (o.rounds > 1) {
+                std::cout << "round " << r + 1 << " of " << o.rounds << std::endl;
+            }
+            if (int rc = run(o); rc != 0) {
+                return rc;
+            }
+        }
+        return 0;
     }
     catch (const std::exception &e) {
         std::cerr << "nixl_example: exception: " << e.what() << std::endl;
