@@ -98,12 +98,16 @@ fillUp(const std::string &dir) {
 }
 
 /**
- * Runs gtest case `test` (Suite.DISABLED_Name) of this binary with a 1 MiB tmpfs over dir in a
- * child's private mount namespace, filled first when fill is true. Returns the wait status;
+ * Runs gtest case `test` (Suite.DISABLED_Name) of this binary with a tmpfs of size (1 MiB by
+ * default; more for a child that needs room before it fills it) over dir in a child's private
+ * mount namespace, filled first when fill is true. Returns the wait status;
  * setup failures of the child exit with 90 + step.
  */
 inline int
-runInFullFs(const std::string &dir, const std::string &test, bool fill = true) {
+runInFullFs(const std::string &dir,
+            const std::string &test,
+            bool fill = true,
+            const std::string &size = "1m") {
     const pid_t pid = ::fork();
     if (pid == 0) {
         if (::unshare(CLONE_NEWNS) != 0) {
@@ -113,8 +117,8 @@ runInFullFs(const std::string &dir, const std::string &test, bool fill = true) {
             ::_exit(92);
         }
         ::mkdir(dir.c_str(), 0755);
-        if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=1777") !=
-            0) {
+        const std::string opts = "size=" + size + ",mode=1777";
+        if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, opts.c_str()) != 0) {
             ::_exit(93);
         }
         if (fill && !fillUp(dir)) {

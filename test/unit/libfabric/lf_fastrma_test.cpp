@@ -16,7 +16,11 @@
 #include <dirent.h>
 #include <set>
 #include <sys/stat.h>
+#include <tuple>
+#include <utility>
+#include <vector>
 
+#include "../full_fs.h"
 #include "lf_test_utils.h"
 
 using namespace nixl_lf_test;
@@ -329,3 +333,78 @@ TEST(lfFastRma, MixedFastRmaPairUsesDeliveryComplete) {
 }
 
 } // namespace
+
+// A full /dev/shm (Docker's default is 64 MiB) is a status, never a SIGBUS (issue 29, item 1),
+// as for UCX (ucxRegTable.ShmFullIsAStatusNotASignal). The children run in a private mount
+// namespace with a 1 MiB tmpfs over /dev/shm (root only).
+namespace {
+
+/** Registers n 64-byte pieces of buf one by one; the status of the first failure, or SUCCESS. */
+nixl_status_t
+registerPieces(lfAgent &a, std::vector<uint8_t> &buf, size_t n, size_t &done) {
+    for (done = 0; done < n; ++done) {
+        nixl_status_t st = a.registerDram(reinterpret_cast<uintptr_t>(buf.data()) + done * 64, 64);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+    }
+    return NIXL_SUCCESS;
+}
+
+constexpr size_t pieces = 20000; // past the slots the table reserves at creation
+
+} // namespace
+
+TEST(lfFastRma, DISABLED_ShmFullChildEngine) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    // /dev/shm full before createBackend: shm cannot open its region; tcp still serves.
+    lfSetup s;
+    s.provider = "auto";
+    nixl_status_t st = NIXL_ERR_UNKNOWN;
+    auto a = lfAgent::make("shmfull", s, &st);
+    if (a) {
+        std::vector<uint8_t> buf(pieces * 64);
+        size_t done = 0;
+        EXPECT_EQ(registerPieces(*a, buf, pieces, done), NIXL_SUCCESS) << done;
+    } else {
+        EXPECT_LT(st, 0);
+    }
+    a.reset();
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+TEST(lfFastRma, DISABLED_ShmFilledAfterCreateChildEngine) {
+    ASSERT_TRUE(nixl_full_fs::inFullFsChild());
+    lfSetup s;
+    s.provider = "shm";
+    nixl_status_t st = NIXL_ERR_UNKNOWN;
+    auto a = lfAgent::make("shmfilled", s, &st);
+    ASSERT_EQ(st, NIXL_SUCCESS);
+    ASSERT_TRUE(nixl_full_fs::fillUp(nixl_full_fs::fullFsDir()));
+    // Registrations past the reserved slots go in no slot (peers then use delivery-complete
+    // RMA, one warning): every one succeeds, and each is released as usual.
+    std::vector<uint8_t> buf(pieces * 64);
+    size_t done = 0;
+    EXPECT_EQ(registerPieces(*a, buf, pieces, done), NIXL_SUCCESS) << done;
+    for (size_t i = 0; i < done; ++i) {
+        nixl_reg_dlist_t l(DRAM_SEG);
+        l.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf.data()) + i * 64, 64, 0, ""));
+        ASSERT_EQ(a->agent->deregisterMem(l), NIXL_SUCCESS) << i;
+    }
+    a.reset();
+    nixl_full_fs::finishChild(::testing::Test::HasFailure());
+}
+
+TEST(lfFastRma, ShmFullIsAStatusNotASignal) {
+    const std::string skip = nixl_full_fs::fullFsSkipReason();
+    if (!skip.empty()) {
+        GTEST_SKIP() << skip;
+    }
+    // The second child needs room for libfabric shm's region before it fills /dev/shm.
+    for (const auto &[name, fill, size] : std::vector<std::tuple<std::string, bool, std::string>>{
+             {"lfFastRma.DISABLED_ShmFullChildEngine", true, "1m"},
+             {"lfFastRma.DISABLED_ShmFilledAfterCreateChildEngine", false, "64m"}}) {
+        const int ws = nixl_full_fs::runInFullFs("/dev/shm", name, fill, size);
+        EXPECT_TRUE(nixl_full_fs::passed(ws)) << name << ": " << nixl_full_fs::describe(ws);
+    }
+}
