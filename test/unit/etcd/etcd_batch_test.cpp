@@ -236,6 +236,33 @@ TEST_F(EtcdBatch, AReadOlderThanTheSharedStreamGetsAWatchOfItsOwn) {
     reader.unwatchAgent("A");
 }
 
+// A hostile writer under the namespace once grew a reader's memory with long labels (RSS 24 ->
+// 137 MB, issue 29 item 17): the deletion history stays within deleteHistoryMax entries and
+// keeps no key over 512 bytes, while every deletion is still delivered to the watcher.
+TEST_F(EtcdBatch, ManyLongLabelsKeepTheDeletionHistoryBounded) {
+    auto cfg = configFor(server_->endpoints(), "/b7");
+    cfg.deleteHistoryMax = 64;
+    nixlEtcdMetadata a("H", cfg), reader("R", cfg);
+    ASSERT_EQ(a.start(), NIXL_SUCCESS);
+    deletionLog log;
+    ASSERT_EQ(reader.watchAgent("H", 0, log.callback()), NIXL_SUCCESS);
+    constexpr int labels = 200;
+    auto label = [](int i) { return std::string(300, 'l') + std::to_string(i); };
+    for (int i = 0; i < labels; ++i) {
+        ASSERT_EQ(a.client().put(a.prefix() + label(i), "x"), NIXL_SUCCESS) << i;
+    }
+    const std::string huge(4096, 'h'); // a key past what the history keeps
+    ASSERT_EQ(a.client().put(a.prefix() + huge, "x"), NIXL_SUCCESS);
+    ASSERT_EQ(a.client().deletePrefix(a.prefix()), NIXL_SUCCESS); // one revision, 201 events
+    for (int i = 0; i < labels; ++i) {
+        ASSERT_TRUE(log.waitFor("H", label(i))) << i;
+    }
+    EXPECT_TRUE(log.waitFor("H", huge));
+    EXPECT_LE(reader.deleteHistorySize(), cfg.deleteHistoryMax);
+    EXPECT_GT(reader.deleteHistorySize(), 0u);
+    reader.unwatchAgent("H");
+}
+
 TEST_F(EtcdBatch, ACleanExitDoesNotWaitTheRequestTimeoutForTheRevoke) {
     // A fresh server: this test freezes it.
     etcdCluster server(etcdCluster::options{});

@@ -83,6 +83,12 @@ struct nixlEtcdConfig {
     std::chrono::milliseconds connectTimeout{2000};
     /** Largest response body accepted (a value is base64 inside it: 4/3 of its size). */
     size_t maxResponseBytes = size_t(64) << 20;
+    /**
+     * Peer deletions remembered for replay to later watches, over all agents and labels: past
+     * it the history is cleared and older readers get watches of their own. A hostile writer
+     * under the namespace then cannot grow this process's memory with many labels.
+     */
+    size_t deleteHistoryMax = 16384;
 
     /**
      * The process's configuration (environment, then the NIXL configuration file). nullopt when

@@ -301,6 +301,8 @@ namespace {
 
 /** Agents whose deletions are remembered for replay; more clears the history. */
 constexpr size_t nixl_etcd_delete_history = 4096;
+/** Longest key whose deletion is remembered; real keys are a name and a short label. */
+constexpr size_t nixl_etcd_history_key_max = 512;
 
 } // namespace
 
@@ -320,13 +322,24 @@ nixlEtcdMetadata::onPeerDeletes(const std::vector<nixlEtcdEvent> &events) {
         }
         const std::string agent = key.substr(agentsPrefix_.size(), slash - agentsPrefix_.size());
         const std::string label = key.substr(slash + 1);
-        if (deleted_.size() >= nixl_etcd_delete_history && deleted_.count(agent) == 0) {
-            // Older readers fall back to watches of their own (historyFloor_).
-            deleted_.clear();
-            historyFloor_ = peerWatchAt_;
+        if (key.size() <= nixl_etcd_history_key_max) {
+            auto a = deleted_.find(agent);
+            const bool fresh = a == deleted_.end() || a->second.count(label) == 0;
+            if (fresh && (deletedEntries_ >= client_.config().deleteHistoryMax ||
+                          (a == deleted_.end() && deleted_.size() >= nixl_etcd_delete_history))) {
+                // Older readers fall back to watches of their own (historyFloor_).
+                deleted_.clear();
+                deletedEntries_ = 0;
+                historyFloor_ = peerWatchAt_;
+            }
+            auto [pos, added] = deleted_[agent].try_emplace(label, 0);
+            deletedEntries_ += added ? 1 : 0;
+            pos->second = std::max(pos->second, ev.kv.modRevision);
+        } else if (ev.kv.modRevision > historyFloor_) {
+            // Not remembered: a watch registered later from an older revision must not rely on
+            // the history to replay it.
+            historyFloor_ = ev.kv.modRevision;
         }
-        int64_t &last = deleted_[agent][label];
-        last = std::max(last, ev.kv.modRevision);
         auto it = subscribers_.find(agent);
         if (it != subscribers_.end() && ev.kv.modRevision > it->second.fromRevision) {
             it->second.cb(agent, nixl_etcd_event_type_t::DELETE, label);
@@ -415,6 +428,12 @@ uint64_t
 nixlEtcdMetadata::ownWatches() const {
     std::lock_guard lock(peersMutex_);
     return ownWatchCount_;
+}
+
+size_t
+nixlEtcdMetadata::deleteHistorySize() const {
+    std::lock_guard lock(peersMutex_);
+    return deletedEntries_;
 }
 
 nixl_status_t

@@ -151,6 +151,9 @@ public:
      *  revision they were read at (tests). */
     uint64_t
     ownWatches() const;
+    /** Deletions remembered for replay now (tests: the history stays bounded). */
+    size_t
+    deleteHistorySize() const;
 
     nixlEtcdClient &
     client() noexcept {
@@ -210,8 +213,10 @@ private:
     int64_t peerWatchAt_ = 0;
     /** agent -> label -> revision of its last deletion seen after historyFloor_, replayed to a
      *  watch registered from an older revision. Bounded: cleared (and the floor raised) when it
-     *  holds nixl_etcd_delete_history agents. */
+     *  would hold more than nixl_etcd_delete_history agents or deleteHistoryMax entries; keys
+     *  longer than nixl_etcd_history_key_max are not remembered (delivered live only). */
     std::map<std::string, std::map<std::string, int64_t>> deleted_;
+    size_t deletedEntries_ = 0;
     int64_t historyFloor_ = 0;
     std::map<std::string, subscriber_t> subscribers_;
     /** Peers read before the stream covered them: a watch of their own. */
