@@ -270,6 +270,7 @@ etcdCluster::spawn(member &m, bool fresh) {
             args.push_back("--client-cert-auth");
         }
     }
+    args.insert(args.end(), opts_.extraArgs.begin(), opts_.extraArgs.end());
     std::vector<char *> argv;
     for (auto &a : args) {
         argv.push_back(a.data());

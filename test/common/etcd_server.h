@@ -53,6 +53,8 @@ public:
         /** With tls: clients must present a certificate signed by the CA. */
         bool clientCertAuth = false;
         std::chrono::seconds startTimeout{90};
+        /** More etcd flags (e.g. "--max-request-bytes=65536"). */
+        std::vector<std::string> extraArgs{};
     };
 
     /** Starts every member and waits until all are healthy; throws std::runtime_error with the

@@ -263,6 +263,34 @@ TEST_F(EtcdBatch, ManyLongLabelsKeepTheDeletionHistoryBounded) {
     reader.unwatchAgent("H");
 }
 
+// One deleterange of many keys is one watch response; past maxResponseBytes it once ended the
+// stream at the same revision on every reconnect ("message larger than 67108864 bytes", issue
+// 29 item 17). Watches ask the server to fragment such responses: every deletion arrives.
+// Here the server fragments past 64 KiB + 512 KiB (etcd adds that much for gRPC overhead), so
+// a fragment is under 1 MiB of JSON, the client takes messages of at most 1 MiB, and the
+// deleterange's response is about 3 MB.
+TEST(EtcdFragments, ADeleteRangeLargerThanAMessageIsDeliveredInFragments) {
+    etcdCluster::options o;
+    o.extraArgs = {"--max-request-bytes=65536"};
+    etcdCluster server(o);
+    auto cfg = configFor(server.endpoints(), "/f1");
+    cfg.maxResponseBytes = 1024 * 1024;
+    nixlEtcdMetadata a("H", cfg), reader("R", cfg);
+    ASSERT_EQ(a.start(), NIXL_SUCCESS);
+    deletionLog log;
+    ASSERT_EQ(reader.watchAgent("H", 0, log.callback()), NIXL_SUCCESS);
+    constexpr int keys = 600;
+    auto label = [](int i) { return std::string(4000, 'k') + std::to_string(i); };
+    for (int i = 0; i < keys; ++i) {
+        ASSERT_EQ(a.client().put(a.prefix() + label(i), "x"), NIXL_SUCCESS) << i;
+    }
+    ASSERT_EQ(a.client().deletePrefix(a.prefix()), NIXL_SUCCESS);
+    for (int i = 0; i < keys; ++i) {
+        ASSERT_TRUE(log.waitFor("H", label(i))) << i;
+    }
+    reader.unwatchAgent("H");
+}
+
 TEST_F(EtcdBatch, ACleanExitDoesNotWaitTheRequestTimeoutForTheRevoke) {
     // A fresh server: this test freezes it.
     etcdCluster server(etcdCluster::options{});

@@ -54,6 +54,8 @@ parseTxnRanges(const nixlJsonValue &reply,
 struct watchMessage {
     bool created = false;
     bool canceled = false;
+    /** Part of a response the server split (create_request.fragment): more of it follows. */
+    bool fragment = false;
     int64_t compactRevision = 0;
     int64_t headerRevision = 0;
     std::string cancelReason;

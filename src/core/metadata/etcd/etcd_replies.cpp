@@ -109,9 +109,10 @@ parseWatchMessage(const nixlJsonValue &reply, watchMessage &msg, std::string &er
     }
     if (!nixlJsonBool(result->find("created"), msg.created) ||
         !nixlJsonBool(result->find("canceled"), msg.canceled) ||
+        !nixlJsonBool(result->find("fragment"), msg.fragment) ||
         !nixlJsonInt(result->find("compact_revision"), msg.compactRevision) ||
         !nixlJsonString(result->find("cancel_reason"), msg.cancelReason)) {
-        err = "a created/canceled/compact_revision/cancel_reason field of the wrong type";
+        err = "a created/canceled/fragment/compact_revision/cancel_reason field of the wrong type";
         return false;
     }
     if (!headerRevision(*result, msg.headerRevision)) {

@@ -190,8 +190,10 @@ nixlEtcdWatch::onMessage(std::string_view line) {
         return true;
     }
     int64_t last = nextRevision_ - 1;
+    int64_t first = INT64_MAX;
     for (const auto &ev : msg.events) {
         last = std::max(last, ev.kv.modRevision);
+        first = std::min(first, ev.kv.modRevision);
     }
     try {
         cb_(msg.events);
@@ -202,7 +204,9 @@ nixlEtcdWatch::onMessage(std::string_view line) {
     catch (...) {
         NIXL_ERROR << "etcd: watch of " << key_ << ": the event callback threw";
     }
-    nextRevision_ = last + 1;
+    // A fragment's revisions may continue in the next message: a reconnect resumes at the
+    // first of them (its events are delivered again; consumers take deletions idempotently).
+    nextRevision_ = msg.fragment ? std::max(nextRevision_, first) : last + 1;
     return true;
 }
 
@@ -253,7 +257,10 @@ nixlEtcdWatch::streamOnce(size_t ep, std::string &why) {
         body += filter_ == filter_t::DELETES_ONLY ? ",\"filters\":[\"NOPUT\"]" :
                                                     ",\"filters\":[\"NODELETE\"]";
     }
-    body += "}}";
+    // The server splits a response larger than its request limit (1.5 MiB by default) into
+    // fragments, so one deleterange of very many keys cannot make a message larger than
+    // maxResponseBytes, which would end this stream at the same revision on every reconnect.
+    body += ",\"fragment\":true}}";
     char errbuf[CURL_ERROR_SIZE] = {};
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_COPYPOSTFIELDS, body.c_str());
