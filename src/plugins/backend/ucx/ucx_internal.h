@@ -118,6 +118,11 @@ rangeCovers(uintptr_t base, size_t len, uintptr_t addr, size_t n) {
 bool
 splitPairs(std::string_view s, std::vector<std::pair<std::string, std::string>> &out);
 
+/** A genNotif send is over (completed, failed or dropped): its bytes leave the peer's budget
+ *  (notif_send_max_bytes). Worker lock held. */
+void
+unchargeSend(nixlUcxAmSend &s) noexcept;
+
 /** Receives notifications on a home worker (arg: the nixlUcxWorker). */
 ucs_status_t
 amRecvCb(void *arg,

@@ -22,22 +22,12 @@ using nixlUcx::goneStatus;
 
 namespace {
 
-/** A genNotif send is over (completed, failed or dropped): its bytes leave the peer's budget. */
-void
-unchargeSend(nixlUcxAmSend &s) noexcept {
-    if (s.budget) {
-        s.budget->fetch_sub(s.charged, std::memory_order_relaxed);
-        s.budget.reset();
-        s.engine->notifSendDone();
-    }
-}
-
 void
 amSendCb(void *request, ucs_status_t status, void *user_data) {
     ucp_request_free(request);
     auto *s = static_cast<nixlUcxAmSend *>(user_data);
     s->worker->sends.erase(s);
-    unchargeSend(*s);
+    nixlUcx::unchargeSend(*s);
     if (s->req != nullptr) {
         nixlUcxReq &req = *s->req;
         req.notifSend = nullptr;
@@ -105,6 +95,15 @@ rndvRecvCb(void *request, ucs_status_t status, size_t length, void *user_data) {
 } // namespace
 
 namespace nixlUcx {
+
+void
+unchargeSend(nixlUcxAmSend &s) noexcept {
+    if (s.budget) {
+        s.budget->fetch_sub(s.charged, std::memory_order_relaxed);
+        s.budget.reset();
+        s.engine->notifSendDone();
+    }
+}
 
 ucs_status_t
 amRecvCb(void *arg,
@@ -281,7 +280,8 @@ nixlUcxEngine::notifFitsLocked(std::string_view sender, size_t length) const {
     const int64_t now = steadyMs();
     if (now - notifDropLogMs_ >= 1000) {
         NIXL_SDK_ERROR("agent " << localAgent << ": UCX dropped a " << length
-                                << "-byte notification from " << sender << ": " << peer
+                                << "-byte notification from " << nixlSdk::cutValue(sender)
+                                << ": " << peer
                                 << " bytes from it and " << notifHeld_
                                 << " in all wait for getNotifs (notif_peer_max_bytes="
                                 << cfg_.notifPeerMax
@@ -419,13 +419,14 @@ nixlUcxEngine::genNotif(const std::string &remote_agent, const std::string &msg)
         const size_t cost = msg.size() + nixlUcx::notif_entry_overhead;
         auto full = [&] {
             const size_t held = conn->notifSendHeld->load(std::memory_order_relaxed);
-            return held > 0 && cost > cfg_.notifSendMax - std::min<size_t>(held, cfg_.notifSendMax);
+            return held > 0 &&
+                cost > cfg_.notifSendMax - std::min<size_t>(held, cfg_.notifSendMax);
         };
         if (full()) {
             lane.worker->progressLocked();
             if (full()) {
-                NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX genNotif to " << remote_agent
-                                               << " refused for now: "
+                NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX genNotif to "
+                                               << remote_agent << " refused for now: "
                                                << conn->notifSendHeld->load(
                                                       std::memory_order_relaxed)
                                                << " bytes of notifications to it are not sent yet "

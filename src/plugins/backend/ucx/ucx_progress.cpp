@@ -72,10 +72,7 @@ nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
             bytes += s->body.size();
             s->engine->notifLost(s->body.size());
         }
-        if (s->budget) {
-            s->budget->fetch_sub(s->charged, std::memory_order_relaxed);
-            s->engine->notifSendDone();
-        }
+        nixlUcx::unchargeSend(*s);
         delete s;
     }
     sends.clear();
