@@ -211,6 +211,16 @@ def main():
         labels = [m["args"]["labels"] for m in r["meta"] if m["name"] == "process_labels"]
         for ag in agents:
             need(any(ag in lb for lb in labels), f"agent {ag!r} of an event not in the labels")
+        # A label line precedes the first event of its agent: a reader that stops early (a
+        # capped or cut file) still has the labels of every event it read.
+        seen = []
+        for e in events:
+            if e["ph"] == "M" and e["name"] == "process_labels":
+                seen.append(e["args"]["labels"])
+            elif e["ph"] in ("X", "i") and "agent" in e.get("args", {}):
+                ag = e["args"]["agent"]
+                need(any(ag in lb for lb in seen),
+                     f"an event of agent {ag!r} comes before its label line")
         for ag in a.expect_agent:
             if ag.startswith('"'):
                 ag = json.loads(ag)  # the name as a JSON string, for arbitrary bytes

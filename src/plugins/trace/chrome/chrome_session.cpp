@@ -448,7 +448,12 @@ const nixlChromeAgent *
 nixlChromeSession::agent(uint32_t index) {
     if (index >= agentSnap_.size()) {
         // An agent added since the last look: its records were queued after addAgent returned.
+        // Its label line is still pending (added after this cycle took the pending lines):
+        // write it ahead of the event, so no event in the file names an agent the labels lack
+        // (a file that stops growing would otherwise never get the label).
         std::lock_guard<std::mutex> lk(mu_);
+        out_.append(pendingMeta_);
+        pendingMeta_.clear();
         agentSnap_.clear();
         for (const auto &a : agents_) {
             agentSnap_.push_back(a.get());
