@@ -71,7 +71,7 @@ estimateXferCostImpl(nixlAgentData *data,
         return nixlDeadRequest(*data, "estimateXferCost", req_hndl);
     }
     if (req_hndl->remote != nullptr && !req_hndl->remote->valid.load(std::memory_order_acquire)) {
-        NIXL_ERROR << "agent " << data->name << ": estimateXferCost: metadata of agent "
+        NIXL_ERROR_LIMITED << "agent " << data->name << ": estimateXferCost: metadata of agent "
                    << req_hndl->remoteAgent << " was invalidated";
         return NIXL_ERR_NOT_FOUND;
     }
@@ -130,7 +130,7 @@ postXferReqImpl(nixlAgentData *data,
         return nixlNoteStatus(*data, nixlDeadRequest(*data, "postXferReq", req_hndl));
     }
     if (req.remote != nullptr && !req.remote->valid.load(std::memory_order_acquire)) {
-        NIXL_ERROR << "agent " << data->name << ": postXferReq: metadata of agent "
+        NIXL_ERROR_LIMITED << "agent " << data->name << ": postXferReq: metadata of agent "
                    << req.remoteAgent << " was invalidated or the peer disconnected";
         return nixlNoteStatus(*data, NIXL_ERR_NOT_FOUND);
     }
@@ -289,7 +289,7 @@ getXferStatusImpl(nixlAgentData *data, nixlXferReqH *req_hndl) {
         return req.status;
     }
     if (req.remote != nullptr && !req.remote->valid.load(std::memory_order_acquire)) {
-        NIXL_ERROR << "agent " << data->name << ": getXferStatus: metadata of agent "
+        NIXL_ERROR_LIMITED << "agent " << data->name << ": getXferStatus: metadata of agent "
                    << req.remoteAgent << " was invalidated or the peer disconnected";
         return nixlNoteStatus(*data, NIXL_ERR_NOT_FOUND);
     }

@@ -12,9 +12,13 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "ucx_test_utils.h"
+#include "../../common/log_capture.h"
 #include "../../common/scoped_env.h"
 
 using namespace nixl_ucx_test;
@@ -449,6 +453,122 @@ TEST(ucxTwoProc, AgentDestroyedWithReadStuckOnSilentTarget) {
     // The process is still healthy: a new agent works.
     auto c = ucxAgent::make("C", s);
     ASSERT_TRUE(c);
+}
+
+} // namespace
+
+namespace {
+
+size_t
+rssKiB() {
+    std::ifstream in("/proc/self/statm");
+    size_t pages = 0;
+    size_t resident = 0;
+    in >> pages >> resident;
+    return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / 1024;
+}
+
+size_t
+openFds() {
+    size_t n = 0;
+    for (const auto &e : std::filesystem::directory_iterator("/proc/self/fd")) {
+        (void)e;
+        ++n;
+    }
+    return n;
+}
+
+TEST(ucxTwoProc, InvalidatedPeerWithReadInFlightGivesItsWorkerBack) {
+    // A peer's metadata invalidated and loaded again while a READ to it is still in UCX (over
+    // tcp the target must progress it; B blocks on its command socket until told otherwise):
+    // each round's private worker used to be abandoned with its sockets. Now it drains: the
+    // READ keeps its buffer until B answers, its release then succeeds, and the worker goes.
+    scopedEnv tls("UCX_TLS", "tcp");
+    ucxSetup s;
+    s.params["ucx_direct_cma"] = "no";
+    s.params["ucx_release_timeout_ms"] = "50";
+    nixl_test::stderrCapture capture;
+    auto a = ucxAgent::make("A", s);
+    ASSERT_TRUE(a);
+    testMem buf(1 << 20);
+    ASSERT_EQ(a->registerDram(buf.addr(), buf.size()), NIXL_SUCCESS);
+    peerConfig cfg;
+    cfg.name = "B";
+    cfg.bufSize = 1 << 20;
+    cfg.setup = s;
+    cfg.pollWhileIdle = false;
+    cfg.env["UCX_TLS"] = "tcp";
+    peerProcess b;
+    std::string err;
+    ASSERT_TRUE(b.start(cfg, err)) << err;
+    ASSERT_TRUE(b.loadMD(a->md()));
+    std::string name;
+    ASSERT_EQ(a->agent->loadRemoteMD(b.md(), name), NIXL_SUCCESS);
+    notifBox box;
+    // Wires A's lanes to B up while B still calls into its engine.
+    ASSERT_EQ(b.cmd("expect A hello"), "ok");
+    ASSERT_EQ(a->agent->genNotif("B", "hello"), NIXL_SUCCESS);
+    ASSERT_EQ(b.cmdWhile("await hello", [&] { box.poll(*a->agent); }), "ok");
+    // NIXL_UCX_TEST_ROUNDS: more rounds for a soak run (docs/backends/ucx.md has one).
+    const char *env_rounds = std::getenv("NIXL_UCX_TEST_ROUNDS");
+    const int rounds = env_rounds != nullptr ? std::max(2, std::atoi(env_rounds)) : 40;
+    size_t fdsAtRound1 = 0;
+    size_t rssAtRound1 = 0;
+    for (int i = 0; i < rounds; ++i) {
+        if (i == 1) {
+            box.poll(*a->agent); // progress drops a drained worker
+            fdsAtRound1 = openFds(); // one round's worker has come and gone
+            rssAtRound1 = rssKiB();
+        }
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(a->agent->createXferReq(NIXL_READ, xferList({{buf.addr(), buf.size()}}),
+                                          xferList({{b.bufAddr(), buf.size()}}), "B", req),
+                  NIXL_SUCCESS);
+        nixl_status_t st = a->agent->postXferReq(req);
+        ASSERT_EQ(st, NIXL_IN_PROG) << "round " << i << ": " << nixlEnumStrings::statusStr(st);
+        for (int k = 0; k < 100 && st == NIXL_IN_PROG; ++k) {
+            st = a->agent->getXferStatus(req);
+        }
+        ASSERT_EQ(st, NIXL_IN_PROG) << "round " << i << ": the target progressed the READ";
+        ASSERT_EQ(a->agent->invalidateRemoteMD("B"), NIXL_SUCCESS);
+        // UCX still owns the buffer, and B is silent: the release cannot finish yet.
+        nixl_status_t rs = a->agent->releaseXferReq(req);
+        EXPECT_EQ(rs, NIXL_ERR_REPOST_ACTIVE) << "round " << i;
+        bool released = rs == NIXL_SUCCESS;
+        ASSERT_EQ(a->agent->loadRemoteMD(b.md(), name), NIXL_SUCCESS);
+        const std::string done = "done" + std::to_string(i);
+        ASSERT_EQ(b.cmd("expect A " + done), "ok");
+        if (released) {
+            ASSERT_EQ(a->agent->genNotif("B", done), NIXL_SUCCESS);
+        }
+        // B progresses until A, once the READ came back and its release succeeded, says so
+        // over the new connection.
+        ASSERT_EQ(b.cmdWhile("await " + done,
+                             [&] {
+                                 if (!released) {
+                                     rs = a->agent->releaseXferReq(req);
+                                     released = rs == NIXL_SUCCESS;
+                                     if (released) {
+                                         EXPECT_EQ(a->agent->genNotif("B", done), NIXL_SUCCESS);
+                                     }
+                                 }
+                                 box.poll(*a->agent);
+                             }),
+                  "ok")
+            << "round " << i << ": last release " << nixlEnumStrings::statusStr(rs);
+        ASSERT_TRUE(released);
+    }
+    box.poll(*a->agent);
+    const size_t fdsAtEnd = openFds();
+    std::cout << rounds << " rounds: fds " << fdsAtRound1 << " -> " << fdsAtEnd << ", RSS "
+              << rssAtRound1 << " -> " << rssKiB() << " KiB" << std::endl;
+    // The live connection's worker, as at round 1 (slack for what UCX opens lazily).
+    EXPECT_LE(fdsAtEnd, fdsAtRound1 + 8) << "fds at round 1: " << fdsAtRound1;
+    a.reset();
+    EXPECT_EQ(b.cmd("exit"), "bye");
+    EXPECT_EQ(b.wait(), 0);
+    const std::string out = capture.stop();
+    EXPECT_EQ(out.find("still running in UCX"), std::string::npos) << out;
 }
 
 } // namespace

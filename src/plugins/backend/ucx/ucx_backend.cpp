@@ -655,6 +655,30 @@ nixlUcxEngine::~nixlUcxEngine() {
     for (auto &[name, conn] : conns) {
         closeConn(*conn);
     }
+    // Workers of closed connections with operations in flight: their live peers answer
+    // within a bounded time, then the workers are destroyed; what is left is abandoned.
+    const auto drainEnd = std::chrono::steady_clock::now() +
+        std::chrono::milliseconds(std::min<uint64_t>(cfg_.releaseTimeoutMs, 1000));
+    while (drainingWorkers_.load(std::memory_order_relaxed) > 0 &&
+           std::chrono::steady_clock::now() < drainEnd) {
+        if (progressAll(false) == 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    }
+    std::vector<std::shared_ptr<nixlUcxWorker>> left;
+    {
+        std::lock_guard<std::mutex> g(workersLock_);
+        left = workers_;
+    }
+    {
+        for (auto &w : left) {
+            std::lock_guard<std::mutex> wl(w->lock);
+            if (w->draining) {
+                w->destroyLocked(NIXL_ERR_NOT_FOUND);
+                abandonedWorkers_ = abandonedWorkers_ || w->abandoned;
+            }
+        }
+    }
     for (auto &w : home_) {
         std::lock_guard<std::mutex> g(w->lock);
         w->destroyLocked(NIXL_ERR_NOT_FOUND);

@@ -106,9 +106,23 @@ public:
     std::unordered_set<nixlUcxReq *> inflight;
     std::unordered_set<nixlUcxAmSend *> sends;
 
-    /** Progresses until UCX reports no more work, then sends ready notifications. */
+    /**
+     * Progresses until UCX reports no more work, then sends ready notifications. A draining
+     * worker whose last operation completed is destroyed here (worker becomes nullptr).
+     */
     unsigned
     progressLocked();
+    /**
+     * Retires a private worker whose connection closed while the peer lives: destroyed now
+     * when UCX has nothing of it in flight (returns false), otherwise left draining (returns
+     * true). A draining worker stays in the engine's list and is progressed like any other;
+     * its requests stay in progress until UCX completes their operations (the buffers are
+     * UCX's until then) and finish through their callbacks, with the closed connection's
+     * status. The peer then answers what it was sent, and the worker goes once nothing is
+     * left, instead of being abandoned with its sockets and segments.
+     */
+    bool
+    retireLocked();
     /**
      * Destroys the UCP worker. Operations UCX cancels complete through their callbacks; the
      * requests still in flight afterwards finish with pending_status.
@@ -122,6 +136,17 @@ public:
     void
     destroyLocked(nixl_status_t pending_status);
     bool abandoned = false; ///< destroyLocked left the UCP worker alive (see there)
+    /** retireLocked left it draining; cleared when it is destroyed. */
+    bool draining = false;
+    /** No connection uses it any more (retireLocked was called). */
+    bool retired = false;
+    /** It drained and was destroyed: the engine drops it from its list (progressAll). */
+    bool drained = false;
+    /**
+     * Remote keys of the closed connection's lanes on this worker: UCX requires a key to
+     * outlive the operations that use it, so they go with the worker (before it).
+     */
+    std::vector<ucp_rkey_h> retiredRkeys;
 };
 
 /** @brief One endpoint of a connection, on one worker. */
@@ -637,6 +662,13 @@ private:
 
     int wakeFd_ = -1;
     std::atomic<bool> stop_{false};
+    /**
+     * Private workers draining (retireLocked) and not destroyed yet; at most
+     * max_draining_workers, past which a closed connection's busy worker is abandoned as
+     * before (a peer that never completes what it was sent cannot hold more than that).
+     */
+    mutable std::atomic<size_t> drainingWorkers_{0};
+    static constexpr size_t max_draining_workers = 64;
     /** Set under reapLock_ or in the destructor: some worker was abandoned (keep ctx_). */
     bool abandonedWorkers_ = false;
     std::thread thread_;

@@ -377,6 +377,7 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
     const bool was_lost = conn.state.load(std::memory_order_acquire) == nixlUcxConn::LOST;
     conn.state.store(nixlUcxConn::CLOSED, std::memory_order_release);
     std::lock_guard<std::mutex> reap(reapLock_);
+    std::vector<bool> draining(conn.lanes.size(), false);
     for (auto &lane : conn.lanes) {
         nixlUcxWorker &w = *lane->worker;
         std::lock_guard<std::mutex> g(w.lock);
@@ -384,7 +385,10 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
             std::lock_guard<std::mutex> m(conn.mdLock);
             for (nixlUcxRemoteMD *md : conn.mds) {
                 if (md->rkeys[lane->index] != nullptr) {
-                    if (w.worker != nullptr) {
+                    if (w.worker != nullptr && conn.privateWorkers) {
+                        // Operations of a draining worker may still use it (retireLocked).
+                        w.retiredRkeys.push_back(md->rkeys[lane->index]);
+                    } else if (w.worker != nullptr) {
                         ucp_rkey_destroy(md->rkeys[lane->index]);
                     }
                     md->rkeys[lane->index] = nullptr;
@@ -411,15 +415,30 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
         }
         lane->ep = nullptr;
         if (conn.privateWorkers) {
-            w.destroyLocked(was_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND);
-            abandonedWorkers_ = abandonedWorkers_ || w.abandoned;
+            // A live peer completes what it was sent once progressed: drain (bounded in
+            // number). A lost one never will, and its worker goes now.
+            if (!was_lost && drainingWorkers_.load(std::memory_order_relaxed) <
+                                 max_draining_workers) {
+                if (w.retireLocked()) {
+                    drainingWorkers_.fetch_add(1, std::memory_order_relaxed);
+                    draining[lane->index] = true;
+                }
+            } else {
+                w.retired = true;
+                w.destroyLocked(was_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND);
+                abandonedWorkers_ = abandonedWorkers_ || w.abandoned;
+            }
         }
     }
     if (conn.privateWorkers) {
         std::lock_guard<std::mutex> g(workersLock_);
-        for (auto &lane : conn.lanes) {
-            workers_.erase(std::remove(workers_.begin(), workers_.end(), lane->worker),
-                           workers_.end());
+        for (size_t i = 0; i < conn.lanes.size(); ++i) {
+            // A draining worker stays listed: progressAll drops it once it drained.
+            if (!draining[i]) {
+                workers_.erase(std::remove(workers_.begin(), workers_.end(),
+                                           conn.lanes[i]->worker),
+                               workers_.end());
+            }
         }
     }
 }

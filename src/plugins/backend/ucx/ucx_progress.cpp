@@ -41,13 +41,33 @@ nixlUcxWorker::progressLocked() {
             ++total;
         }
     }
+    if (draining && inflight.empty() && sends.empty()) {
+        destroyLocked(NIXL_SUCCESS); // nothing is left for the status to apply to
+        drained = true;
+    }
     return total;
+}
+
+bool
+nixlUcxWorker::retireLocked() {
+    retired = true;
+    if (worker == nullptr || (inflight.empty() && sends.empty())) {
+        destroyLocked(NIXL_ERR_NOT_FOUND);
+        return false;
+    }
+    draining = true;
+    return true;
 }
 
 void
 nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
+    draining = false;
     if (worker != nullptr) {
         if (inflight.empty()) {
+            // Keys before the worker: its destruction takes the endpoints they belong to.
+            for (ucp_rkey_h k : retiredRkeys) {
+                ucp_rkey_destroy(k);
+            }
             ucp_worker_destroy(worker);
         } else {
             NIXL_SDK_WARN("agent " << (engine != nullptr ? engine->agentName() : std::string())
@@ -59,6 +79,7 @@ nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
         }
         worker = nullptr;
     }
+    retiredRkeys.clear(); // an abandoned worker's keys stay with it
     ready.clear();
     // No callback can come any more: what UCX did not complete is finished and freed here.
     // genNotif reported those without a request sent: their loss is said, per peer.
@@ -100,10 +121,25 @@ nixlUcxEngine::progressAll(bool try_only) const {
         ws = workers_;
     }
     unsigned total = 0;
+    std::vector<nixlUcxWorker *> drained;
     for (auto &w : ws) {
         std::unique_lock<std::mutex> g(w->lock, std::defer_lock);
         if (try_only ? g.try_lock() : (g.lock(), true)) {
             total += w->progressLocked();
+            if (w->drained) {
+                drained.push_back(w.get());
+            }
+        }
+    }
+    if (!drained.empty()) {
+        std::lock_guard<std::mutex> g(workersLock_);
+        for (nixlUcxWorker *d : drained) {
+            auto it = std::find_if(workers_.begin(), workers_.end(),
+                                   [d](const auto &w) { return w.get() == d; });
+            if (it != workers_.end()) { // another thread may have dropped it first
+                workers_.erase(it);
+                drainingWorkers_.fetch_sub(1, std::memory_order_relaxed);
+            }
         }
     }
     return total;
