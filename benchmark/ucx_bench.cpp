@@ -17,6 +17,12 @@
 //   NIXL_PLUGIN_DIR=build/src/plugins ucx_bench [--mode twoproc|inproc] [--ops WRITE,READ]
 //       [--blocks 4K,...,64M] [--batches 1,4,16,64,256] [--max-total 256M] [--min-ms 300]
 //       [--direct yes|no] [--progress-thread 0|1] [--huge-pages yes|no] [--csv]
+//   ucx_bench --pattern nixlbench [--ops WRITE] [--blocks 4K,8K,16K,32K,64K] [--iters 1000]
+//       [--rounds 3] [--target-idle yes|no] [--direct ...] [--progress-thread ...]
+//
+// --pattern nixlbench is the first-impression case of NIXL's nixlbench: per size, ascending,
+// ~1,000 post-and-poll transfers with no warm-up and the target idle, reported as p50, p99,
+// p99.9 and max next to the bare system call paired with each transfer.
 //
 // benchmark/ucx_bench.sh runs it next to ucx_perftest and prints the ratios.
 
@@ -147,6 +153,14 @@ struct options {
     bool csv = false;
     bool hugePages = true;
     bool inproc = false;
+    /** --pattern nixlbench: short runs per size, ascending, target idle (tails, not rates). */
+    bool nixlbench = false;
+    size_t iters = 1000;
+    int rounds = 3;
+    /** The target blocks on its socket instead of polling its agent (nixlbench's target). */
+    bool targetIdle = false;
+    /** Touch every page of the buffers before timing (no: as malloc'ed memory arrives). */
+    bool prefault = true;
 };
 
 nixl_b_params_t
@@ -155,7 +169,7 @@ backendParams(const options &o) {
 }
 
 void *
-mapBuffer(size_t len, bool hugePages) {
+mapBuffer(size_t len, bool hugePages, bool prefault = true) {
     void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         std::perror("mmap");
@@ -167,7 +181,9 @@ mapBuffer(size_t len, bool hugePages) {
     if (hugePages) {
         ::madvise(p, len, MADV_HUGEPAGE);
     }
-    std::memset(p, 0x5a, len); // fault the pages in before timing
+    if (prefault) {
+        std::memset(p, 0x5a, len); // fault the pages in before timing
+    }
     return p;
 }
 
@@ -180,7 +196,7 @@ targetMain(int fd, const options &o) {
         sendFrame(fd, "err");
         return 1;
     }
-    void *buf = mapBuffer(o.maxTotal, o.hugePages);
+    void *buf = mapBuffer(o.maxTotal, o.hugePages, o.prefault);
     nixl_reg_dlist_t reg(DRAM_SEG);
     reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf), o.maxTotal, 0, ""));
     if (agent.registerMem(reg) != NIXL_SUCCESS) {
@@ -197,6 +213,14 @@ targetMain(int fd, const options &o) {
         return 1;
     }
     sendFrame(fd, "ready");
+    if (o.targetIdle) {
+        // As nixlbench's target: no progress thread of ours, no call into the agent.
+        struct pollfd pfd = {fd, POLLIN, 0};
+        while (::poll(&pfd, 1, -1) < 0 && errno == EINTR) {
+        }
+        agent.deregisterMem(reg);
+        return 0;
+    }
     // Serve: UCX's software RMA (the UCX path) needs the target to progress.
     nixl_notifs_t notifs;
     for (;;) {
@@ -241,6 +265,178 @@ timeLoop(const options &o, F &&fn, std::vector<double> &lat, double &secs) {
     return true;
 }
 
+/** Latencies (microseconds) sorted in place; the q-quantile by the nearest rank. */
+double
+quantile(std::vector<double> &v, double q) {
+    if (v.empty()) {
+        return 0;
+    }
+    const size_t rank = static_cast<size_t>(q * static_cast<double>(v.size()));
+    return v[std::min(v.size() - 1, rank)];
+}
+
+struct tails {
+    double p50 = 0;
+    double p99 = 0;
+    double p999 = 0;
+    double max = 0;
+};
+
+tails
+tailsOf(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    tails t;
+    t.p50 = quantile(v, 0.50);
+    t.p99 = quantile(v, 0.99);
+    t.p999 = quantile(v, 0.999);
+    t.max = v.empty() ? 0 : v.back();
+    return t;
+}
+
+/**
+ * nixlbench's first-impression pattern: for each size (ascending), one request of one
+ * descriptor, posted and polled to completion `iters` times with no warm-up, the target idle,
+ * the same registered buffers for every size; `rounds` times over. Each agent transfer is
+ * paired with one bare process_vm_writev/readv of the same bytes (alternating which goes
+ * first), so both see the same preemptions of this machine; the ratios compare their tails.
+ * The data is verified after each size: a mismatch fails the run (exit 1, one line).
+ */
+int
+nixlbenchPattern(const options &o, nixlAgent &agent, uintptr_t laddr, uintptr_t raddr, pid_t pid) {
+    std::printf("# ucx_bench --pattern nixlbench: two processes, UCX backend, direct %s, "
+                "progress thread %s, target %s, %zu iterations per size, %d round(s)\n",
+                o.direct.c_str(), o.progThread ? "on" : "off", o.targetIdle ? "idle" : "polling",
+                o.iters, o.rounds);
+    std::printf("# latency of one post-to-completion in us; cma = bare process_vm_%s of the "
+                "same bytes, paired; target: p99 <= max(2 p50, 20 us), p99 and max <= 2x cma\n",
+                "writev/readv");
+    std::printf("%-5s %-5s %6s %6s | %8s %8s %8s %9s | %8s %8s %8s %9s | %7s %7s %6s %6s\n",
+                "round", "op", "block", "iters", "p50", "p99", "p99.9", "max", "cma p50",
+                "cma p99", "cma p99.9", "cma max", "p99/cma", "max/cma", "target", "max@");
+    int misses = 0;
+    uint32_t seed = 1;
+    for (int round = 1; round <= o.rounds; ++round) {
+        for (const std::string &op : o.ops) {
+            const bool rd = op == "READ";
+            for (size_t block : o.blocks) {
+                if (block > o.maxTotal / 2) {
+                    continue;
+                }
+                nixl_xfer_dlist_t l(DRAM_SEG);
+                nixl_xfer_dlist_t r(DRAM_SEG);
+                l.addDesc(nixlBasicDesc(laddr, block, 0));
+                r.addDesc(nixlBasicDesc(raddr, block, 0));
+                nixlXferReqH *req = nullptr;
+                if (agent.createXferReq(rd ? NIXL_READ : NIXL_WRITE, l, r, "target", req) !=
+                    NIXL_SUCCESS) {
+                    std::fprintf(stderr, "ucx_bench: createXferReq of %zu bytes failed\n", block);
+                    return 1;
+                }
+                // The source holds this size's pattern; the agent's copy is what is checked
+                // (the bare copy of the pair moves the same bytes, so it cannot spoil it).
+                std::vector<uint8_t> want(block);
+                for (size_t i = 0; i < block; ++i) {
+                    want[i] = static_cast<uint8_t>((i * 131 + seed * 7) >> 3);
+                }
+                ++seed;
+                struct iovec riov{reinterpret_cast<void *>(raddr), block};
+                // The bare copy of the pair uses the second half of the target's buffer, so
+                // that each side meets its own first touch of the target's pages.
+                struct iovec briov{reinterpret_cast<void *>(raddr + o.maxTotal / 2), block};
+                struct iovec wiov{want.data(), block};
+                if (rd) {
+                    if (::process_vm_writev(pid, &wiov, 1, &riov, 1, 0) !=
+                        static_cast<ssize_t>(block)) {
+                        std::perror("ucx_bench: process_vm_writev (seeding the target)");
+                        return 1;
+                    }
+                    std::memset(reinterpret_cast<void *>(laddr), 0, block);
+                } else {
+                    std::memcpy(reinterpret_cast<void *>(laddr), want.data(), block);
+                }
+                std::vector<double> lat;
+                std::vector<double> clat;
+                lat.reserve(o.iters);
+                clat.reserve(o.iters);
+                // The bare copy of the pair goes into (or comes from) a scratch buffer, so that
+                // it never overwrites what the agent moved.
+                std::vector<uint8_t> scratch(block);
+                struct iovec siov{scratch.data(), block};
+                for (size_t i = 0; i < o.iters; ++i) {
+                    auto agentOnce = [&] {
+                        const auto t0 = steady::now();
+                        nixl_status_t st = agent.postXferReq(req);
+                        while (st == NIXL_IN_PROG) {
+                            st = agent.getXferStatus(req);
+                        }
+                        lat.push_back(
+                            std::chrono::duration<double, std::micro>(steady::now() - t0).count());
+                        return st == NIXL_SUCCESS;
+                    };
+                    auto bareOnce = [&] {
+                        const auto t0 = steady::now();
+                        // READ: the target's bytes into scratch; WRITE: scratch (a copy of
+                        // the pattern) would change nothing, so it writes the pattern itself.
+                        const ssize_t n = rd ?
+                            ::process_vm_readv(pid, &siov, 1, &briov, 1, 0) :
+                            ::process_vm_writev(pid, &wiov, 1, &briov, 1, 0);
+                        clat.push_back(
+                            std::chrono::duration<double, std::micro>(steady::now() - t0).count());
+                        return n == static_cast<ssize_t>(block);
+                    };
+                    const bool ok = (i % 2 == 0) ? (agentOnce() && bareOnce()) :
+                                                   (bareOnce() && agentOnce());
+                    if (!ok) {
+                        std::fprintf(stderr, "ucx_bench: %s of %zu bytes, iteration %zu failed\n",
+                                     op.c_str(), block, i);
+                        return 1;
+                    }
+                }
+                agent.releaseXferReq(req);
+                // Verify what the agent moved: the target's bytes (WRITE) or ours (READ).
+                std::vector<uint8_t> got(block);
+                if (rd) {
+                    std::memcpy(got.data(), reinterpret_cast<void *>(laddr), block);
+                } else {
+                    struct iovec giov{got.data(), block};
+                    if (::process_vm_readv(pid, &giov, 1, &riov, 1, 0) !=
+                        static_cast<ssize_t>(block)) {
+                        std::perror("ucx_bench: process_vm_readv (verifying)");
+                        return 1;
+                    }
+                }
+                if (got != want) {
+                    const size_t at = static_cast<size_t>(
+                        std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin());
+                    std::fprintf(stderr,
+                                 "ucx_bench: %s of %zu bytes did not verify: first bad byte at "
+                                 "offset %zu\n",
+                                 op.c_str(), block, at);
+                    return 1;
+                }
+                // Where the slowest transfer fell: the first iterations of a size point at
+                // lazy set-up, scattered ones at preemption.
+                const size_t worst = static_cast<size_t>(
+                    std::max_element(lat.begin(), lat.end()) - lat.begin());
+                const tails a = tailsOf(lat);
+                const tails c = tailsOf(clat);
+                const bool met = a.p99 <= std::max(2 * a.p50, 20.0) && a.p99 <= 2 * c.p99 &&
+                    a.max <= 2 * c.max;
+                misses += met ? 0 : 1;
+                std::printf("%-5d %-5s %6s %6zu | %8.2f %8.2f %8.2f %9.2f | %8.2f %8.2f %8.2f "
+                            "%9.2f | %7.2f %7.2f %6s %6zu\n",
+                            round, op.c_str(), sizeName(block).c_str(), lat.size(), a.p50, a.p99,
+                            a.p999, a.max, c.p50, c.p99, c.p999, c.max,
+                            c.p99 > 0 ? a.p99 / c.p99 : 0, c.max > 0 ? a.max / c.max : 0,
+                            met ? "met" : "MISSED", worst);
+                std::fflush(stdout);
+            }
+        }
+    }
+    std::printf("# %d row(s) missed the target\n", misses);
+    return 0;
+}
+
 int
 initiatorMain(const options &o, const char *self) {
     int fd = -1;
@@ -258,7 +454,9 @@ initiatorMain(const options &o, const char *self) {
                                              "--max-total", std::to_string(o.maxTotal),
                                              "--direct", o.direct, "--progress-thread",
                                              o.progThread ? "1" : "0", "--huge-pages",
-                                             o.hugePages ? "yes" : "no"};
+                                             o.hugePages ? "yes" : "no", "--target-idle",
+                                             o.targetIdle ? "yes" : "no", "--prefault",
+                                             o.prefault ? "yes" : "no"};
             std::vector<char *> argv;
             for (auto &a : args) {
                 argv.push_back(a.data());
@@ -277,7 +475,7 @@ initiatorMain(const options &o, const char *self) {
         std::fprintf(stderr, "cannot create the UCX backend\n");
         return 1;
     }
-    void *buf = mapBuffer(o.maxTotal, o.hugePages);
+    void *buf = mapBuffer(o.maxTotal, o.hugePages, o.prefault);
     nixl_reg_dlist_t reg(DRAM_SEG);
     reg.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf), o.maxTotal, 0, ""));
     if (agent.registerMem(reg) != NIXL_SUCCESS) {
@@ -323,6 +521,14 @@ initiatorMain(const options &o, const char *self) {
     void *mbuf = mapBuffer(o.maxTotal, o.hugePages);
     nixl_notifs_t tnotifs;
 
+    if (o.nixlbench) {
+        const int rc = nixlbenchPattern(o, agent, laddr, raddr, pid);
+        sendFrame(fd, "exit");
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        agent.deregisterMem(reg);
+        return rc;
+    }
     if (o.csv) {
         std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us,memcpy_GBps,memcpy_p50_us,"
                     "cma_GBps,cma_p50_us,agent_minus_cma_p50_us\n");
@@ -490,6 +696,9 @@ int
 main(int argc, char **argv) {
     options o;
     int target_fd = -1;
+    bool opsGiven = false;
+    bool blocksGiven = false;
+    bool idleGiven = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -497,7 +706,9 @@ main(int argc, char **argv) {
             target_fd = std::atoi(next().c_str());
         } else if (a == "--ops") {
             o.ops = split(next());
+            opsGiven = true;
         } else if (a == "--blocks") {
+            blocksGiven = true;
             o.blocks.clear();
             for (auto &s : split(next())) {
                 o.blocks.push_back(parseSize(s));
@@ -526,6 +737,22 @@ main(int argc, char **argv) {
             o.inproc = m == "inproc";
         } else if (a == "--csv") {
             o.csv = true;
+        } else if (a == "--pattern") {
+            const std::string m = next();
+            if (m != "nixlbench") {
+                std::fprintf(stderr, "--pattern is nixlbench, not '%s'\n", m.c_str());
+                return 2;
+            }
+            o.nixlbench = true;
+        } else if (a == "--iters") {
+            o.iters = std::max<size_t>(1, std::strtoull(next().c_str(), nullptr, 10));
+        } else if (a == "--rounds") {
+            o.rounds = std::max(1, std::atoi(next().c_str()));
+        } else if (a == "--target-idle") {
+            o.targetIdle = next() == "yes";
+            idleGiven = true;
+        } else if (a == "--prefault") {
+            o.prefault = next() != "no";
         } else {
             std::fprintf(stderr, "unknown option %s (see the header of ucx_bench.cpp)\n",
                          a.c_str());
@@ -534,6 +761,23 @@ main(int argc, char **argv) {
     }
     if (target_fd >= 0) {
         return targetMain(target_fd, o);
+    }
+    if (o.nixlbench) {
+        if (o.inproc) {
+            std::fprintf(stderr, "--pattern nixlbench runs two processes (no --mode inproc)\n");
+            return 2;
+        }
+        // nixlbench's defaults, unless given: WRITE, 4 KiB to 64 KiB, one descriptor, an idle
+        // target (which the UCX path cannot use: it needs the target to progress).
+        if (!opsGiven) {
+            o.ops = {"WRITE"};
+        }
+        if (!blocksGiven) {
+            o.blocks = {4096, 8192, 16384, 32768, 65536};
+        }
+        if (!idleGiven) {
+            o.targetIdle = o.direct != "no" || o.progThread;
+        }
     }
     return initiatorMain(o, argv[0]);
 }

@@ -17,7 +17,9 @@
 #include <iostream>
 #include <thread>
 
+#include "metadata/md_blob.h"
 #include "ucx_test_utils.h"
+#include "ucx_wire.h"
 #include "../../common/log_capture.h"
 #include "../../common/scoped_env.h"
 
@@ -569,6 +571,50 @@ TEST(ucxTwoProc, InvalidatedPeerWithReadInFlightGivesItsWorkerBack) {
     EXPECT_EQ(b.wait(), 0);
     const std::string out = capture.stop();
     EXPECT_EQ(out.find("still running in UCX"), std::string::npos) << out;
+}
+
+} // namespace
+
+namespace {
+
+TEST(ucxTwoProc, ForgedTableSlotRefused) {
+    // A same-host peer in another process: its registration table is mapped, and a slot in
+    // the table's range that the owner never reserved storage for must be refused at load (a
+    // direct copy's check would read a page of a sparse file that may not exist: SIGBUS when
+    // /dev/shm is full). A slot past the table is not checked in it at all (the check of old).
+    ucxSetup s;
+    auto a = ucxAgent::make("A", s);
+    ASSERT_TRUE(a);
+    peerConfig cfg;
+    cfg.name = "B";
+    cfg.bufSize = 4096;
+    cfg.setup = s;
+    peerProcess b;
+    std::string err;
+    ASSERT_TRUE(b.start(cfg, err)) << err;
+    nixlMdBlob blob;
+    std::string error;
+    ASSERT_EQ(nixlMdDecode(b.md(), blob, error), NIXL_SUCCESS) << error;
+    ASSERT_EQ(blob.sections.size(), 1u);
+    ASSERT_EQ(blob.sections[0].descs.size(), 1u);
+    nixlUcx::publicDataWire pd;
+    ASSERT_TRUE(nixlUcx::decodePublicData(blob.sections[0].descs[0].publicData, pd, error))
+        << error;
+    if (pd.slot == 0) {
+        GTEST_SKIP() << "B has no registration table here (no POSIX shared memory)";
+    }
+    for (uint32_t forged : {uint32_t(1) << 19, (uint32_t(1) << 20) - 1}) {
+        nixlMdBlob bad = blob;
+        nixlUcx::publicDataWire f = pd;
+        f.slot = forged;
+        bad.sections[0].descs[0].publicData = nixlUcx::encodePublicData(f);
+        std::string name;
+        EXPECT_EQ(a->agent->loadRemoteMD(nixlMdEncode(bad), name), NIXL_ERR_MISMATCH) << forged;
+    }
+    std::string name;
+    EXPECT_EQ(a->agent->loadRemoteMD(b.md(), name), NIXL_SUCCESS); // the honest one still loads
+    EXPECT_EQ(b.cmd("exit"), "bye");
+    EXPECT_EQ(b.wait(), 0);
 }
 
 } // namespace
