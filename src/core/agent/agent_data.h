@@ -35,6 +35,7 @@
 #include "metadata/p2p/p2p_exchange.h"
 #include "telemetry/telemetry.h"
 #include "tracing/tracing.h"
+#include "ptr_set.h"
 
 /** Lock whose behaviour follows nixl_thread_sync_t. */
 class nixlAgentLock {
@@ -452,7 +453,7 @@ public:
     std::unordered_map<std::string, std::shared_ptr<nixlRemoteAgent>> remotes;
 
     std::mutex registryMutex;
-    std::unordered_set<nixlXferReqH *> requests;
+    nixlPtrSet<nixlXferReqH> requests; ///< live requests (no allocation per insert)
     std::unordered_set<nixlDlistH *> dlists;
 
     /**

@@ -25,32 +25,6 @@ using nixlEnumStrings::xferOpStr;
 
 namespace {
 
-/** Metadata of the local registration covering d with engine e, or nullptr. */
-nixl_be_md_t *
-localMd(const nixlAgentData &data, nixl_mem_t mem, nixlBackendEngineProxy *e,
-        const nixlBasicDesc &d, bool loopback_side) {
-    auto it = data.localSection.find({mem, e});
-    if (it == data.localSection.end()) {
-        return nullptr;
-    }
-    const nixlLocalReg *reg = it->second.findCovering(d);
-    if (reg == nullptr) {
-        return nullptr;
-    }
-    return loopback_side ? reg->loopMd : reg->md;
-}
-
-nixl_be_md_t *
-remoteMd(const nixlRemoteAgent &remote, nixl_mem_t mem, nixlBackendEngineProxy *e,
-         const nixlBasicDesc &d) {
-    auto it = remote.sections.find({mem, e});
-    if (it == remote.sections.end()) {
-        return nullptr;
-    }
-    const nixlRemoteReg *reg = it->second.findCovering(d);
-    return reg == nullptr ? nullptr : reg->md;
-}
-
 /** Resolves every descriptor of a side for engine e; false at the first one not covered. */
 bool
 resolveSide(const nixlAgentData &data,
@@ -62,10 +36,30 @@ resolveSide(const nixlAgentData &data,
             std::vector<nixl_be_md_t *> &mds,
             int &first_missing) {
     mds.clear();
+    // The section is looked up once per side, not per descriptor (a map search each).
+    const nixlRegList<nixlLocalReg> *local = nullptr;
+    const nixlRegList<nixlRemoteReg> *remote_list = nullptr;
+    if (remote != nullptr) {
+        auto it = remote->sections.find({mem, e});
+        remote_list = it == remote->sections.end() ? nullptr : &it->second;
+    } else {
+        auto it = data.localSection.find({mem, e});
+        local = it == data.localSection.end() ? nullptr : &it->second;
+    }
+    if (local == nullptr && remote_list == nullptr) {
+        first_missing = 0;
+        return descs.descCount() == 0;
+    }
     mds.reserve(descs.descCount());
     for (int i = 0; i < descs.descCount(); ++i) {
-        nixl_be_md_t *md = remote != nullptr ? remoteMd(*remote, mem, e, descs[i]) :
-                                               localMd(data, mem, e, descs[i], loopback);
+        nixl_be_md_t *md = nullptr;
+        if (remote_list != nullptr) {
+            const nixlRemoteReg *reg = remote_list->findCovering(descs[i]);
+            md = reg == nullptr ? nullptr : reg->md;
+        } else {
+            const nixlLocalReg *reg = local->findCovering(descs[i]);
+            md = reg == nullptr ? nullptr : (loopback ? reg->loopMd : reg->md);
+        }
         if (md == nullptr) {
             first_missing = i;
             return false;
@@ -546,28 +540,55 @@ createXferReqImpl(nixlAgentData *data,
         remote = it->second;
     }
     nixlBackendEngineProxy *engine = nullptr;
-    std::vector<nixl_be_md_t *> lmds;
-    std::vector<nixl_be_md_t *> rmds;
+    // Per-thread scratch, kept between calls: the resolved registrations are copied into the
+    // request below, and allocating these two per request was a third of the create path's
+    // allocations (agent_overhead agent_create/1).
+    thread_local std::vector<nixl_be_md_t *> lmds;
+    thread_local std::vector<nixl_be_md_t *> rmds;
     int missing_local = -1;
     int missing_remote = -1;
-    for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
+    auto tryEngine = [&](nixlBackendEngineProxy *e) {
         if (loopback ? !e->supportsLocal() : remote->conns.count(e) == 0) {
-            continue;
+            return false;
         }
         int miss = 0;
         if (!resolveSide(*data, nullptr, false, local_descs.getType(), e, local_descs, lmds,
                          miss)) {
             missing_local = missing_local < 0 ? miss : missing_local;
-            continue;
+            return false;
         }
         if (!resolveSide(*data, remote.get(), loopback, remote_descs.getType(), e, remote_descs,
                          rmds, miss)) {
             missing_remote = missing_remote < 0 ? miss : missing_remote;
-            continue;
+            return false;
         }
         engine = e;
-        break;
+        return true;
+    };
+    if (extra_params != nullptr && !extra_params->backends.empty()) {
+        for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
+            if (tryEngine(e)) {
+                break;
+            }
+        }
+    } else {
+        // No hint: every engine in creation order, without building the candidate list.
+        for (const auto &e : data->engines) {
+            if (tryEngine(e.get())) {
+                break;
+            }
+        }
     }
+    // A huge request leaves no huge scratch behind on this thread.
+    const auto trimScratch = [] {
+        constexpr size_t keep = 4096;
+        if (lmds.capacity() > keep) {
+            std::vector<nixl_be_md_t *>().swap(lmds);
+        }
+        if (rmds.capacity() > keep) {
+            std::vector<nixl_be_md_t *>().swap(rmds);
+        }
+    };
     if (engine == nullptr) {
         if (missing_remote >= 0) {
             NIXL_ERROR << "agent " << data->name << ": createXferReq: remote descriptor "
@@ -585,6 +606,7 @@ createXferReqImpl(nixlAgentData *data,
             NIXL_ERROR << "agent " << data->name << ": createXferReq: no backend reaches "
                        << remote_agent;
         }
+        trimScratch();
         return NIXL_ERR_NOT_FOUND;
     }
     const nixlRequestSpec spec{"createXferReq",
@@ -606,7 +628,9 @@ createXferReqImpl(nixlAgentData *data,
             rds.push_back(nixl_be_xfer_desc_t{rd.addr, rd.len, rd.devId, rmds[i]});
         }
     };
-    return buildRequest(*data, spec, extra_params, fill, req_hndl);
+    const nixl_status_t st = buildRequest(*data, spec, extra_params, fill, req_hndl);
+    trimScratch();
+    return st;
 }
 
 nixl_status_t
