@@ -91,16 +91,20 @@ nixlDeadRequest(const nixlAgentData &d, const char *call, const nixlXferReqH *re
 
 nixlXferReqH *
 nixlAgentData::acquireRequest() {
+    nixlXferReqH *req = nullptr;
     if (freeCount <= requestQuarantine) {
-        return new nixlXferReqH();
+        req = new nixlXferReqH();
+    } else {
+        req = freeHead;
+        freeHead = req->nextFree;
+        if (freeHead == nullptr) {
+            freeTail = nullptr;
+        }
+        --freeCount;
+        req->nextFree = nullptr;
     }
-    nixlXferReqH *req = freeHead;
-    freeHead = req->nextFree;
-    if (freeHead == nullptr) {
-        freeTail = nullptr;
-    }
-    --freeCount;
-    req->nextFree = nullptr;
+    // Entered now, under the lock that took it from the pool: one lock per create.
+    requests.insert(req);
     return req;
 }
 
@@ -122,6 +126,7 @@ nixlAgentData::recycleRequest(nixlXferReqH *req) {
     nixlXferReqH *drop = nullptr;
     {
         std::lock_guard<std::mutex> guard(registryMutex);
+        requests.erase(req);
         if (freeTail != nullptr) {
             freeTail->nextFree = req;
         } else {

@@ -468,10 +468,15 @@ public:
     nixlXferReqH *freeTail = nullptr;
     size_t freeCount = 0;
 
-    /** A cleared request from the pool, or a new one. registryMutex held. */
+    /** A cleared request from the pool, or a new one, entered in `requests` (owner still
+     *  null until published). registryMutex held. */
     nixlXferReqH *
     acquireRequest();
-    /** Resets req (frees what it holds) and queues it. registryMutex not held. */
+    /**
+     * Resets req (frees what it holds), removes it from `requests` and queues it in the pool,
+     * under one lock. registryMutex not held; the caller holds the agent lock (so no registry
+     * walk, which takes it as a writer, sees the reset).
+     */
     void
     recycleRequest(nixlXferReqH *req);
     /** Frees every pooled request. registryMutex held or no other thread left. */

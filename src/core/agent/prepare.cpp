@@ -125,11 +125,11 @@ public:
         return req_;
     }
 
-    /** Makes the request live in the agent: registered, owner set. */
+    /** Makes the request live in the agent: owner set (it is registered already). */
     nixlXferReqH *
     publish() {
-        std::lock_guard<std::mutex> lock(data_.registryMutex);
-        data_.requests.insert(req_);
+        // Already in the registry (acquireRequest); no other thread has the handle yet, and
+        // the caller's own synchronisation orders this store before any use of it.
         req_->owner = &data_;
         return std::exchange(req_, nullptr);
     }

@@ -407,11 +407,8 @@ nixlAgent::releaseXferReq(nixlXferReqH *req_hndl) const {
             return NIXL_ERR_REPOST_ACTIVE;
         }
     }
-    {
-        std::lock_guard<std::mutex> lock(data->registryMutex);
-        data->requests.erase(req_hndl);
-    }
-    // Back to the pool, not to the allocator: later calls with this handle find it released.
+    // Out of the registry and back to the pool (not to the allocator) under one lock: later
+    // calls with this handle find it released.
     data->recycleRequest(req_hndl);
     return NIXL_SUCCESS;
 }
