@@ -245,6 +245,8 @@ struct point {
     double avgUs;
     double p50Us;
     double p99Us;
+    double p999Us;
+    double maxUs;
 };
 
 /** Times fn for at least min_ms (and 5 runs): latencies in microseconds, and seconds. */
@@ -531,14 +533,15 @@ initiatorMain(const options &o, const char *self) {
     }
     if (o.csv) {
         std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us,memcpy_GBps,memcpy_p50_us,"
-                    "cma_GBps,cma_p50_us,agent_minus_cma_p50_us\n");
+                    "cma_GBps,cma_p50_us,agent_minus_cma_p50_us,p999_us,max_us\n");
     } else {
         std::printf("# ucx_bench: %s, UCX backend, direct %s, progress thread %s\n",
                     o.inproc ? "two agents of one process" : "two processes", o.direct.c_str(),
                     o.progThread ? "on" : "off");
-        std::printf("%-6s %8s %6s %8s %10s %12s %12s %12s %12s %12s %10s %10s %10s\n", "op",
-                    "block", "batch", "iters", "GB/s", "avg lat us", "p50 lat us", "p99 lat us",
-                    "memcpy GB/s", "memcpy p50", "cma GB/s", "cma p50", "agent-cma");
+        std::printf("%-6s %8s %6s %8s %10s %12s %12s %12s %10s %10s %12s %12s %10s %10s %10s\n",
+                    "op", "block", "batch", "iters", "GB/s", "avg lat us", "p50 lat us",
+                    "p99 lat us", "p99.9 us", "max us", "memcpy GB/s", "memcpy p50", "cma GB/s",
+                    "cma p50", "agent-cma");
     }
     for (const std::string &op : o.ops) {
         for (size_t block : o.blocks) {
@@ -584,7 +587,7 @@ initiatorMain(const options &o, const char *self) {
                     std::fprintf(stderr, "transfer failed\n");
                     return 1;
                 }
-                point p{op, block, batch, lat.size(), 0, 0, 0, 0};
+                point p{op, block, batch, lat.size(), 0, 0, 0, 0, 0, 0};
                 p.gbps = static_cast<double>(total) * lat.size() / secs / 1e9;
                 double sum = 0;
                 for (double v : lat) {
@@ -594,6 +597,8 @@ initiatorMain(const options &o, const char *self) {
                 std::sort(lat.begin(), lat.end());
                 p.p99Us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
                 p.p50Us = lat[lat.size() / 2];
+                p.p999Us = lat[std::min(lat.size() - 1, lat.size() * 999 / 1000)];
+                p.maxUs = lat.back();
                 // The same descriptors with memcpy, same loop, same run.
                 char *const src = static_cast<char *>(op == "READ" ? mbuf : buf);
                 char *const dst = static_cast<char *>(op == "READ" ? buf : mbuf);
@@ -660,19 +665,22 @@ initiatorMain(const options &o, const char *self) {
                 }
                 agent.releaseXferReq(req);
                 if (o.csv) {
-                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f,%.3f,%.2f,%.3f,%.2f,%.2f\n",
+                    std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f,%.3f,%.2f,%.3f,%.2f,%.2f,%.2f,"
+                                "%.2f\n",
                                 op.c_str(), block, batch, p.iters, p.gbps, p.avgUs, p.p99Us,
-                                p.p50Us, mgbps, mp50, cgbps, cp50, dp50);
+                                p.p50Us, mgbps, mp50, cgbps, cp50, dp50, p.p999Us, p.maxUs);
                 } else if (cp50 < 0) {
-                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %12.3f %12.2f %10s "
-                                "%10s %10s\n",
+                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %10.2f %10.2f "
+                                "%12.3f %12.2f %10s %10s %10s\n",
                                 op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
-                                p.avgUs, p.p50Us, p.p99Us, mgbps, mp50, "-", "-", "-");
+                                p.avgUs, p.p50Us, p.p99Us, p.p999Us, p.maxUs, mgbps, mp50, "-",
+                                "-", "-");
                 } else {
-                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %12.3f %12.2f "
-                                "%10.3f %10.2f %10.2f\n",
+                    std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %10.2f %10.2f "
+                                "%12.3f %12.2f %10.3f %10.2f %10.2f\n",
                                 op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
-                                p.avgUs, p.p50Us, p.p99Us, mgbps, mp50, cgbps, cp50, dp50);
+                                p.avgUs, p.p50Us, p.p99Us, p.p999Us, p.maxUs, mgbps, mp50, cgbps,
+                                cp50, dp50);
                 }
                 std::fflush(stdout);
             }

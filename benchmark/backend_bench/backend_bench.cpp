@@ -9,8 +9,8 @@
 // hands its metadata over a socketpair and then serves (getNotifs in a loop: backends whose
 // target must progress get it). For every operation and block size the initiator posts one
 // prepared request of `batch` descriptors of `block` bytes again and again, for at least
-// --min-ms, and reports GB/s (10^9 bytes of data per second), and the average, p50 and p99 of
-// one post-to-completion in microseconds.
+// --min-ms, and reports GB/s (10^9 bytes of data per second), and the average, p50, p99, p99.9
+// and max of one post-to-completion in microseconds.
 //
 //   NIXL_PLUGIN_DIR=build/src/plugins backend_bench --backend LIBFABRIC [--param provider=shm]
 //       [--label lf-shm] [--ops WRITE,READ] [--blocks 4K,64K,1M,16M,64M] [--batch 1]
@@ -230,12 +230,12 @@ initiatorMain(const options &o) {
     const uintptr_t laddr = reinterpret_cast<uintptr_t>(buf);
     const std::string label = o.label.empty() ? o.backend : o.label;
     if (o.csv) {
-        std::printf("label,op,block,batch,iters,GBps,avg_us,p50_us,p99_us\n");
+        std::printf("label,op,block,batch,iters,GBps,avg_us,p50_us,p99_us,p999_us,max_us\n");
     } else {
         std::printf("# backend_bench %s: backend %s, two processes, progress thread %s\n",
                     label.c_str(), o.backend.c_str(), o.progThread ? "on" : "off");
-        std::printf("%-6s %10s %6s %8s %10s %10s %10s %10s\n", "op", "block", "batch", "iters",
-                    "GB/s", "avg us", "p50 us", "p99 us");
+        std::printf("%-6s %10s %6s %8s %10s %10s %10s %10s %10s %10s\n", "op", "block", "batch",
+                    "iters", "GB/s", "avg us", "p50 us", "p99 us", "p99.9 us", "max us");
     }
     int rc = 0;
     for (const std::string &op : o.ops) {
@@ -286,13 +286,17 @@ initiatorMain(const options &o) {
             std::sort(lat.begin(), lat.end());
             const double p50 = lat[lat.size() / 2];
             const double p99 = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+            const double p999 = lat[std::min(lat.size() - 1, lat.size() * 999 / 1000)];
+            const double max = lat.back();
             const double avg = sum / lat.size();
             if (o.csv) {
-                std::printf("%s,%s,%zu,%zu,%zu,%.4f,%.2f,%.2f,%.2f\n", label.c_str(), op.c_str(),
-                            block, o.batch, lat.size(), gbps, avg, p50, p99);
+                std::printf("%s,%s,%zu,%zu,%zu,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f\n", label.c_str(),
+                            op.c_str(), block, o.batch, lat.size(), gbps, avg, p50, p99, p999,
+                            max);
             } else {
-                std::printf("%-6s %10zu %6zu %8zu %10.3f %10.2f %10.2f %10.2f\n", op.c_str(),
-                            block, o.batch, lat.size(), gbps, avg, p50, p99);
+                std::printf("%-6s %10zu %6zu %8zu %10.3f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
+                            op.c_str(), block, o.batch, lat.size(), gbps, avg, p50, p99, p999,
+                            max);
             }
             std::fflush(stdout);
         }
