@@ -8,7 +8,8 @@ agents of one process over UCX, through nixl._api; the same calls from C++ in th
 reference, from a C++ process of its own (connector_bench_peer). Rounds alternate (Python round,
 C++ round, ...) so all see the same machine load; the table gives medians, the Python - C++
 difference per transfer and the ratio against the in-process C++ loop, both as a ratio of
-medians and as the median of each round's ratio to the C++ round next to it (paired).
+medians and as the median of each round's ratio to the C++ round next to it (paired). A last
+Python pass per size times every transfer on its own and prints p50, p99, p99.9 and max.
 
 Targets (issue 16): Python adds <= 2 us per transfer at 1 block and <= 10 % at 64 blocks.
 
@@ -90,8 +91,29 @@ def python_side(blocks, prog_thread):
         wall = (time.perf_counter_ns() - t0) / iters
         return wall, (time.thread_time_ns() - c0) / iters
 
+    def run_tails(k, iters):
+        # Each transfer timed on its own (two perf_counter_ns reads more per transfer than
+        # run): the tails a short run shows, which the per-round medians above hide.
+        idx = np.arange(0, 2 * k, 2, dtype=np.int64)
+        make, post, state, release = (init.make_prepped_xfer, init.transfer,
+                                      init.check_xfer_state, init.release_xfer_handle)
+        clock = time.perf_counter_ns
+        lat = []
+        for _ in range(iters):
+            t0 = clock()
+            h = make("READ", lh, idx, rh, idx)
+            s = post(h)
+            while s == "PROC":
+                s = state(h)
+            if s != "DONE":
+                raise RuntimeError(f"transfer state {s}")
+            release(h)
+            lat.append(clock() - t0)
+        return lat
+
     def verify():
         return bool((dst[:BLOCK] == 0x5A).all())
+    run.tails = run_tails
     return run, run_raw, verify, keep
 
 
@@ -139,6 +161,8 @@ def main():
             rw.append(inproc["rw"].round(k, a.iters))
             peer.append(cpp_round(a.peer, k, a.iters, a.warmup, bool(a.prog_thread), "none"))
         rows.append((k, py, cpp, rw, raw, peer))
+    # One more Python pass per size with every transfer timed: p50, p99, p99.9 and max.
+    tails = {k: sorted(run.tails(k, a.iters)) for k in blocks}
     if not verify():
         sys.exit("python side: data mismatch")
     for sync, b in inproc.items():
@@ -160,6 +184,15 @@ def main():
         print(f"| {k} | {cw:.2f} | {pw:.2f} | {pw - cw:+.2f} | {pw / cw:.3f} "
               f"| {cc:.2f} | {rc:.2f} | {ec:.2f} | {bc:.2f} | {pc:.2f} | {pc - cc:+.2f} "
               f"| {pc / cc:.3f} | {paired(py, cpp, 1):.3f} |")
+    q = lambda xs, f: xs[min(len(xs) - 1, int(len(xs) * f))] / 1000
+    print(f"\n# Python, each of {a.iters} transfers timed on its own (us): make_prepped_xfer + "
+          f"transfer + check_xfer_state until DONE + release_xfer_handle")
+    print("| blocks | p50 | p99 | p99.9 | max |")
+    print("|---|---|---|---|---|")
+    for k in blocks:
+        xs = tails[k]
+        print(f"| {k} | {q(xs, 0.5):.2f} | {q(xs, 0.99):.2f} | {q(xs, 0.999):.2f} "
+              f"| {xs[-1] / 1000:.2f} |")
     for k, py, cpp, rw, raw, peer in rows:
         for name, xs in (("python", py), ("_bindings", raw), ("c++", cpp), ("c++ rw", rw),
                          ("c++ peer", peer)):
