@@ -113,16 +113,7 @@ nixlAgentData::recycleRequest(nixlXferReqH *req) {
     // Frees the strings and the remote record now; the object itself stays, and so do the
     // descriptor arrays of a small request (cleared): the next request made from the pool
     // then allocates none (the create path's allocations; large arrays are freed).
-    std::vector<nixl_be_xfer_desc_t> l = std::move(req->localDescs);
-    std::vector<nixl_be_xfer_desc_t> r = std::move(req->remoteDescs);
-    *req = nixlXferReqH();
-    constexpr size_t keep = 256;
-    if (l.capacity() <= keep && r.capacity() <= keep) {
-        l.clear();
-        r.clear();
-        req->localDescs = std::move(l);
-        req->remoteDescs = std::move(r);
-    }
+    req->resetForPool();
     nixlXferReqH *drop = nullptr;
     {
         std::lock_guard<std::mutex> guard(registryMutex);

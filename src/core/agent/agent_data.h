@@ -16,6 +16,7 @@
 #define NIXL_SRC_CORE_AGENT_AGENT_DATA_H
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -394,6 +395,61 @@ public:
     nixlFastClock::ticks_t postTicks = 0;
     nixlFastClock::ticks_t doneTicks = 0;
 
+    /**
+     * Back to a fresh request's state, in place: what it refers to (the remote record, the
+     * backend request) is dropped and its strings are emptied, but a small request keeps its
+     * descriptor arrays' storage, so that the next request made from the pool allocates none.
+     * Cheaper than assigning a new object (472 bytes built and moved). Every member is reset
+     * here: the static_assert after the class is there to make a new member come here too.
+     */
+    void
+    resetForPool() {
+        owner = nullptr;
+        nextFree = nullptr;
+        engine = nullptr;
+        backend = nullptr;
+        beReq = nullptr;
+        op = NIXL_WRITE;
+        remoteAgent.clear();
+        loopback = false;
+        remote.reset();
+        localStale = false;
+        constexpr size_t keep = 256;
+        if (localDescs.capacity() <= keep && remoteDescs.capacity() <= keep) {
+            localDescs.clear();
+            remoteDescs.clear();
+        } else {
+            std::vector<nixl_be_xfer_desc_t>().swap(localDescs);
+            std::vector<nixl_be_xfer_desc_t>().swap(remoteDescs);
+        }
+        localList = {};
+        remoteList = {};
+        hasNotif = false;
+        // A long message or parameter is not kept in the pool; a short one's storage is.
+        if (notif.capacity() > 256) {
+            nixl_blob_t().swap(notif);
+        } else {
+            notif.clear();
+        }
+        if (customParam.capacity() > 256) {
+            nixl_blob_t().swap(customParam);
+        } else {
+            customParam.clear();
+        }
+        opt = {};
+        traceCtx = {};
+        std::memset(traceIdHex, 0, sizeof(traceIdHex));
+        std::memset(parentIdHex, 0, sizeof(parentIdHex));
+        hasTraceParent = false;
+        status = NIXL_ERR_NOT_POSTED;
+        totalBytes = 0;
+        telemetry = false;
+        statusReported = false;
+        startTicks = 0;
+        postTicks = 0;
+        doneTicks = 0;
+    }
+
     /** Takes the notification of extra: notif if engaged, else notifMsg if hasNotif, else none
      *  (also when extra is null). Call refreshOpt() afterwards. */
     void
@@ -420,6 +476,10 @@ public:
         opt.trace_ctx = &traceCtx;
     }
 };
+
+// A member added to nixlXferReqH changes its size: reset it in resetForPool, then update this.
+static_assert(sizeof(void *) != 8 || sizeof(nixlXferReqH) == 472,
+              "reset the new member in resetForPool");
 
 class nixlAgentData {
 public:
