@@ -158,7 +158,9 @@ struct nixlRequestSpec {
     nixlBackendEngineProxy *engine;
     const std::string &remoteAgent;
     bool loopback;
-    std::shared_ptr<nixlRemoteAgent> remote; ///< null for loopback
+    /** Null for loopback. A reference (the record in data.remotes or a list handle, both
+     *  stable under the agent lock): the request's copy is the only reference count taken. */
+    const std::shared_ptr<nixlRemoteAgent> &remote;
     nixl_mem_t localMem;
     nixl_mem_t remoteMem;
     bool forwardCustomParam; ///< createXferReq hands extra->customParam to the backend
@@ -529,7 +531,10 @@ createXferReqImpl(nixlAgentData *data,
         }
     }
     const bool loopback = remote_agent == data->name;
-    std::shared_ptr<nixlRemoteAgent> remote;
+    // The record stays in data->remotes while the reader lock is held: pointing at its
+    // shared_ptr, not copying it, saves two atomic reference count updates per create.
+    static const std::shared_ptr<nixlRemoteAgent> no_remote;
+    const std::shared_ptr<nixlRemoteAgent> *remote_ref = &no_remote;
     if (!loopback) {
         auto it = data->remotes.find(remote_agent);
         if (it == data->remotes.end() || !it->second->valid.load(std::memory_order_acquire)) {
@@ -537,8 +542,9 @@ createXferReqImpl(nixlAgentData *data,
                        << remote_agent << " is loaded";
             return NIXL_ERR_NOT_FOUND;
         }
-        remote = it->second;
+        remote_ref = &it->second;
     }
+    nixlRemoteAgent *const remote = remote_ref->get();
     nixlBackendEngineProxy *engine = nullptr;
     // Per-thread scratch, kept between calls: the resolved registrations are copied into the
     // request below, and allocating these two per request was a third of the create path's
@@ -557,7 +563,7 @@ createXferReqImpl(nixlAgentData *data,
             missing_local = missing_local < 0 ? miss : missing_local;
             return false;
         }
-        if (!resolveSide(*data, remote.get(), loopback, remote_descs.getType(), e, remote_descs,
+        if (!resolveSide(*data, remote, loopback, remote_descs.getType(), e, remote_descs,
                          rmds, miss)) {
             missing_remote = missing_remote < 0 ? miss : missing_remote;
             return false;
@@ -614,7 +620,7 @@ createXferReqImpl(nixlAgentData *data,
                                engine,
                                remote_agent,
                                loopback,
-                               remote,
+                               *remote_ref,
                                local_descs.getType(),
                                remote_descs.getType(),
                                true};
