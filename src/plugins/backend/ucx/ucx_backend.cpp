@@ -637,16 +637,20 @@ nixlUcxEngine::~nixlUcxEngine() {
         wakeProgress();
         thread_.join();
     }
-    // genNotif reported these sent: give them a bounded time to leave before the endpoints
-    // close (a peer that takes nothing must not hang the exit; destroyLocked says what is left).
-    const auto flushEnd = std::chrono::steady_clock::now() +
-        std::chrono::milliseconds(std::min<uint64_t>(cfg_.releaseTimeoutMs, 1000));
-    while (notifSendsPending_.load(std::memory_order_relaxed) > 0 &&
-           std::chrono::steady_clock::now() < flushEnd) {
-        if (progressAll(false) == 0) {
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
+    // Progresses every worker until left() is 0, for at most min(ucx_release_timeout_ms, 1 s):
+    // a peer that takes nothing must not hang the exit.
+    auto progressWhile = [this](const std::atomic<size_t> &left) {
+        const auto end = std::chrono::steady_clock::now() +
+            std::chrono::milliseconds(std::min<uint64_t>(cfg_.releaseTimeoutMs, 1000));
+        while (left.load(std::memory_order_relaxed) > 0 && std::chrono::steady_clock::now() < end) {
+            if (progressAll(false) == 0) {
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
         }
-    }
+    };
+    // genNotif reported these sent: they may leave before the endpoints close (destroyLocked
+    // says what is left).
+    progressWhile(notifSendsPending_);
     std::map<std::string, std::shared_ptr<nixlUcxConn>> conns;
     {
         std::unique_lock<std::shared_mutex> g(connLock_);
@@ -655,16 +659,9 @@ nixlUcxEngine::~nixlUcxEngine() {
     for (auto &[name, conn] : conns) {
         closeConn(*conn);
     }
-    // Workers of closed connections with operations in flight: their live peers answer
-    // within a bounded time, then the workers are destroyed; what is left is abandoned.
-    const auto drainEnd = std::chrono::steady_clock::now() +
-        std::chrono::milliseconds(std::min<uint64_t>(cfg_.releaseTimeoutMs, 1000));
-    while (drainingWorkers_.load(std::memory_order_relaxed) > 0 &&
-           std::chrono::steady_clock::now() < drainEnd) {
-        if (progressAll(false) == 0) {
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
-        }
-    }
+    // Workers of closed connections with operations in flight: their live peers answer, then
+    // the workers are destroyed; what is left after the bound is abandoned below.
+    progressWhile(drainingWorkers_);
     std::vector<std::shared_ptr<nixlUcxWorker>> left;
     {
         std::lock_guard<std::mutex> g(workersLock_);
