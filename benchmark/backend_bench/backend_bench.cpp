@@ -15,6 +15,10 @@
 //   NIXL_PLUGIN_DIR=build/src/plugins backend_bench --backend LIBFABRIC [--param provider=shm]
 //       [--label lf-shm] [--ops WRITE,READ] [--blocks 4K,64K,1M,16M,64M] [--batch 1]
 //       [--max-total 64M] [--min-ms 300] [--progress-thread 0|1] [--csv]
+//   backend_bench --backend ... --pattern nixlbench [--iters 1000] [--rounds 3]
+//       [--target-idle yes|no]: nixlbench's first-impression case (../tail_pattern.h): per
+//       size, ascending, post-and-poll transfers with no warm-up, tails next to a bare
+//       process_vm_writev paired with each transfer, the data verified.
 //
 // benchmark/backend_bench/backend_bench.sh runs it for LIBFABRIC/shm, LIBFABRIC/tcp and UCX
 // next to fi_pingpong and prints the ratios.
@@ -36,6 +40,7 @@
 #include <vector>
 
 #include "nixl.h"
+#include "../tail_pattern.h"
 
 namespace {
 
@@ -125,6 +130,12 @@ struct options {
     int minMs = 300;
     bool progThread = false;
     bool csv = false;
+    /** --pattern nixlbench (tail_pattern.h): short runs per size, ascending, tails. */
+    bool nixlbench = false;
+    size_t iters = 1000;
+    int rounds = 3;
+    /** The target blocks on its socket instead of calling getNotifs (nixlbench's target). */
+    bool targetIdle = false;
 };
 
 void *
@@ -170,6 +181,13 @@ targetMain(int fd, const options &o) {
         !putMsg(fd, "ready")) {
         return 1;
     }
+    if (o.targetIdle) {
+        struct pollfd pfd = {fd, POLLIN, 0};
+        while (::poll(&pfd, 1, -1) < 0 && errno == EINTR) {
+        }
+        agent.deregisterMem(reg);
+        return 0;
+    }
     nixl_notifs_t notifs;
     for (;;) {
         struct pollfd pfd = {fd, POLLIN, 0};
@@ -196,7 +214,8 @@ initiatorMain(const options &o) {
         std::vector<std::string> args = {"backend_bench", "--target", std::to_string(sv[1]),
                                          "--backend", o.backend, "--max-total",
                                          std::to_string(o.maxTotal), "--progress-thread",
-                                         o.progThread ? "1" : "0"};
+                                         o.progThread ? "1" : "0", "--target-idle",
+                                         o.targetIdle ? "yes" : "no"};
         for (const auto &[k, v] : o.params) {
             args.push_back("--param");
             args.push_back(k + "=" + v);
@@ -229,6 +248,24 @@ initiatorMain(const options &o) {
     const uintptr_t raddr = std::strtoull(addr.c_str(), nullptr, 10);
     const uintptr_t laddr = reinterpret_cast<uintptr_t>(buf);
     const std::string label = o.label.empty() ? o.backend : o.label;
+    if (o.nixlbench) {
+        nixlBench::patternOptions po;
+        po.prog = "backend_bench";
+        po.ops = o.ops;
+        po.blocks = o.blocks;
+        po.iters = o.iters;
+        po.rounds = o.rounds;
+        po.maxTotal = o.maxTotal;
+        const std::string title = "backend_bench " + label + " --pattern nixlbench: backend " +
+            o.backend + ", two processes, progress thread " + (o.progThread ? "on" : "off") +
+            ", target " + (o.targetIdle ? "idle" : "polling");
+        const int rc = nixlBench::nixlbenchPattern(po, agent, laddr, raddr, pid, title);
+        putMsg(fd, "exit");
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        agent.deregisterMem(reg);
+        return rc;
+    }
     if (o.csv) {
         std::printf("label,op,block,batch,iters,GBps,avg_us,p50_us,p99_us,p999_us,max_us\n");
     } else {
@@ -314,6 +351,9 @@ int
 main(int argc, char **argv) {
     options o;
     int targetFd = -1;
+    bool opsGiven = false;
+    bool blocksGiven = false;
+    bool idleGiven = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -333,7 +373,9 @@ main(int argc, char **argv) {
             o.label = next();
         } else if (a == "--ops") {
             o.ops = splitList(next());
+            opsGiven = true;
         } else if (a == "--blocks") {
+            blocksGiven = true;
             o.blocks.clear();
             for (const auto &s : splitList(next())) {
                 o.blocks.push_back(parseSize(s));
@@ -348,10 +390,36 @@ main(int argc, char **argv) {
             o.progThread = next() == "1";
         } else if (a == "--csv") {
             o.csv = true;
+        } else if (a == "--pattern") {
+            if (next() != "nixlbench") {
+                std::fprintf(stderr, "--pattern is nixlbench\n");
+                return 2;
+            }
+            o.nixlbench = true;
+        } else if (a == "--iters") {
+            o.iters = std::max<size_t>(1, std::strtoull(next().c_str(), nullptr, 10));
+        } else if (a == "--rounds") {
+            o.rounds = std::max(1, std::atoi(next().c_str()));
+        } else if (a == "--target-idle") {
+            o.targetIdle = next() == "yes";
+            idleGiven = true;
         } else {
             std::fprintf(stderr, "backend_bench: unknown option %s (see backend_bench.cpp)\n",
                          a.c_str());
             return 2;
+        }
+    }
+    if (o.nixlbench && targetFd < 0) {
+        // nixlbench's defaults unless given: WRITE, 4 KiB to 64 KiB, one descriptor, the
+        // target idle when a progress thread serves it, else polling (a backend whose target
+        // must progress would otherwise stall).
+        o.ops = opsGiven ? o.ops : std::vector<std::string>{"WRITE"};
+        if (!blocksGiven) {
+            o.blocks = {4096, 8192, 16384, 32768, 65536};
+        }
+        o.batch = 1;
+        if (!idleGiven) {
+            o.targetIdle = o.progThread;
         }
     }
     return targetFd >= 0 ? targetMain(targetFd, o) : initiatorMain(o);
