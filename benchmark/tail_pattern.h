@@ -215,7 +215,8 @@ nixlbenchPattern(const patternOptions &o,
                 misses += met ? 0 : 1;
                 std::printf("%-5d %-5s %6s %6zu | %8.2f %8.2f %8.2f %9.2f | %8.2f %8.2f %8.2f "
                             "%9.2f | %7.2f %7.2f %6s %6zu\n",
-                            round, op.c_str(), patternSizeName(block).c_str(), lat.size(), a.p50, a.p99,
+                            round, op.c_str(), patternSizeName(block).c_str(), lat.size(),
+                            a.p50, a.p99,
                             a.p999, a.max, c.p50, c.p99, c.p999, c.max,
                             c.p99 > 0 ? a.p99 / c.p99 : 0, c.max > 0 ? a.max / c.max : 0,
                             met ? "met" : "MISSED", worst);

@@ -132,16 +132,7 @@ split(const std::string &s) {
     return out;
 }
 
-std::string
-sizeName(size_t n) {
-    if (n >= (1u << 20) && n % (1u << 20) == 0) {
-        return std::to_string(n >> 20) + "M";
-    }
-    if (n >= 1024 && n % 1024 == 0) {
-        return std::to_string(n >> 10) + "K";
-    }
-    return std::to_string(n);
-}
+using nixlBench::patternSizeName;
 
 struct options {
     std::vector<std::string> ops{"WRITE", "READ"};
@@ -511,13 +502,13 @@ initiatorMain(const options &o, const char *self) {
                 } else if (cp50 < 0) {
                     std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %10.2f %10.2f "
                                 "%12.3f %12.2f %10s %10s %10s\n",
-                                op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
+                                op.c_str(), patternSizeName(block).c_str(), batch, p.iters, p.gbps,
                                 p.avgUs, p.p50Us, p.p99Us, p.p999Us, p.maxUs, mgbps, mp50, "-",
                                 "-", "-");
                 } else {
                     std::printf("%-6s %8s %6zu %8zu %10.3f %12.2f %12.2f %12.2f %10.2f %10.2f "
                                 "%12.3f %12.2f %10.3f %10.2f %10.2f\n",
-                                op.c_str(), sizeName(block).c_str(), batch, p.iters, p.gbps,
+                                op.c_str(), patternSizeName(block).c_str(), batch, p.iters, p.gbps,
                                 p.avgUs, p.p50Us, p.p99Us, p.p999Us, p.maxUs, mgbps, mp50, cgbps,
                                 cp50, dp50);
                 }
