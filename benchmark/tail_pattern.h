@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <sys/types.h>
@@ -40,6 +41,34 @@ struct patternOptions {
     /** The target's buffer size: the agent uses the first half, the bare call the second. */
     size_t maxTotal = 0;
 };
+
+/**
+ * The pattern's own flags, shared by the benchmarks that run it: --pattern nixlbench (sets on),
+ * --iters N, --rounds N. next() returns the flag's value. 1: a was one of them; 0: not ours;
+ * -1: a bad value (the line is printed).
+ */
+template<typename Next>
+int
+parsePatternFlag(const std::string &a, Next &&next, bool &on, patternOptions &po) {
+    if (a == "--pattern") {
+        const std::string m = next();
+        if (m != "nixlbench") {
+            std::fprintf(stderr, "--pattern is nixlbench, not '%s'\n", m.c_str());
+            return -1;
+        }
+        on = true;
+        return 1;
+    }
+    if (a == "--iters") {
+        po.iters = std::max<size_t>(1, std::strtoull(next().c_str(), nullptr, 10));
+        return 1;
+    }
+    if (a == "--rounds") {
+        po.rounds = std::max(1, std::atoi(next().c_str()));
+        return 1;
+    }
+    return 0;
+}
 
 inline std::string
 patternSizeName(size_t n) {

@@ -147,8 +147,8 @@ struct options {
     bool inproc = false;
     /** --pattern nixlbench: short runs per size, ascending, target idle (tails, not rates). */
     bool nixlbench = false;
-    size_t iters = 1000;
-    int rounds = 3;
+    /** --iters and --rounds of the pattern (the rest is filled in when it runs). */
+    nixlBench::patternOptions pattern;
     /** The target blocks on its socket instead of polling its agent (nixlbench's target). */
     bool targetIdle = false;
     /** Touch every page of the buffers before timing (no: as malloc'ed memory arrives). */
@@ -344,12 +344,10 @@ initiatorMain(const options &o, const char *self) {
     nixl_notifs_t tnotifs;
 
     if (o.nixlbench) {
-        nixlBench::patternOptions po;
+        nixlBench::patternOptions po = o.pattern;
         po.prog = "ucx_bench";
         po.ops = o.ops;
         po.blocks = o.blocks;
-        po.iters = o.iters;
-        po.rounds = o.rounds;
         po.maxTotal = o.maxTotal;
         const std::string title = std::string("ucx_bench --pattern nixlbench: two processes, ") +
             "UCX backend, direct " + o.direct + ", progress thread " +
@@ -575,22 +573,16 @@ main(int argc, char **argv) {
             o.inproc = m == "inproc";
         } else if (a == "--csv") {
             o.csv = true;
-        } else if (a == "--pattern") {
-            const std::string m = next();
-            if (m != "nixlbench") {
-                std::fprintf(stderr, "--pattern is nixlbench, not '%s'\n", m.c_str());
-                return 2;
-            }
-            o.nixlbench = true;
-        } else if (a == "--iters") {
-            o.iters = std::max<size_t>(1, std::strtoull(next().c_str(), nullptr, 10));
-        } else if (a == "--rounds") {
-            o.rounds = std::max(1, std::atoi(next().c_str()));
         } else if (a == "--target-idle") {
             o.targetIdle = next() == "yes";
             idleGiven = true;
         } else if (a == "--prefault") {
             o.prefault = next() != "no";
+        } else if (const int r = nixlBench::parsePatternFlag(a, next, o.nixlbench, o.pattern);
+                   r != 0) {
+            if (r < 0) {
+                return 2;
+            }
         } else {
             std::fprintf(stderr, "unknown option %s (see the header of ucx_bench.cpp)\n",
                          a.c_str());

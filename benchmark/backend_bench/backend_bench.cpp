@@ -132,8 +132,8 @@ struct options {
     bool csv = false;
     /** --pattern nixlbench (tail_pattern.h): short runs per size, ascending, tails. */
     bool nixlbench = false;
-    size_t iters = 1000;
-    int rounds = 3;
+    /** --iters and --rounds of the pattern (the rest is filled in when it runs). */
+    nixlBench::patternOptions pattern;
     /** The target blocks on its socket instead of calling getNotifs (nixlbench's target). */
     bool targetIdle = false;
 };
@@ -249,12 +249,10 @@ initiatorMain(const options &o) {
     const uintptr_t laddr = reinterpret_cast<uintptr_t>(buf);
     const std::string label = o.label.empty() ? o.backend : o.label;
     if (o.nixlbench) {
-        nixlBench::patternOptions po;
+        nixlBench::patternOptions po = o.pattern;
         po.prog = "backend_bench";
         po.ops = o.ops;
         po.blocks = o.blocks;
-        po.iters = o.iters;
-        po.rounds = o.rounds;
         po.maxTotal = o.maxTotal;
         const std::string title = "backend_bench " + label + " --pattern nixlbench: backend " +
             o.backend + ", two processes, progress thread " + (o.progThread ? "on" : "off") +
@@ -390,19 +388,14 @@ main(int argc, char **argv) {
             o.progThread = next() == "1";
         } else if (a == "--csv") {
             o.csv = true;
-        } else if (a == "--pattern") {
-            if (next() != "nixlbench") {
-                std::fprintf(stderr, "--pattern is nixlbench\n");
-                return 2;
-            }
-            o.nixlbench = true;
-        } else if (a == "--iters") {
-            o.iters = std::max<size_t>(1, std::strtoull(next().c_str(), nullptr, 10));
-        } else if (a == "--rounds") {
-            o.rounds = std::max(1, std::atoi(next().c_str()));
         } else if (a == "--target-idle") {
             o.targetIdle = next() == "yes";
             idleGiven = true;
+        } else if (const int r = nixlBench::parsePatternFlag(a, next, o.nixlbench, o.pattern);
+                   r != 0) {
+            if (r < 0) {
+                return 2;
+            }
         } else {
             std::fprintf(stderr, "backend_bench: unknown option %s (see backend_bench.cpp)\n",
                          a.c_str());
