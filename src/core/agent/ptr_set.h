@@ -86,6 +86,16 @@ public:
         return size_;
     }
 
+    /** Slots of the table, and slots reserved in both buffers (diagnostics and tests). */
+    size_t
+    slotCount() const noexcept {
+        return slots_.size();
+    }
+    size_t
+    reservedSlots() const noexcept {
+        return slots_.capacity() + spare_.capacity();
+    }
+
     void
     clear() {
         slots_.clear();
@@ -185,6 +195,11 @@ private:
             if (v != empty_ && v != tomb_) {
                 insert(reinterpret_cast<T *>(v));
             }
+        }
+        // Both buffers hold n slots from here on: a later rehash at this size (tombstones
+        // cleared) allocates nothing, only growth does.
+        if (spare_.capacity() < n) {
+            std::vector<uintptr_t>(n).swap(spare_);
         }
     }
 

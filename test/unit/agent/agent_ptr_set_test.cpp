@@ -76,3 +76,41 @@ TEST(ptrSet, ManyLiveEntriesGrowAndStayFindable) {
 }
 
 } // namespace
+
+namespace {
+
+// What the agent's create/release loop does with its registry: long-lived entries, and one
+// short-lived entry inserted and erased again and again (tombstones pile up and are cleared by
+// rehashes at the same size). Once grown, the set holds both of its buffers at full size, so
+// that none of this allocates: a rehash at the same size only swaps them.
+TEST(ptrSet, ChurnAtASteadySizeKeepsItsStorage) {
+    std::vector<int> objects(4096);
+    nixlPtrSet<int> set;
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_TRUE(set.insert(&objects[i]));
+    }
+    size_t grown = 0;
+    auto churn = [&](int from, int to) {
+        for (int r = from; r < to; ++r) {
+            int *p = &objects[5 + static_cast<size_t>(r) % (objects.size() - 5)];
+            const size_t slots = set.slotCount();
+            ASSERT_TRUE(set.insert(p));
+            if (set.slotCount() != slots) {
+                // The growth itself reserves both buffers: no later rehash allocates.
+                ASSERT_EQ(set.reservedSlots(), 2 * set.slotCount()) << r;
+                ++grown;
+            }
+            ASSERT_TRUE(set.erase(p));
+        }
+    };
+    churn(0, 2000); // grows to its steady size (tombstones count until a rehash clears them)
+    ASSERT_GT(grown, 0u);
+    const size_t reserved = set.reservedSlots();
+    for (int r = 2000; r < 22000; r += 100) {
+        churn(r, r + 100);
+        ASSERT_EQ(set.reservedSlots(), reserved) << r;
+    }
+    EXPECT_EQ(set.size(), 5u);
+}
+
+} // namespace
