@@ -568,6 +568,27 @@ nixlEffectiveSyncMode(const nixlAgentConfig &cfg);
 std::vector<nixlBackendEngineProxy *>
 nixlCandidateEngines(const nixlAgentData &d, const nixl_opt_args_t *extra);
 
+/** Calls f on each engine nixlCandidateEngines lists, in its order, until f returns true
+ *  (then returns true). Without hints it walks d.engines in place: no list is built. */
+template<typename F>
+bool
+nixlForEachCandidate(const nixlAgentData &d, const nixl_opt_args_t *extra, F &&f) {
+    if (extra != nullptr && !extra->backends.empty()) {
+        for (nixlBackendEngineProxy *e : nixlCandidateEngines(d, extra)) {
+            if (f(e)) {
+                return true;
+            }
+        }
+        return false;
+    }
+    for (const auto &e : d.engines) {
+        if (f(e.get())) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /** True when a hint is not a handle of this agent. Any lock mode. */
 bool
 nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra);

@@ -571,20 +571,7 @@ createXferReqImpl(nixlAgentData *data,
         engine = e;
         return true;
     };
-    if (extra_params != nullptr && !extra_params->backends.empty()) {
-        for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
-            if (tryEngine(e)) {
-                break;
-            }
-        }
-    } else {
-        // No hint: every engine in creation order, without building the candidate list.
-        for (const auto &e : data->engines) {
-            if (tryEngine(e.get())) {
-                break;
-            }
-        }
-    }
+    nixlForEachCandidate(*data, extra_params, tryEngine);
     // A huge request leaves no huge scratch behind on this thread.
     const auto trimScratch = [] {
         constexpr size_t keep = 4096;
