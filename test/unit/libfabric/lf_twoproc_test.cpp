@@ -76,6 +76,38 @@ TEST_P(lfTwoProcTest, WriteNotifRead) {
     EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
 }
 
+// nixlbench's target never calls its agent after setup. On shm the initiator copies to and from
+// such a peer itself (process_vm_writev/readv); before, the first RMA waited for a connection
+// answer only the target's progress sends, and failed after the stall timeout.
+TEST_P(lfTwoProcTest, IdleTargetWriteThenRead) {
+    if (std::string(GetParam()) != "shm") {
+        GTEST_SKIP() << "only shm moves data without the target's progress";
+    }
+    ASSERT_EQ(peer_.cmd("hang"), "ready");
+    constexpr size_t n = 16, len = 64 << 10;
+    const uintptr_t src = reinterpret_cast<uintptr_t>(local_.data());
+    const uintptr_t dst = src + buf_len / 2;
+    std::vector<std::pair<uintptr_t, size_t>> wsrc, rdst, remote;
+    for (size_t i = 0; i < n; ++i) {
+        wsrc.push_back({src + i * len, len});
+        rdst.push_back({dst + i * len, len});
+        // Remote order reversed, so a mix-up of descriptors shows in the data read back.
+        remote.push_back({peer_.bufAddr + (n - 1 - i) * len, len});
+    }
+    fillPattern(local_.data(), n * len, 41);
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_WRITE, xferList(wsrc), xferList(remote), "peer", req),
+              NIXL_SUCCESS);
+    ASSERT_EQ(runXfer(*a_->agent, req), NIXL_SUCCESS);
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_READ, xferList(rdst), xferList(remote), "peer", req),
+              NIXL_SUCCESS);
+    ASSERT_EQ(runXfer(*a_->agent, req), NIXL_SUCCESS);
+    EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+    EXPECT_EQ(firstMismatch(local_.data() + buf_len / 2, n * len, 41), -1);
+}
+
 /** Agent B in this process, connected both ways with A: a peer that must stay unaffected. */
 std::unique_ptr<lfAgent>
 makeBystander(lfAgent &a, std::vector<uint8_t> &buf, const char *provider) {

@@ -676,6 +676,7 @@ lfEngine::openPeerTable(lfPeer &peer, const lfRail &rail, std::string &why) cons
         why = "its registration table was refused: " + err;
         return false;
     }
+    peer.sameProcess = ci.pid == self_.pid && ci.startTime == self_.startTime;
     return true;
 }
 

@@ -55,8 +55,6 @@ struct opCtx {
     enum kind_t : uint8_t { RMA, SEND, RECV };
     fi_context2 fctx{};
     kind_t kind = RMA;
-    /** RMA posted as fast RMA inside the request's mark of this epoch (0: not fast). */
-    uint32_t markEpoch = 0;
     lfReq *req = nullptr; ///< RMA and SEND of a transfer's notification; null otherwise
 };
 
@@ -120,6 +118,8 @@ struct lfPeer {
     /** The peer's registration table, mapped: fast RMA to it (shm, same uid, CMA probe
      *  passed). Null: every operation goes with FI_DELIVERY_COMPLETE. */
     std::unique_ptr<nixlReg::nixlRegTable> table;
+    /** The peer is an agent of this process (same pid and start time): fast RMA is memcpy. */
+    bool sameProcess = false;
     /** Next notification number to this peer; shared with later connections to the same
      *  name (the receiver delivers each sender's notifications in this order). */
     std::shared_ptr<std::atomic<uint32_t>> seq;
@@ -167,6 +167,8 @@ public:
     std::vector<struct iovec> iov;
     std::vector<void *> desc;
     std::vector<fi_rma_iov> rma;
+    /** The remote buffers in the peer's address space: fast RMA copies to them itself. */
+    std::vector<struct iovec> riov;
     /** Per descriptor: the remote registration's slot and id (slot 0: delivery-complete). */
     std::vector<std::pair<uint64_t, uint64_t>> gen;
     const nixl_be_trace_ctx_t *trace = nullptr;
@@ -181,12 +183,10 @@ public:
     bool released = false;
     bool dataDone = false;
     std::atomic<int64_t> lastProgressMs{0}; ///< post or latest completion (stall_timeout_ms)
-    /** The mark held in the peer's table while fast operations of this request are
-     *  outstanding (rail->mu); markOps counts them; markEpoch tells them from earlier ones. */
+    /** The mark held in the peer's table while this request's fast copies run (rail->mu):
+     *  taken and left within one postMoreLocked (fault_hold_mark: until release). */
     nixlReg::nixlRegTable::mark_t mark;
     bool markHeld = false;
-    uint32_t markOps = 0;
-    uint32_t markEpoch = 0;
 };
 
 /** Engine parameters after validation. */
@@ -320,6 +320,10 @@ private:
      */
     void
     postMoreLocked(lfRail &r, lfReq *req) const;
+    /** Fast RMA of descriptors [first, first + count) of req: the initiator copies with
+     *  process_vm_writev/readv (memcpy within one process), inside req's mark; r.mu held. */
+    nixl_status_t
+    copyFastLocked(lfReq &req, size_t first, size_t count) const;
     /** Flushes r.sendBacklog in order; r.mu held. */
     void
     flushSendsLocked(lfRail &r) const;

@@ -7,11 +7,13 @@
 #include "lf_backend.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include <poll.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <rdma/fi_cm.h>
@@ -24,6 +26,9 @@
 namespace nixlLf {
 
 namespace {
+
+    /** process_vm_writev/readv take at most this many iovecs per side (UIO_MAXIOV). */
+    constexpr size_t max_copy_iov = 1024;
 
     std::string
     fiErr(int rc) {
@@ -271,13 +276,6 @@ lfEngine::progressLocked(lfRail &r) const {
         std::vector<lfReq *> q = r.postQueue; // postMoreLocked edits the queue
         for (lfReq *req : q) {
             postMoreLocked(r, req);
-            if (r.fastRma) {
-                // Fast RMA completes inside its post: read those completions now, so that each
-                // request's mark is left before the next one takes one (a peer's record has 16;
-                // a 17th taken under this mutex would wait forever) and none outlives this call.
-                // Requests later in q are still posting (pending >= 1): none is freed here.
-                readCqLocked(r);
-            }
         }
     }
     // Notifications of requests whose data completed above. Posting may read the queue again
@@ -331,11 +329,6 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         --r.rmaInflight;
     }
     lfReq *req = ctx->req;
-    // Read before a SEND context is freed below; only RMA contexts carry a mark's epoch.
-    const uint32_t epoch = ctx->kind == opCtx::RMA ? ctx->markEpoch : 0;
-    if (epoch != 0) {
-        ctx->markEpoch = 0;
-    }
     if (ctx->kind == opCtx::SEND) {
         auto *s = static_cast<sendCtx *>(ctx);
         r.sends.erase(s);
@@ -357,10 +350,6 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
         }
     }
     req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
-    if (epoch != 0 && epoch == req->markEpoch && req->markHeld && --req->markOps == 0 &&
-        !cfg_.faultHoldMark) {
-        leaveMarkLocked(req); // every fast operation under it has completed
-    }
     if (--req->pending == 0) {
         finishReqLocked(r, req);
     }
@@ -371,7 +360,6 @@ lfEngine::leaveMarkLocked(lfReq *req) noexcept {
     if (req->markHeld) {
         nixlReg::nixlRegTable::leave(req->mark);
         req->markHeld = false;
-        req->markOps = 0;
     }
 }
 
@@ -524,6 +512,88 @@ lfEngine::flushSendsLocked(lfRail &r) const {
     }
 }
 
+nixl_status_t
+lfEngine::copyFastLocked(lfReq &req, size_t first, size_t count) const {
+    struct iovec *l = &req.iov[first];
+    struct iovec *rv = &req.riov[first];
+    lfPeer &p = *req.peer;
+    if (p.sameProcess) {
+        // Agents of one process: a plain copy, no system call.
+        for (size_t d = 0; d < count; ++d) {
+            if (req.op == NIXL_WRITE) {
+                std::memcpy(rv[d].iov_base, l[d].iov_base, l[d].iov_len);
+            } else {
+                std::memcpy(l[d].iov_base, rv[d].iov_base, l[d].iov_len);
+            }
+        }
+        return NIXL_SUCCESS;
+    }
+    size_t d = 0;
+    size_t off = 0; // bytes of descriptor first + d already copied
+    while (true) {
+        while (d < count && l[d].iov_len == off) {
+            ++d;
+            off = 0;
+        }
+        if (d == count) {
+            return NIXL_SUCCESS;
+        }
+        // A short count stops inside descriptor d: go on from there (the next call reports
+        // the failing one). The arrays are the request's; d's entries are restored below.
+        const struct iovec keepL = l[d];
+        const struct iovec keepR = rv[d];
+        l[d] = {static_cast<char *>(keepL.iov_base) + off, keepL.iov_len - off};
+        rv[d] = {static_cast<char *>(keepR.iov_base) + off, keepR.iov_len - off};
+        const ssize_t got = req.op == NIXL_WRITE ?
+            ::process_vm_writev(p.conn.pid, l + d, count - d, rv + d, count - d, 0) :
+            ::process_vm_readv(p.conn.pid, l + d, count - d, rv + d, count - d, 0);
+        const int e = got < 0 ? errno : EFAULT;
+        l[d] = keepL;
+        rv[d] = keepR;
+        if (got > 0) {
+            size_t left = static_cast<size_t>(got);
+            while (left > 0) {
+                const size_t rest = l[d].iov_len - off;
+                if (left < rest) {
+                    off += left;
+                    break;
+                }
+                left -= rest;
+                ++d;
+                off = 0;
+            }
+            continue;
+        }
+        if (e == EINTR) {
+            continue;
+        }
+        const char *call = req.op == NIXL_WRITE ? "process_vm_writev" : "process_vm_readv";
+        const size_t i = first + d;
+        if (e == ESRCH) {
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC: peer " << p.name
+                                    << " (pid " << p.conn.pid << ") has exited (" << call
+                                    << " of descriptor " << i << "); its transfers fail");
+            p.dead = true;
+            return NIXL_ERR_REMOTE_DISCONNECT;
+        }
+        if (e == EFAULT) {
+            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC "
+                                    << (req.op == NIXL_WRITE ? "WRITE" : "READ") << " to "
+                                    << req.remote << ", descriptor " << i << " ("
+                                    << keepL.iov_len << " bytes, local " << keepL.iov_base
+                                    << ", remote " << keepR.iov_base
+                                    << "): memory not accessible (unmapped without "
+                                       "deregistration?)");
+            return NIXL_ERR_NOT_FOUND;
+        }
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC "
+                                << (req.op == NIXL_WRITE ? "WRITE" : "READ") << " to "
+                                << req.remote << ", descriptor " << i << ": " << call << ": "
+                                << std::strerror(e));
+        return NIXL_ERR_BACKEND;
+    }
+}
+
 void
 lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
     const uint64_t flags = FI_COMPLETION | (r.delivery ? FI_DELIVERY_COMPLETE : 0);
@@ -542,20 +612,29 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
         }
         // Fast RMA (initiator-only, no key check at the target) only inside a mark of the
         // target's table and after its slot still names this registration: the target's
-        // deregisterMem then waits for the operation (reg_table.h has the argument).
-        const uint64_t slot = tab != nullptr ? req->gen[i].first : 0;
-        bool fast = false;
-        if (slot != 0) {
+        // deregisterMem then waits for the copy (reg_table.h has the argument). The initiator
+        // copies itself instead of asking shm: shm would first send a connection request that
+        // only the target's progress answers, and an idle target (nixlbench's) never does.
+        if (tab != nullptr && req->gen[i].first != 0) {
             if (!req->markHeld) {
                 req->mark = tab->enter();
                 req->markHeld = true;
-                req->markOps = 0;
-                req->markEpoch = req->markEpoch + 1 == 0 ? 1 : req->markEpoch + 1;
             }
             std::atomic<uint64_t> *slots = tab->slots();
             // seq_cst loads: they must not move before the mark's enter.
-            if (slots[0].load(std::memory_order_seq_cst) != req->peer->conn.nonce ||
-                slots[slot].load(std::memory_order_seq_cst) != req->gen[i].second) {
+            const auto fresh = [&](size_t d) {
+                return slots[0].load(std::memory_order_seq_cst) == req->peer->conn.nonce &&
+                    slots[req->gen[d].first].load(std::memory_order_seq_cst) ==
+                    req->gen[d].second;
+            };
+            // One system call for a run of descriptors, within this turn's budget (turn
+            // already counts descriptor i).
+            const size_t most = std::min({n - i, max_copy_iov, cfg_.splitBatch - turn + 1});
+            size_t k = 0;
+            while (k < most && req->gen[i + k].first != 0 && fresh(i + k)) {
+                ++k;
+            }
+            if (k == 0) {
                 NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC "
                                         << (req->op == NIXL_WRITE ? "WRITE" : "READ") << " to "
                                         << req->remote << ", descriptor " << i
@@ -564,7 +643,14 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
                 req->firstErr = NIXL_ERR_NOT_FOUND;
                 break;
             }
-            fast = true;
+            turn += k - 1;
+            const nixl_status_t st = copyFastLocked(*req, i, k);
+            if (st != NIXL_SUCCESS) {
+                req->firstErr = st;
+                break;
+            }
+            req->nextPost += k;
+            continue;
         }
         fi_msg_rma msg{};
         msg.msg_iov = &req->iov[i];
@@ -574,19 +660,15 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
         msg.rma_iov = &req->rma[i];
         msg.rma_iov_count = 1;
         msg.context = &req->ctxs[i].fctx;
-        req->ctxs[i].markEpoch = fast ? req->markEpoch : 0;
-        const uint64_t f = fast ? FI_COMPLETION : flags;
-        ssize_t rc = req->op == NIXL_WRITE ? fi_writemsg(r.ep, &msg, f) :
-                                             fi_readmsg(r.ep, &msg, f);
+        ssize_t rc = req->op == NIXL_WRITE ? fi_writemsg(r.ep, &msg, flags) :
+                                             fi_readmsg(r.ep, &msg, flags);
         if (rc == -FI_EAGAIN) {
-            req->ctxs[i].markEpoch = 0;
             if (std::find(r.postQueue.begin(), r.postQueue.end(), req) == r.postQueue.end()) {
                 r.postQueue.push_back(req);
             }
             break;
         }
         if (rc != 0) {
-            req->ctxs[i].markEpoch = 0;
             NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov << ": "
                                     << (req->op == NIXL_WRITE ? "fi_writemsg" : "fi_readmsg")
                                     << " of descriptor " << i << " to " << req->remote << ": "
@@ -596,15 +678,12 @@ lfEngine::postMoreLocked(lfRail &r, lfReq *req) const {
                 NIXL_ERR_BACKEND;
             break;
         }
-        if (fast) {
-            ++req->markOps;
-        }
         ++req->pending;
         ++req->nextPost;
         ++r.rmaInflight;
     }
-    if (req->markHeld && req->markOps == 0 && !(cfg_.faultHoldMark && req->nextPost > 0)) {
-        leaveMarkLocked(req); // nothing posted under it
+    if (req->markHeld && !(cfg_.faultHoldMark && req->nextPost > 0)) {
+        leaveMarkLocked(req); // every copy under it has returned
     }
     if (req->nextPost < n && req->firstErr == NIXL_SUCCESS) {
         return; // queued: progress posts the rest

@@ -66,6 +66,7 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
         req->iov.resize(n);
         req->desc.resize(n);
         req->rma.resize(n);
+        req->riov.resize(n);
         req->gen.resize(n);
     }
     for (size_t i = 0; i < n; ++i) {
@@ -102,6 +103,7 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
         req->rma[i].addr = rmd->virtAddr[ri] != 0 ? r.addr : r.addr - rmd->base;
         req->rma[i].len = r.len;
         req->rma[i].key = rmd->keys[ri];
+        req->riov[i] = {reinterpret_cast<void *>(r.addr), r.len};
         req->gen[i] = {rmd->slot, rmd->regId};
     }
     {
