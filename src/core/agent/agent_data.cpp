@@ -76,9 +76,72 @@ nixlDropRemote(nixlAgentData &d, const std::string &name) {
             key.second->unloadMD(reg.md);
         }
     }
+    for (const auto &[engine, md] : remote->retired) {
+        engine->unloadMD(md);
+    }
+    remote->retired.clear();
     remote->sections.clear();
     remote->conns.clear();
     d.remotes.erase(it);
+}
+
+void
+nixlRetireRemoteMds(nixlAgentData &d,
+                    nixlRemoteAgent &remote,
+                    const std::vector<std::pair<nixlBackendEngineProxy *, nixl_be_md_t *>> &old) {
+    if (old.empty() && remote.retired.empty()) {
+        return;
+    }
+    std::vector<std::pair<nixlBackendEngineProxy *, nixl_be_md_t *>> gone = old;
+    std::sort(gone.begin(), gone.end());
+    auto isGone = [&gone](nixlBackendEngineProxy *e, nixl_be_md_t *md) {
+        return std::binary_search(gone.begin(), gone.end(), std::make_pair(e, md));
+    };
+    // Metadata a running request of this remote still uses (its backend request may read it
+    // until the request completes): those wait in retired.
+    std::vector<std::pair<nixlBackendEngineProxy *, nixl_be_md_t *>> busy;
+    {
+        std::lock_guard<std::mutex> lock(d.registryMutex);
+        for (nixlXferReqH *req : d.requests) {
+            if (req->remote.get() != &remote) {
+                continue;
+            }
+            for (const auto &x : req->remoteDescs) {
+                if (!gone.empty() && isGone(req->engine, x.md)) {
+                    req->remoteStale = true;
+                }
+                if (req->status == NIXL_IN_PROG) {
+                    busy.emplace_back(req->engine, x.md);
+                }
+            }
+        }
+        for (nixlDlistH *dl : d.dlists) {
+            if (dl->remote.get() != &remote) {
+                continue;
+            }
+            for (const auto &[e, mds] : dl->engines) {
+                for (nixl_be_md_t *md : mds) {
+                    dl->remoteStale = dl->remoteStale || isGone(e, md);
+                }
+            }
+        }
+    }
+    std::sort(busy.begin(), busy.end());
+    std::vector<std::pair<nixlBackendEngineProxy *, nixl_be_md_t *>> keep;
+    auto settle = [&](const std::pair<nixlBackendEngineProxy *, nixl_be_md_t *> &m) {
+        if (std::binary_search(busy.begin(), busy.end(), m)) {
+            keep.push_back(m);
+        } else {
+            m.first->unloadMD(m.second);
+        }
+    };
+    for (const auto &m : remote.retired) {
+        settle(m);
+    }
+    for (const auto &m : old) {
+        settle(m);
+    }
+    remote.retired = std::move(keep);
 }
 
 nixl_status_t

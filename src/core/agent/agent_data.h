@@ -169,6 +169,14 @@ struct nixlLocalReg {
 struct nixlRemoteReg {
     nixlBasicDesc desc;
     nixl_be_md_t *md = nullptr;
+    /** When this agent last loaded it from the peer's metadata (the remote record's counter):
+     *  of the registrations covering a descriptor, the most recently loaded one is used, since
+     *  only the peer's newest metadata is sure to describe memory it still has registered. */
+    uint64_t seq = 0;
+    /** Hash of the public data it was loaded from. The same range loaded again with other
+     *  public data is a re-registration (a freed buffer's address handed out again): it
+     *  replaces this one. The same public data again changes nothing. */
+    uint64_t publicHash = 0;
 };
 
 /**
@@ -217,6 +225,14 @@ public:
     /** False when an equal (devId, addr, len) registration exists. */
     bool
     insert(Reg reg);
+
+    /** True once two registrations of the list have overlapped (never cleared): findCovering
+     *  of a list whose entries carry a load order (nixlRemoteReg::seq) then scans every
+     *  covering entry for the newest instead of taking the first. */
+    bool
+    overlapping() const noexcept {
+        return overlapping_;
+    }
 
     bool
     erase(const nixlBasicDesc &d) noexcept;
@@ -299,6 +315,10 @@ private:
     void
     uncount(size_t len) noexcept;
 
+    /** True when the entry at it overlaps a neighbour on its device. */
+    bool
+    overlapsNeighbour(typename map_t::const_iterator it) const noexcept;
+
     /** Moves the finger off it before it is erased. */
     void
     forget(typename map_t::iterator it) noexcept;
@@ -311,6 +331,7 @@ private:
     /** How many registrations have each length: the longest one bounds the covering scan. */
     std::map<size_t, size_t> lenCount_;
     bool unboundedZero_ = false;
+    bool overlapping_ = false;
 };
 
 using nixl_section_key_t = std::pair<nixl_mem_t, nixlBackendEngineProxy *>;
@@ -323,6 +344,12 @@ struct nixlRemoteAgent {
     /** Engines that loaded this agent's connection info, with that info. */
     std::map<nixlBackendEngineProxy *, std::string> conns;
     std::map<nixl_section_key_t, nixlRegList<nixlRemoteReg>> sections;
+    /** Load order of the next registration loaded (nixlRemoteReg::seq). Writer lock. */
+    uint64_t nextSeq = 1;
+    /** Metadata of replaced registrations that a running request still used when they were
+     *  replaced: unloaded once no running request uses them (next load of this agent's
+     *  metadata) or when the record is dropped. Writer lock. */
+    std::vector<std::pair<nixlBackendEngineProxy *, nixl_be_md_t *>> retired;
 };
 
 /** A list prepared by prepXferDlist. */
@@ -337,6 +364,9 @@ public:
     std::vector<std::pair<nixlBackendEngineProxy *, std::vector<nixl_be_md_t *>>> engines;
     /** Set by deregisterMem (writer lock) when a registration this list resolved to is gone. */
     bool stale = false;
+    /** Set by loadRemoteMD (writer lock) when the peer re-registered memory this list resolved
+     *  to and its new metadata replaced the registration the list holds. */
+    bool remoteStale = false;
 };
 
 class nixlAgentData;
@@ -362,6 +392,9 @@ public:
     /** Set by deregisterMem (writer lock) when a local or loopback registration it uses is
      *  gone. Metadata pointers are not compared later: a new registration may reuse one. */
     bool localStale = false;
+    /** Set by loadRemoteMD (writer lock) when the peer re-registered a range this request
+     *  targets and its newer metadata replaced the registration the request was made with. */
+    bool remoteStale = false;
 
     std::vector<nixl_be_xfer_desc_t> localDescs;
     std::vector<nixl_be_xfer_desc_t> remoteDescs;
@@ -414,6 +447,7 @@ public:
         loopback = false;
         remote.reset();
         localStale = false;
+        remoteStale = false;
         constexpr size_t keep = 256;
         if (localDescs.capacity() <= keep && remoteDescs.capacity() <= keep) {
             localDescs.clear();
@@ -596,6 +630,17 @@ nixlHasForeignHint(const nixlAgentData &d, const nixl_opt_args_t *extra);
 /** Disconnects from, unloads and forgets a remote agent. Writer lock. */
 void
 nixlDropRemote(nixlAgentData &d, const std::string &name);
+
+/**
+ * After loadRemoteMD replaced registrations of remote (a re-registration), marks the requests
+ * and prepared lists that still hold one of the replaced metadata (old) stale, and unloads
+ * each old metadata, and each of remote.retired, that no running request uses; the rest wait
+ * in remote.retired. Writer lock.
+ */
+void
+nixlRetireRemoteMds(nixlAgentData &d,
+                    nixlRemoteAgent &remote,
+                    const std::vector<std::pair<nixlBackendEngineProxy *, nixl_be_md_t *>> &old);
 
 /** One line: a request handle that is not a live request of this agent (released, or another
  *  agent's); returns NIXL_ERR_INVALID_PARAM. Cold. */

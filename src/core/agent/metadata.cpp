@@ -5,6 +5,8 @@
 // nixlAgent: local and remote metadata, connections.
 
 #include <algorithm>
+#include <functional>
+#include <string_view>
 
 #include "agent/agent_data.h"
 #include "common/nixl_log.h"
@@ -192,7 +194,21 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
     // Undo list for a failure half-way.
     std::vector<nixlBackendEngineProxy *> connected;
     std::vector<std::pair<nixl_section_key_t, nixlBasicDesc>> loaded;
+    // Registrations this blob replaced (re-registered by the peer): the entry and what it held.
+    struct replacedReg {
+        nixl_section_key_t key;
+        nixlBasicDesc desc;
+        nixlRemoteReg before;
+    };
+    std::vector<replacedReg> replaced;
     auto rollback = [&]() {
+        for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) {
+            nixlRemoteReg *reg = remote->sections[it->key].findExact(it->desc);
+            if (reg != nullptr) {
+                it->key.second->unloadMD(reg->md);
+                *reg = it->before;
+            }
+        }
         for (auto it = loaded.rbegin(); it != loaded.rend(); ++it) {
             auto &list = remote->sections[it->first];
             nixlRemoteReg *reg = list.findExact(it->second);
@@ -235,11 +251,20 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
         for (size_t i = 0; i < section.descs.size(); ++i) {
             const nixlMdDesc &md = section.descs[i];
             nixlBasicDesc d(md.addr, md.len, md.devId);
-            if (list.findExact(d) != nullptr) {
-                continue; // merging: already known from an earlier blob
+            const uint64_t hash = std::hash<std::string_view>{}(md.publicData);
+            // Merging: a range known from an earlier blob with the same public data is the
+            // same registration. Other public data means the peer deregistered it and
+            // registered the same range again (an allocator hands a freed address out
+            // again): the new registration replaces the old one, as NIXL's reload does.
+            nixlRemoteReg *known = list.findExact(d);
+            if (known != nullptr && known->publicHash == hash) {
+                known->seq = remote->nextSeq++;
+                continue;
             }
             nixlRemoteReg reg;
             reg.desc = d;
+            reg.seq = remote->nextSeq++;
+            reg.publicHash = hash;
             nixl_status_t st = e->loadRemoteMD(d, md.publicData, section.mem, blob.agentName,
                                                reg.md);
             if (st != NIXL_SUCCESS) {
@@ -259,8 +284,28 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
                 rollback();
                 return st == NIXL_IN_PROG ? NIXL_ERR_BACKEND : st;
             }
+            if (known != nullptr) {
+                replaced.push_back({key, d, *known});
+                *known = reg;
+                continue;
+            }
             list.insert(reg);
             loaded.emplace_back(key, d);
+        }
+    }
+    if (!replaced.empty() || !remote->retired.empty()) {
+        // Requests and lists made with a replaced registration are refused from now on; its
+        // metadata is unloaded once no running request uses it.
+        std::vector<std::pair<nixlBackendEngineProxy *, nixl_be_md_t *>> old;
+        old.reserve(replaced.size());
+        for (const auto &r : replaced) {
+            old.emplace_back(r.key.second, r.before.md);
+        }
+        nixlRetireRemoteMds(*data, *remote, old);
+        if (!replaced.empty()) {
+            NIXL_DEBUG << "agent " << data->name << ": loadRemoteMD: " << replaced.size()
+                       << " registrations of " << blob.agentName
+                       << " were re-registered; the new ones replace them";
         }
     }
     if (fresh) {
@@ -269,7 +314,7 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
     agent_name = blob.agentName;
     NIXL_DEBUG << "agent " << data->name << ": loaded metadata of " << blob.agentName << ": "
                << connected.size() << " new connections, " << loaded.size()
-               << " new descriptors";
+               << " new descriptors, " << replaced.size() << " replaced";
     return NIXL_SUCCESS;
 }
 

@@ -384,6 +384,12 @@ makeXferReqImpl(nixlAgentData *data,
                    << "since the list was prepared";
         return NIXL_ERR_NOT_FOUND;
     }
+    if (remote_side->remoteStale) {
+        NIXL_ERROR << "agent " << data->name << ": makeXferReq: " << remote_side->remoteAgent
+                   << " re-registered memory of the remote list and its new metadata was "
+                      "loaded since the list was prepared; prepare it again";
+        return NIXL_ERR_NOT_FOUND;
+    }
     if (remote_side->remote != nullptr &&
         !remote_side->remote->valid.load(std::memory_order_acquire)) {
         NIXL_ERROR << "agent " << data->name << ": makeXferReq: metadata of agent "

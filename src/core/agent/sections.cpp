@@ -8,6 +8,14 @@
 
 #include "agent/agent_data.h"
 
+namespace {
+
+/** Registrations that carry a load order: the newest covering one wins (nixlRemoteReg). */
+template<typename Reg>
+constexpr bool has_load_order = requires(const Reg &r) { r.seq; };
+
+} // namespace
+
 template<typename Reg>
 const Reg *
 nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
@@ -15,6 +23,14 @@ nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
         return nullptr;
     }
     const size_t max_len = lenCount_.rbegin()->first;
+    // Without overlaps at most one registration covers q: the first found is the answer. With
+    // them, a remote list may hold a registration the peer has since replaced (it deregistered
+    // a range and registered an overlapping one): every covering entry is seen, the newest wins.
+    bool newest = false;
+    if constexpr (has_load_order<Reg>) {
+        newest = overlapping_;
+    }
+    const Reg *best = nullptr;
     // First registration ordered after every one that starts at or before q.addr on q.devId.
     auto it = regs_.upper_bound(nixlBasicDesc(q.addr, std::numeric_limits<size_t>::max(), q.devId));
     while (it != regs_.begin()) {
@@ -23,11 +39,16 @@ nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
         if (r.devId != q.devId) {
             break;
         }
-        if (r.covers(q)) {
-            return &it->second;
-        }
-        if (unboundedZero_ && r.len == 0 && q.addr >= r.addr) {
-            return &it->second;
+        if (r.covers(q) || (unboundedZero_ && r.len == 0 && q.addr >= r.addr)) {
+            if (!newest) {
+                return &it->second;
+            }
+            if constexpr (has_load_order<Reg>) {
+                if (best == nullptr || it->second.seq > best->seq) {
+                    best = &it->second;
+                }
+            }
+            continue;
         }
         // Entries further back start even earlier; none can reach q's end once the gap
         // exceeds the longest registration (unless zero-length ones are unbounded).
@@ -35,20 +56,49 @@ nixlRegList<Reg>::findCovering(const nixlBasicDesc &q) const noexcept {
             break;
         }
     }
-    return nullptr;
+    return best;
+}
+
+template<typename Reg>
+bool
+nixlRegList<Reg>::overlapsNeighbour(typename map_t::const_iterator it) const noexcept {
+    const nixlBasicDesc &k = it->first;
+    const auto unbounded = [this](const nixlBasicDesc &d) { return unboundedZero_ && d.len == 0; };
+    auto next = std::next(it);
+    if (next != regs_.end() && next->first.devId == k.devId &&
+        (unbounded(k) || next->first.addr - k.addr < k.len)) {
+        return true; // next starts at or after k.addr (map order)
+    }
+    const size_t max_len = lenCount_.empty() ? 0 : lenCount_.rbegin()->first;
+    while (it != regs_.begin()) {
+        --it;
+        const nixlBasicDesc &r = it->first;
+        if (r.devId != k.devId) {
+            break;
+        }
+        if (unbounded(r) || k.addr - r.addr < r.len) {
+            return true;
+        }
+        if (!unboundedZero_ && k.addr - r.addr > max_len) {
+            break;
+        }
+    }
+    return false;
 }
 
 template<typename Reg>
 nixlRegList<Reg>::nixlRegList(const nixlRegList &other)
     : regs_(other.regs_),
       lenCount_(other.lenCount_),
-      unboundedZero_(other.unboundedZero_) {}
+      unboundedZero_(other.unboundedZero_),
+      overlapping_(other.overlapping_) {}
 
 template<typename Reg>
 nixlRegList<Reg>::nixlRegList(nixlRegList &&other) noexcept
     : regs_(std::move(other.regs_)),
       lenCount_(std::move(other.lenCount_)),
-      unboundedZero_(other.unboundedZero_) {
+      unboundedZero_(other.unboundedZero_),
+      overlapping_(other.overlapping_) {
     other.hasFinger_ = false;
 }
 
@@ -59,6 +109,7 @@ nixlRegList<Reg>::operator=(const nixlRegList &other) {
         regs_ = other.regs_;
         lenCount_ = other.lenCount_;
         unboundedZero_ = other.unboundedZero_;
+        overlapping_ = other.overlapping_;
         hasFinger_ = false;
     }
     return *this;
@@ -71,6 +122,7 @@ nixlRegList<Reg>::operator=(nixlRegList &&other) noexcept {
         regs_ = std::move(other.regs_);
         lenCount_ = std::move(other.lenCount_);
         unboundedZero_ = other.unboundedZero_;
+        overlapping_ = other.overlapping_;
         hasFinger_ = false;
         other.hasFinger_ = false;
     }
@@ -172,6 +224,10 @@ nixlRegList<Reg>::insert(Reg reg) {
         if (regs_.size() != size) {
             finger_ = it;
             hasFinger_ = true;
+            if constexpr (has_load_order<Reg>) {
+                // Only remote lists read the flag; local registration keeps its O(1) append.
+                overlapping_ = overlapping_ || overlapsNeighbour(it);
+            }
         }
     }
     catch (...) {

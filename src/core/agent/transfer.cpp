@@ -134,9 +134,15 @@ postXferReqImpl(nixlAgentData *data,
                    << req.remoteAgent << " was invalidated or the peer disconnected";
         return nixlNoteStatus(*data, NIXL_ERR_NOT_FOUND);
     }
-    if (req.localStale) {
-        NIXL_ERROR << "agent " << data->name << ": postXferReq: memory of this request to "
-                   << req.remoteAgent << " was deregistered";
+    if (req.localStale || req.remoteStale) [[unlikely]] {
+        if (req.localStale) {
+            NIXL_ERROR << "agent " << data->name << ": postXferReq: memory of this request to "
+                       << req.remoteAgent << " was deregistered";
+        } else {
+            NIXL_ERROR << "agent " << data->name << ": postXferReq: " << req.remoteAgent
+                       << " re-registered memory this request targets and its new metadata "
+                          "was loaded; create the request again";
+        }
         return nixlNoteStatus(*data, NIXL_ERR_NOT_FOUND);
     }
     if (req.status == NIXL_IN_PROG) {
