@@ -47,8 +47,11 @@ class ModuleTest(unittest.TestCase):
         self.assertEqual(out.stdout.strip(), "False False")
 
     def test_sync_enum(self):
-        self.assertEqual([m.name for m in nixl_thread_sync_t], ["NONE", "STRICT", "RW"])
-        self.assertIs(nixl_thread_sync_t.DEFAULT, nixl_thread_sync_t.NONE)
+        # NIXL's names; DEFAULT aliases NONE. test_nixl_compat.py checks the values.
+        self.assertEqual([m.name for m in nixl_thread_sync_t], [
+            "NIXL_THREAD_SYNC_NONE", "NIXL_THREAD_SYNC_STRICT", "NIXL_THREAD_SYNC_RW"])
+        self.assertIs(nixl_thread_sync_t.NIXL_THREAD_SYNC_DEFAULT,
+                      nixl_thread_sync_t.NIXL_THREAD_SYNC_NONE)
 
     def test_logger(self):
         lg = logging.getLogger("nixl")
@@ -145,10 +148,11 @@ class ConfigTest(unittest.TestCase):
                          (True, False, 8888, False, 0, ["UCX"], None))
 
     def test_positional(self):
-        c = nixl_agent_config(False, True, 0, True, 4, ["TEST"], nixl_thread_sync_t.RW)
+        rw = nixl_thread_sync_t.NIXL_THREAD_SYNC_RW
+        c = nixl_agent_config(False, True, 0, True, 4, ["TEST"], rw)
         self.assertEqual((c.enable_pthread, c.enable_listen, c.port, c.capture_telemetry,
                           c.num_threads, c.backends, c.sync_mode),
-                         (False, True, 0, True, 4, ["TEST"], nixl_thread_sync_t.RW))
+                         (False, True, 0, True, 4, ["TEST"], rw))
 
     def test_sync_mode_type(self):
         for bad in ("STRICT", 1, nb.NIXL_THREAD_SYNC_STRICT):
@@ -197,9 +201,12 @@ class AgentTest(unittest.TestCase):
         # None: NONE without a listener (run as RW by the bindings), STRICT with one.
         eff = lambda conf: nixl_agent(unique("eff"), conf).agent.getEffectiveSyncMode()
         self.assertEqual(eff(nixl_agent_config()), nb.NIXL_THREAD_SYNC_RW)
-        self.assertEqual(eff(nixl_agent_config(sync_mode=nixl_thread_sync_t.NONE)),
+        S = nixl_thread_sync_t
+        self.assertEqual(eff(nixl_agent_config(sync_mode=S.NIXL_THREAD_SYNC_NONE)),
                          nb.NIXL_THREAD_SYNC_RW)
-        self.assertEqual(eff(nixl_agent_config(sync_mode=nixl_thread_sync_t.STRICT)),
+        self.assertEqual(eff(nixl_agent_config(sync_mode=S.NIXL_THREAD_SYNC_RW)),
+                         nb.NIXL_THREAD_SYNC_RW)
+        self.assertEqual(eff(nixl_agent_config(sync_mode=S.NIXL_THREAD_SYNC_STRICT)),
                          nb.NIXL_THREAD_SYNC_STRICT)
         self.assertEqual(eff(nixl_agent_config(True, True, 0)), nb.NIXL_THREAD_SYNC_STRICT)
 

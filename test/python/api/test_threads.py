@@ -78,10 +78,10 @@ class Threads(unittest.TestCase):
         self.run_mode()
 
     def test_rw_sync_mode(self):
-        self.run_mode(sync_mode=nixl_thread_sync_t.RW)
+        self.run_mode(sync_mode=nixl_thread_sync_t.NIXL_THREAD_SYNC_RW)
 
     def test_strict_sync_mode(self):
-        self.run_mode(sync_mode=nixl_thread_sync_t.STRICT)
+        self.run_mode(sync_mode=nixl_thread_sync_t.NIXL_THREAD_SYNC_STRICT)
 
 
 if __name__ == "__main__":

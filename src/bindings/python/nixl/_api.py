@@ -52,20 +52,22 @@ _INIT_AGENT_NAMES = ("NIXL_INIT_AGENT", "", b"NIXL_INIT_AGENT", b"")
 
 
 class nixl_thread_sync_t(enum.Enum):
-    """Locking discipline of an agent; DEFAULT is an alias of NONE (as in C++)."""
+    """Locking discipline of an agent, as NIXL's: each ``.value`` is the ``nixl._bindings``
+    member, so ``nixlBind.nixlAgentConfig(..., m.value)`` takes it as is. DEFAULT is an alias of
+    NONE (equal values, as in C++), so iteration yields NONE, STRICT and RW."""
 
-    NONE = 0
-    STRICT = 1
-    RW = 2
-    DEFAULT = 0
+    NIXL_THREAD_SYNC_NONE = nixlBind.NIXL_THREAD_SYNC_NONE
+    NIXL_THREAD_SYNC_STRICT = nixlBind.NIXL_THREAD_SYNC_STRICT
+    NIXL_THREAD_SYNC_RW = nixlBind.NIXL_THREAD_SYNC_RW
+    NIXL_THREAD_SYNC_DEFAULT = nixlBind.NIXL_THREAD_SYNC_DEFAULT
 
 
-def _bind_sync(mode):
-    return {
-        0: nixlBind.NIXL_THREAD_SYNC_NONE,
-        1: nixlBind.NIXL_THREAD_SYNC_STRICT,
-        2: nixlBind.NIXL_THREAD_SYNC_RW,
-    }[mode.value]
+# The short names earlier libnixl releases used, kept for their callers. Set after the class is
+# made so they are plain class attributes: __members__ and name lookup (nixl_thread_sync_t[...])
+# stay exactly NIXL's.
+for _short in ("NONE", "STRICT", "RW", "DEFAULT"):
+    setattr(nixl_thread_sync_t, _short, getattr(nixl_thread_sync_t, "NIXL_THREAD_SYNC_" + _short))
+del _short
 
 
 class nixl_agent_config:
@@ -194,10 +196,11 @@ class nixl_agent(nixlBind._agent_base):
         conf = nixl_conf if nixl_conf is not None else nixl_agent_config()
         sync = conf.sync_mode
         if sync is None:
-            sync = nixl_thread_sync_t.STRICT if conf.enable_listen else nixl_thread_sync_t.NONE
+            sync = (nixl_thread_sync_t.NIXL_THREAD_SYNC_STRICT if conf.enable_listen
+                    else nixl_thread_sync_t.NIXL_THREAD_SYNC_NONE)
         bconf = nixlBind.nixlAgentConfig(
             bool(conf.enable_pthread), bool(conf.enable_listen), int(conf.port),
-            _bind_sync(sync), 1, 0, 100000, bool(conf.capture_telemetry))
+            sync.value, 1, 0, 100000, bool(conf.capture_telemetry))
 
         self.agent = nixlBind.nixlAgent(agent_name, bconf)
         self.name = agent_name
