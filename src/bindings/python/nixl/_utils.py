@@ -142,15 +142,23 @@ def free_passthru(addr):
     _libc.free(a)
 
 
-def ba_buf(addr, size):
-    """Fills size bytes at addr with 0xba."""
+def _pattern_buffer():
     global _pattern
+    with _lock:
+        if _pattern is None:
+            _pattern = ctypes.create_string_buffer(b"\xba" * _CHUNK, _CHUNK)
+        return _pattern
+
+
+def ba_buf(addr, size):
+    """Fills size bytes at addr with 0xba; on ValueError the bytes before the inaccessible part
+    are filled."""
     a, n = _range(addr, size, "ba_buf")
-    if _pattern is None:
-        _pattern = ctypes.create_string_buffer(b"\xba" * _CHUNK, _CHUNK)
+    # A local reference: the buffer's address goes to a call made without the GIL.
+    pattern = _pattern_buffer()
     for off in range(0, n, _CHUNK):
         k = min(_CHUNK, n - off)
-        err = _copy(True, ctypes.addressof(_pattern), a + off, k)
+        err = _copy(True, ctypes.addressof(pattern), a + off, k)
         if err:
             raise ValueError(f"ba_buf: cannot write {n} bytes at {a:#x}: {os.strerror(err)}")
 
