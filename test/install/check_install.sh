@@ -236,7 +236,7 @@ if [ -n "$pymod" ]; then
 import json, sys
 print({o["name"]: o["value"] for o in json.load(sys.stdin)}["python_path"])')
     pkgdir=$(dirname "$tmp/stage$pymod")
-    for f in __init__.py _api.py logging.py; do
+    for f in __init__.py _api.py _utils.py logging.py; do
         [ -f "$pkgdir/$f" ] || fail "nixl/$f not installed next to $(basename "$pymod")"
     done
     readelf -d "$tmp/stage$pymod" | grep -q "R.*PATH.*\[$libdir\]" ||
@@ -245,7 +245,10 @@ print({o["name"]: o["value"] for o in json.load(sys.stdin)}["python_path"])')
         "$pyexe" -c '
 import sys
 import nixl, nixl._api, nixl._bindings as b
+from nixl import nixl_agent, nixl_agent_config, nixl_thread_sync_t
+from nixl._utils import malloc_passthru, free_passthru
 assert b.__file__.startswith(sys.argv[1]), b.__file__
+free_passthru(malloc_passthru(4096))
 agent = b.nixlAgent("install-check", b.nixlAgentConfig())
 assert "TEST" in agent.getAvailPlugins(), agent.getAvailPlugins()
 print("install check: python: imported", b.__file__)
