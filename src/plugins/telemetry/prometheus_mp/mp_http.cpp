@@ -44,7 +44,12 @@ nixlMpHttpServer::listenOn(const std::string &addr, uint16_t port) noexcept {
     // socket still refuses a second bind.
     const int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0 || listen(fd, 64) != 0) {
+    // The longest accept queue the kernel allows (net.core.somaxconn, 4096 by default): once
+    // it is full the kernel drops handshakes and a scraper retries after 1 s, then 3 s, while
+    // a queued connection only waits its turn. With 64, a few hundred idle clients that
+    // reconnect as soon as they are closed kept it full (p99 2 s per scrape at 400).
+    if (bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) != 0 ||
+        listen(fd, SOMAXCONN) != 0) {
         const int err = errno;
         close(fd);
         return err;
@@ -201,7 +206,37 @@ nixlMpHttpServer::run() noexcept {
         if (listening && (fds[1].revents & POLLIN) != 0) {
             // Accept what is pending; beyond the cap the oldest still-reading connection (or,
             // failing that, the oldest) makes room, so a held slot never locks a scrape out.
-            for (int k = 0; k < 64; ++k) {
+            // But only once it has had kEvictGraceMs to send its request: evicting at the rate
+            // clients arrive gave a connection only cap/arrival-rate (~10 ms against hundreds
+            // of reconnecting idle clients) and closed scrapes whose request came a little
+            // late. Until then newcomers wait in the kernel's accept queue, which is FIFO.
+            auto victimIndex = [&conns] {
+                size_t victim = 0;
+                bool found = false;
+                for (size_t v = 0; v < conns.size(); ++v) {
+                    if (!conns[v].writing &&
+                        (!found || conns[v].acceptMs < conns[victim].acceptMs)) {
+                        victim = v;
+                        found = true;
+                    }
+                }
+                if (!found) {
+                    for (size_t v = 1; v < conns.size(); ++v) {
+                        if (conns[v].acceptMs < conns[victim].acceptMs) {
+                            victim = v;
+                        }
+                    }
+                }
+                return victim;
+            };
+            for (size_t k = 0; k < kAcceptBatch; ++k) {
+                if (conns.size() >= kMaxConns) {
+                    const int64_t evictable = conns[victimIndex()].acceptMs + kEvictGraceMs;
+                    if (nowMs() < evictable) {
+                        acceptPausedUntil = evictable;
+                        break;
+                    }
+                }
                 const int fd = accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd < 0) {
                     if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
@@ -213,23 +248,7 @@ nixlMpHttpServer::run() noexcept {
                 const int one = 1;
                 setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
                 if (conns.size() >= kMaxConns) {
-                    size_t victim = 0;
-                    bool found = false;
-                    for (size_t v = 0; v < conns.size(); ++v) {
-                        if (!conns[v].writing &&
-                            (!found || conns[v].acceptMs < conns[victim].acceptMs)) {
-                            victim = v;
-                            found = true;
-                        }
-                    }
-                    if (!found) {
-                        for (size_t v = 1; v < conns.size(); ++v) {
-                            if (conns[v].acceptMs < conns[victim].acceptMs) {
-                                victim = v;
-                            }
-                        }
-                    }
-                    closeAt(victim);
+                    closeAt(victimIndex());
                 }
                 conn_t c;
                 c.fd = fd;

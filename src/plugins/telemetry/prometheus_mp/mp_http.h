@@ -10,8 +10,9 @@
  * Hostile clients cannot take the endpoint: each connection has one deadline for its whole
  * request (kRequestDeadlineMs from accept, not per recv) and one for its whole life
  * (kConnDeadlineMs); at most kMaxConns connections are held, and a new one beyond that closes
- * the oldest still-reading one. stop() wakes the thread, which never blocks on a client, so it
- * returns without waiting for any client.
+ * the oldest still-reading one once that one is kEvictGraceMs old (until then newcomers wait,
+ * in order, in the kernel's accept queue, as long as the kernel allows). stop() wakes the
+ * thread, which never blocks on a client, so it returns without waiting for any client.
  *
  * Own code rather than civetweb so that a bind failure is a plain errno (EADDRINUSE decides
  * the election outcome) and so that no foreign thread calls into the plugin.
@@ -68,6 +69,10 @@ public:
     static constexpr int64_t kRequestDeadlineMs = 3000;
     static constexpr int64_t kConnDeadlineMs = 8000;
     static constexpr size_t kMaxRequestBytes = 8192;
+    /** Connections accepted per round of the loop, between reads of the held ones. */
+    static constexpr size_t kAcceptBatch = 64;
+    /** A held connection is evicted for a newcomer only once it is this old. */
+    static constexpr int64_t kEvictGraceMs = 100;
 
 private:
     struct conn_t {
