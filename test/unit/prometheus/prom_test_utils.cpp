@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 
 namespace nixl_prom_test {
 
@@ -288,6 +291,92 @@ httpGet(const char *ip, uint16_t port, const char *path) {
         return std::nullopt;
     }
     return resp.substr(eoh + 4);
+}
+
+idleFlood::idleFlood(uint16_t port, size_t n) : port_(port), n_(n) {
+    wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wakeFd_ < 0) {
+        throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
+    }
+    thread_ = std::thread([this] { run(); });
+}
+
+idleFlood::~idleFlood() {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t w = write(wakeFd_, &one, sizeof(one));
+    thread_.join();
+    close(wakeFd_);
+}
+
+void
+idleFlood::run() noexcept {
+    struct conn {
+        int fd = -1;
+        bool connected = false;
+    };
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port_);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    auto open = [&sa](conn &c) {
+        c.connected = false;
+        c.fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (c.fd >= 0 && connect(c.fd, reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) != 0 &&
+            errno != EINPROGRESS) {
+            close(c.fd);
+            c.fd = -1; // retried on the next round
+        }
+    };
+    std::vector<conn> conns(n_);
+    std::vector<pollfd> fds;
+    char buf[4096];
+    while (true) {
+        fds.clear();
+        fds.push_back({wakeFd_, POLLIN, 0});
+        bool missing = false;
+        for (conn &c : conns) {
+            if (c.fd < 0) {
+                open(c);
+            }
+            missing = missing || c.fd < 0;
+            fds.push_back({c.fd, static_cast<short>(c.connected ? POLLIN : POLLOUT), 0});
+        }
+        if (poll(fds.data(), fds.size(), missing ? 10 : 1000) < 0 && errno != EINTR) {
+            break;
+        }
+        if (fds[0].revents != 0) {
+            break;
+        }
+        for (size_t i = 0; i < conns.size(); ++i) {
+            conn &c = conns[i];
+            const short ev = fds[i + 1].revents;
+            if (c.fd < 0 || ev == 0) {
+                continue;
+            }
+            bool reopen = false;
+            if (!c.connected) {
+                int err = 0;
+                socklen_t len = sizeof(err);
+                getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+                reopen = err != 0 || (ev & (POLLERR | POLLHUP)) != 0;
+                c.connected = !reopen;
+            } else {
+                // Whatever the server sends is read; EOF or an error reopens.
+                const ssize_t n = recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT);
+                reopen = n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+            }
+            if (reopen) {
+                close(c.fd);
+                reconnects_.fetch_add(1);
+                open(c);
+            }
+        }
+    }
+    for (conn &c : conns) {
+        if (c.fd >= 0) {
+            close(c.fd);
+        }
+    }
 }
 
 std::vector<sample>

@@ -14,10 +14,12 @@
 #ifndef NIXL_TEST_UNIT_PROMETHEUS_PROM_TEST_UTILS_H
 #define NIXL_TEST_UNIT_PROMETHEUS_PROM_TEST_UTILS_H
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -124,6 +126,36 @@ canConnect(const char *ip, uint16_t port);
 /** GET path over HTTP/1.0 from ip:port: the body of a 200 answer, else nullopt. */
 std::optional<std::string>
 httpGet(const char *ip, uint16_t port, const char *path = "/metrics");
+
+/**
+ * @p n TCP connections to 127.0.0.1:@p port that never send a byte; each one the server closes,
+ * or that fails, is reopened at once, so the server always has @p n idle clients knocking.
+ * Runs on its own thread from construction to destruction (which closes them all).
+ */
+class idleFlood {
+public:
+    idleFlood(uint16_t port, size_t n);
+    ~idleFlood();
+    idleFlood(const idleFlood &) = delete;
+    idleFlood &
+    operator=(const idleFlood &) = delete;
+
+    /** Connections closed by the server (or failed) and reopened so far. */
+    uint64_t
+    reconnects() const noexcept {
+        return reconnects_.load();
+    }
+
+private:
+    void
+    run() noexcept;
+
+    uint16_t port_;
+    size_t n_;
+    int wakeFd_ = -1;
+    std::atomic<uint64_t> reconnects_{0};
+    std::thread thread_;
+};
 
 /** One sample line of the exposition format. */
 struct sample {

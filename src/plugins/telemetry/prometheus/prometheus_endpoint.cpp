@@ -4,26 +4,24 @@
  */
 #include "prometheus_endpoint.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
+#include <system_error>
 #include <utility>
 #include <vector>
 
 #include <prometheus/collectable.h>
-#include <prometheus/exposer.h>
+#include <prometheus/counter.h>
+#include <prometheus/registry.h>
+#include <prometheus/summary.h>
+#include <prometheus/text_serializer.h>
 
+#include "mp_http.h"
 #include "nixl_telemetry_exporter_sdk.h"
 #include "prometheus_config.h"
 
@@ -32,7 +30,7 @@ namespace {
 /**
  * What one port's /metrics serves: the series of every agent attached to it.
  * Thread safety: mutex_ guards the agent list; Collect runs on HTTP threads concurrently with
- * add/remove and never throws (an exception would unwind into civetweb).
+ * add/remove and never throws (a scrape answers with what it could collect).
  */
 class promCollector : public prometheus::Collectable {
 public:
@@ -85,64 +83,87 @@ private:
     std::vector<std::shared_ptr<const nixlPromAgentSeries>> agents_;
 };
 
-/** Opens and closes one TCP connection to 127.0.0.1:port. */
-void
-pokePort(uint16_t port) noexcept {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        return;
-    }
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    (void)::connect(fd, reinterpret_cast<const sockaddr *>(&sa), sizeof(sa));
-    ::close(fd);
-}
+/**
+ * The three series prometheus-cpp's Exposer added to every scrape, kept under the same names,
+ * help, type and quantiles so that dashboards of the endpoint itself still work.
+ * Thread safety: touched by the endpoint's server thread only.
+ */
+class promHttpStats {
+public:
+    promHttpStats()
+        : registry_(std::make_shared<prometheus::Registry>()),
+          bytes_(prometheus::BuildCounter()
+                     .Name("exposer_transferred_bytes_total")
+                     .Help("Transferred bytes to metrics services")
+                     .Register(*registry_)
+                     .Add({})),
+          scrapes_(prometheus::BuildCounter()
+                       .Name("exposer_scrapes_total")
+                       .Help("Number of times metrics were scraped")
+                       .Register(*registry_)
+                       .Add({})),
+          latencies_(prometheus::BuildSummary()
+                         .Name("exposer_request_latencies")
+                         .Help("Latencies of serving scrape requests, in microseconds")
+                         .Register(*registry_)
+                         .Add({},
+                              prometheus::Summary::Quantiles{
+                                  {0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})) {}
 
+    std::vector<prometheus::MetricFamily>
+    collect() const {
+        return registry_->Collect();
+    }
+
+    /** Counts one answered scrape; like the Exposer, after its body was made, so a scrape
+     *  shows the scrapes before it. */
+    void
+    record(size_t bodyBytes, std::chrono::steady_clock::time_point start) {
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now() - start);
+        latencies_.Observe(static_cast<double>(us.count()));
+        bytes_.Increment(static_cast<double>(bodyBytes));
+        scrapes_.Increment();
+    }
+
+private:
+    std::shared_ptr<prometheus::Registry> registry_;
+    prometheus::Counter &bytes_;
+    prometheus::Counter &scrapes_;
+    prometheus::Summary &latencies_;
+};
+
+/**
+ * One port's HTTP server and what it serves. The server is prometheus_mp's poll-driven one
+ * (mp_http.h), not prometheus-cpp's civetweb Exposer: civetweb gives each connection a worker
+ * thread until its request is read, so hundreds of idle clients that reconnect when closed
+ * queued every scrape behind them for seconds (issue 43 item 6), while one poll loop reads
+ * whichever connection has sent its request. The body is the Exposer's: the same families in
+ * the same order, written by prometheus-cpp's TextSerializer.
+ */
 struct endpoint_t {
     std::string address;
     uint16_t port = 0;
     std::shared_ptr<promCollector> collector;
-    std::unique_ptr<prometheus::Exposer> exposer;
+    promHttpStats stats;
+    nixlPromMp::nixlMpHttpServer server; // last: stopped (joined) before the rest is freed
 
     ~endpoint_t() {
-        // Stop the HTTP threads first: they may hold a reference to the collector.
-        stopServer();
+        server.stop();
     }
 
-    /**
-     * civetweb's listener thread looks at its stop flag only between polls of the listening
-     * socket, which time out every 2 s; once it has served a scrape, stopping takes that long
-     * unless a connection wakes it. So connect to our own port until the stop is done: agent
-     * destruction then takes milliseconds instead of up to 2 s.
-     */
+    /** The server thread's handler: one scrape. */
     void
-    stopServer() noexcept {
-        if (!exposer) {
-            return;
-        }
-        std::atomic<bool> stopped{false};
-        std::thread waker;
-        try {
-            waker = std::thread([&stopped, p = port] {
-                while (!stopped.load(std::memory_order_acquire)) {
-                    pokePort(p);
-                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-                }
-            });
-        }
-        catch (...) {
-            // No thread: the stop is merely slow.
-        }
-        exposer.reset();
-        stopped.store(true, std::memory_order_release);
-        if (waker.joinable()) {
-            waker.join();
-        }
+    serve(std::string &body) {
+        const auto start = std::chrono::steady_clock::now();
+        std::vector<prometheus::MetricFamily> families = stats.collect();
+        std::vector<prometheus::MetricFamily> agents = collector->Collect();
+        families.insert(families.end(), std::make_move_iterator(agents.begin()),
+                        std::make_move_iterator(agents.end()));
+        body.append(prometheus::TextSerializer().Serialize(families));
+        stats.record(body.size(), start);
     }
 };
-
 struct registry_t {
     std::mutex mutex;
     std::map<uint16_t, std::unique_ptr<endpoint_t>> endpoints;
@@ -154,27 +175,6 @@ registry() {
     // static destructors while its flush thread runs.
     static auto *r = new registry_t;
     return *r;
-}
-
-/** Why binding failed, from a bind of our own on the same address: strerror text. */
-std::string
-bindError(bool local, uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        return std::strerror(errno);
-    }
-    const int one = 1;
-    (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(port);
-    sa.sin_addr.s_addr = htonl(local ? INADDR_LOOPBACK : INADDR_ANY);
-    std::string why = "the HTTP server could not be started";
-    if (::bind(fd, reinterpret_cast<const sockaddr *>(&sa), sizeof(sa)) != 0) {
-        why = std::strerror(errno);
-    }
-    ::close(fd);
-    return why;
 }
 
 } // namespace
@@ -211,24 +211,22 @@ attach(const std::string &bindAddress,
     ep->port = port;
     ep->collector = std::make_shared<promCollector>();
     ep->collector->add(std::move(series));
-    try {
-        // civetweb 1.15 gives each connection a worker thread until its request is read, so
-        // the thread count and a whole-request timeout are what bound hostile clients: with
-        // 2 threads and the default 30 s, 2 silent connections took the endpoint down for 30 s.
-        // 80 workers (prespawned, idle in a condition wait) keep a scrape answered with 64
-        // silent connections open; 3 s bounds each of them.
-        ep->exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-            "listening_ports", bindAddress, "num_threads", "80", "request_timeout_ms", "3000",
-            "linger_timeout_ms", "0"});
-    }
-    catch (const std::exception &) {
-        const bool local = bindAddress.rfind("127.", 0) == 0;
-        throw nixlTelemetryExporterUnavailable(
+    const std::string host = bindAddress.substr(0, bindAddress.rfind(':'));
+    const auto unavailable = [&](const std::string &why) {
+        return nixlTelemetryExporterUnavailable(
             who + "cannot listen on " + bindAddress + " (" + nixlPromConfig::kPortVar + "=" +
-            std::to_string(port) + "): " + bindError(local, port) +
-            "; this agent runs without Prometheus export");
+            std::to_string(port) + "): " + why + "; this agent runs without Prometheus export");
+    };
+    if (const int err = ep->server.listenOn(host, port); err != 0) {
+        throw unavailable(std::strerror(err));
     }
-    ep->exposer->RegisterCollectable(ep->collector);
+    try {
+        endpoint_t *raw = ep.get();
+        ep->server.start([raw](std::string &body) { raw->serve(body); });
+    }
+    catch (const std::system_error &e) {
+        throw unavailable(std::string("no server thread: ") + e.what());
+    }
     reg.endpoints.emplace(port, std::move(ep));
 }
 

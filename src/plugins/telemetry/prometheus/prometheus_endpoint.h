@@ -7,14 +7,16 @@
  * @brief The process-wide /metrics endpoints: one HTTP server per port, shared by every agent
  *        of the process that exports on that port.
  *
- * An endpoint starts when the first agent attaches to its port and stops (its HTTP threads
+ * An endpoint starts when the first agent attaches to its port and stops (its HTTP thread
  * joined, the port closed) when the last one detaches; an agent's series disappear from the
- * next scrape once it has detached.
+ * next scrape once it has detached. The HTTP server is prometheus_mp's poll-driven one
+ * (mp_http.h): one thread, bounded per-connection deadlines and a connection cap, so idle or
+ * slow clients cannot hold a scrape out.
  *
  * Thread safety: attach and detach may be called from any thread; one process-wide mutex
  * serialises them, including the server start and stop, so an agent attaching while the last
- * one detaches never races the old server for the port. Scrapes (HTTP threads) take only the
- * endpoint's own list lock and each agent's value lock.
+ * one detaches never races the old server for the port. Scrapes (the HTTP thread) take only
+ * the endpoint's own list lock and each agent's value lock.
  */
 #ifndef NIXL_PLUGINS_TELEMETRY_PROMETHEUS_ENDPOINT_H
 #define NIXL_PLUGINS_TELEMETRY_PROMETHEUS_ENDPOINT_H
