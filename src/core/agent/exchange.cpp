@@ -269,7 +269,8 @@ nixlAgentInternals::etcdStats(const nixlAgent &agent) {
 #ifdef NIXL_HAVE_ETCD
     if (auto *e = dynamic_cast<nixlEtcdExchange *>(agent.data->central.get())) {
         const auto s = e->stats();
-        out = {true, s.published, s.fetched, s.peersInvalidated};
+        out = {true, s.published, s.fetched, s.peersInvalidated, s.fetchesStarted,
+               s.fetchAgentsStarted};
     }
 #endif
     (void)agent;

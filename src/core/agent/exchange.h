@@ -45,6 +45,8 @@ public:
         uint64_t published = 0;
         uint64_t fetched = 0;
         uint64_t peersInvalidated = 0;
+        uint64_t fetchesStarted = 0; ///< batches fetch threads took off the queue
+        uint64_t fetchAgentsStarted = 0; ///< agents in those batches
     };
     static etcd_stats_t
     etcdStats(const nixlAgent &agent);

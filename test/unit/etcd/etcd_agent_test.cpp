@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <memory>
 #include <signal.h>
 #include <spawn.h>
@@ -26,6 +27,7 @@
 
 #include "agent/exchange.h"
 #include "etcd_client.h"
+#include "etcd_exchange.h"
 #include "nixl.h"
 #include "../../common/etcd_server.h"
 #include "../../common/scoped_env.h"
@@ -329,6 +331,76 @@ TEST(EtcdAgentFrozen, DestructorIsBoundedWithOperationsQueuedToAFrozenServer) {
     // only scheduling delay adds: 10 s leaves a wide margin where the bug took 37 s or more.
     EXPECT_LT(took, std::chrono::seconds(10))
         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+}
+
+/**
+ * Destroys a on a thread of its own and waits for it at most bound: a destructor that hangs
+ * fails the test instead of the suite. On failure, thaw() lets the destructor finish.
+ */
+::testing::AssertionResult
+destroyedWithin(std::unique_ptr<nixlAgent> &a,
+                std::chrono::milliseconds bound,
+                const std::function<void()> &thaw,
+                std::chrono::milliseconds &took) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto done = std::async(std::launch::async, [&] {
+        a.reset();
+        return std::chrono::steady_clock::now() - t0;
+    });
+    if (done.wait_for(bound) != std::future_status::ready) {
+        thaw();
+        done.wait();
+        return ::testing::AssertionFailure()
+               << "~nixlAgent still running after " << bound.count() << " ms";
+    }
+    took = std::chrono::duration_cast<std::chrono::milliseconds>(done.get());
+    return ::testing::AssertionSuccess();
+}
+
+// Issue 43 item 5: with etcd frozen and fetches pending, every fetch thread waited a whole
+// request timeout for the namespace watch to be confirmed, one after the other (4.7 s for one
+// fetch, 119.7 s for two at a 60 s timeout). The shutdown ends those waits at once: the
+// destructor keeps to its 2 s budget (nixl_etcd_shutdown_budget) whatever the request timeout.
+TEST(EtcdAgentFrozen, DestructorIsBoundedWithFetchesPendingOnAFrozenServer) {
+    etcdCluster server(etcdCluster::options{});
+    scopedEnv ep("NIXL_ETCD_ENDPOINTS", server.endpoints().c_str());
+    scopedEnv ns("NIXL_ETCD_NAMESPACE", "/t-frozen-fetch/");
+    scopedEnv rt("NIXL_ETCD_REQUEST_TIMEOUT_MS", "60000");
+    nixlAgentConfig cfg = etcdAgentConfig();
+    cfg.etcdWatchTimeout = std::chrono::microseconds(60s);
+    auto a = makeAgent("A", cfg);
+    ASSERT_TRUE(idle(*a)); // the lease is granted: fetches are queued, not refused
+    server.freeze(0, true);
+    constexpr uint64_t fetches = 6;
+    for (uint64_t i = 0; i < fetches; ++i) {
+        ASSERT_EQ(a->fetchRemoteMD("peer" + std::to_string(i)), NIXL_SUCCESS);
+    }
+    // Every fetch thread busy (4), or every fetch taken: either way fetch threads are stuck in
+    // a wait on the frozen server, which the destructor must cut.
+    ASSERT_TRUE(waitFor([&] {
+        const auto s = nixlAgentInternals::etcdStats(*a);
+        return s.fetchesStarted >= 4 || s.fetchAgentsStarted == fetches;
+    }));
+    std::chrono::milliseconds took{0};
+    // 10x the budget: generous for a busy machine, far below the 60 s request timeout.
+    EXPECT_TRUE(destroyedWithin(a, 10 * nixl_etcd_shutdown_budget,
+                                [&] { server.freeze(0, false); }, took));
+    std::printf("~nixlAgent with %llu fetches pending on a frozen etcd: %lld ms\n",
+                static_cast<unsigned long long>(fetches), static_cast<long long>(took.count()));
+    server.freeze(0, false); // resumed before the cluster stops it
+}
+
+// A fetch waiting for a peer that never publishes (etcd answering) used to keep the destructor
+// until etcdWatchTimeout.
+TEST_F(EtcdAgent, DestructorDoesNotWaitForAPeerThatNeverPublishes) {
+    nixlAgentConfig cfg = etcdAgentConfig();
+    cfg.etcdWatchTimeout = std::chrono::microseconds(120s);
+    auto a = makeAgent("A", cfg);
+    ASSERT_TRUE(idle(*a));
+    ASSERT_EQ(a->fetchRemoteMD("nobody"), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return nixlAgentInternals::etcdStats(*a).fetchesStarted == 1; }));
+    std::chrono::milliseconds took{0};
+    EXPECT_TRUE(destroyedWithin(a, 10 * nixl_etcd_shutdown_budget, [] {}, took));
 }
 
 TEST(EtcdAgentCluster, AKilledMemberIsReplacedByAnotherEndpoint) {

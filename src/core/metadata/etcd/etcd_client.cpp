@@ -279,6 +279,29 @@ nixlEtcdClient::nixlEtcdClient(nixlEtcdConfig cfg)
 
 nixlEtcdClient::~nixlEtcdClient() = default;
 
+void
+nixlEtcdClient::setShutdownDeadline(std::chrono::steady_clock::time_point deadline) noexcept {
+    shutdownBy_.store(deadline.time_since_epoch().count(), std::memory_order_release);
+    std::lock_guard lock(wakersMutex_);
+    for (auto &[id, wake] : wakers_) {
+        wake();
+    }
+}
+
+uint64_t
+nixlEtcdClient::addShutdownWaker(std::function<void()> wake) {
+    std::lock_guard lock(wakersMutex_);
+    const uint64_t id = ++nextWaker_;
+    wakers_.emplace(id, std::move(wake));
+    return id;
+}
+
+void
+nixlEtcdClient::removeShutdownWaker(uint64_t id) noexcept {
+    std::lock_guard lock(wakersMutex_);
+    wakers_.erase(id);
+}
+
 std::string
 nixlEtcdClient::currentEndpoint() const {
     return cfg_.endpoints[preferred() % cfg_.endpoints.size()];

@@ -34,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -219,9 +220,26 @@ public:
      * timeout is cut to what is left), and none starts after it. Any thread.
      */
     void
-    setShutdownDeadline(std::chrono::steady_clock::time_point deadline) noexcept {
-        shutdownBy_.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
+    setShutdownDeadline(std::chrono::steady_clock::time_point deadline) noexcept;
+
+    /** True once setShutdownDeadline was called: waits on the server that are not requests
+     *  (a watch's confirmation, a fetch awaiting a peer) end at once instead of running into
+     *  the deadline; requests keep the deadline. */
+    bool
+    shuttingDown() const noexcept {
+        return shutdownBy_.load(std::memory_order_acquire) != 0;
     }
+
+    /**
+     * wake is called (on the thread of setShutdownDeadline, after shuttingDown() turned true)
+     * when the shutdown begins, so a thread waiting on a condition of its own re-checks
+     * shuttingDown(): it notifies under the waiter's mutex, which then cannot miss it. wake must
+     * not call back into the client. Returns the id for removeShutdownWaker.
+     */
+    uint64_t
+    addShutdownWaker(std::function<void()> wake);
+    void
+    removeShutdownWaker(uint64_t id) noexcept;
 
 private:
     friend class nixlEtcdWatch;
@@ -291,6 +309,9 @@ private:
     std::atomic<bool> authOff_{false};
     /** steady_clock ticks of the shutdown deadline; 0 while the agent lives. */
     std::atomic<std::chrono::steady_clock::rep> shutdownBy_{0};
+    std::mutex wakersMutex_;
+    std::map<uint64_t, std::function<void()>> wakers_;
+    uint64_t nextWaker_ = 0;
     std::unique_ptr<handlePool> pool_;
 };
 
@@ -325,7 +346,8 @@ public:
     nixlEtcdWatch &
     operator=(const nixlEtcdWatch &) = delete;
 
-    /** Waits until the server has confirmed the watch at least once; false on timeout/stop. */
+    /** Waits until the server has confirmed the watch at least once; false on timeout, stop or
+     *  the client's shutdown (nixlEtcdClient::shuttingDown). */
     bool
     waitCreated(std::chrono::milliseconds timeout);
 
@@ -366,6 +388,7 @@ private:
     bool created_ = false;
     int64_t createdRevision_ = 0;
     void *multi_ = nullptr; ///< CURLM of the current stream, for curl_multi_wakeup (under mutex_)
+    uint64_t wakeId_ = 0; ///< client shutdown waker: ends waitCreated when the agent goes
 
     // State of the current stream, used by the watch thread only.
     std::string buffer_; ///< bytes not yet split into messages

@@ -104,6 +104,8 @@ nixlEtcdExchange::fetchLoop() {
             fetches_.pop_front();
         }
         ++running_;
+        ++stats_.fetchesStarted;
+        stats_.fetchAgentsStarted += batch.size();
         lock.unlock();
         runFetches(batch);
         lock.lock();
@@ -309,6 +311,7 @@ nixlEtcdExchange::invalidateLocal(const nixl_opt_args_t *) {
 
 void
 nixlEtcdExchange::stop() noexcept {
+    std::chrono::steady_clock::time_point by;
     {
         std::lock_guard lock(mutex_);
         if (stopping_ && !worker_.joinable()) {
@@ -318,9 +321,13 @@ nixlEtcdExchange::stop() noexcept {
         fetches_.clear();
         // One budget for the whole shutdown, however many operations are queued.
         shutdownBy_ = std::chrono::steady_clock::now() + nixl_etcd_shutdown_budget;
-        if (md_ != nullptr) {
-            md_->client().setShutdownDeadline(shutdownBy_);
-        }
+        by = shutdownBy_;
+    }
+    // Outside mutex_: it wakes the running fetches' waits (watch confirmation, peers not
+    // published yet), which end at once; their requests end by the deadline. md_ is only
+    // reset below, by this thread.
+    if (md_ != nullptr) {
+        md_->client().setShutdownDeadline(by);
     }
     workCv_.notify_all();
     if (worker_.joinable()) {

@@ -50,6 +50,8 @@ public:
         uint64_t published = 0; ///< keys written (full and partial)
         uint64_t fetched = 0; ///< blobs fetched and loaded
         uint64_t peersInvalidated = 0; ///< peers dropped after their keys were deleted
+        uint64_t fetchesStarted = 0; ///< batches a fetch thread took off the queue
+        uint64_t fetchAgentsStarted = 0; ///< agents in those batches
     };
 
     /** Starts the worker, which grants the lease and writes our prefix key (no wait here).
@@ -63,8 +65,9 @@ public:
     fetchRemote(const std::string &agent, const nixl_opt_args_t *extra) override;
     nixl_status_t
     invalidateLocal(const nixl_opt_args_t *extra) override;
-    /** Finishes queued publishes and invalidations, abandons queued fetches, waits for running
-     *  ones, ends the watches and revokes the lease (our keys disappear at once). */
+    /** Finishes queued publishes and invalidations (within nixl_etcd_shutdown_budget), abandons
+     *  queued fetches, ends running ones (their waits at once, their requests by the budget),
+     *  ends the watches and revokes the lease (our keys disappear at once). */
     void
     stop() noexcept override;
 

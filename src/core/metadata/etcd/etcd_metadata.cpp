@@ -155,6 +155,27 @@ nixlEtcdMetadata::fetchMany(const std::vector<std::string> &agents,
         fetch_result_t r{agent, st, std::move(blob), rev};
         cb(r);
     };
+    // At the agent's shutdown nobody wants the answer: every agent not delivered yet gets
+    // NIXL_ERR_CANCELED, with one line for all of them.
+    std::vector<std::string> abandoned;
+    auto abandon = [&](const std::string &agent) {
+        abandoned.push_back(agent);
+        deliver(agent, NIXL_ERR_CANCELED, {}, 0);
+    };
+    auto sayAbandoned = [&] {
+        if (!abandoned.empty()) {
+            NIXL_INFO << "etcd: agent " << agent_ << ": " << abandoned.size()
+                      << " fetch(es) of label '" << label << "' abandoned (first: "
+                      << abandoned.front() << "): the agent is shutting down";
+        }
+    };
+    if (client_.shuttingDown()) {
+        for (const std::string &agent : agents) {
+            abandon(agent);
+        }
+        sayAbandoned();
+        return;
+    }
     // The deletion stream before the reads, so the revisions read are ones it covers and a
     // later watchAgent costs no request. Its failure is logged; the reads do not need it.
     ensurePeerWatch();
@@ -193,6 +214,10 @@ nixlEtcdMetadata::fetchMany(const std::vector<std::string> &agents,
             deliver(agent, NIXL_ERR_INVALID_PARAM, {}, 0);
             continue;
         }
+        if (client_.shuttingDown()) {
+            abandon(agent);
+            continue;
+        }
         keys.push_back(nixlEtcdAgentPrefix(client_.config().nameSpace, agent) +
                        std::string(label));
         names.push_back(agent);
@@ -201,7 +226,11 @@ nixlEtcdMetadata::fetchMany(const std::vector<std::string> &agents,
         }
     }
     flush();
-    if (pending.empty()) {
+    if (pending.empty() || client_.shuttingDown()) {
+        for (const auto &[key, p] : pending) {
+            abandon(p.agent);
+        }
+        sayAbandoned();
         return;
     }
 
@@ -237,11 +266,19 @@ nixlEtcdMetadata::fetchMany(const std::vector<std::string> &agents,
             cv.notify_all();
         },
         nixlEtcdWatch::filter_t::PUTS_ONLY);
+    // The agent's shutdown ends the wait for peers at once, whatever etcdWatchTimeout says.
+    const uint64_t waker = client_.addShutdownWaker([&] {
+        std::lock_guard lock(m);
+        cv.notify_all();
+    });
     while (left > 0) {
         std::vector<std::pair<std::string, nixlEtcdKv>> batch;
         {
             std::unique_lock lock(m);
-            if (!cv.wait_until(lock, deadline, [&] { return !arrived.empty(); })) {
+            if (!cv.wait_until(lock, deadline, [&] {
+                    return !arrived.empty() || client_.shuttingDown();
+                }) ||
+                arrived.empty()) {
                 break;
             }
             batch.swap(arrived);
@@ -251,18 +288,26 @@ nixlEtcdMetadata::fetchMany(const std::vector<std::string> &agents,
             deliver(agent, NIXL_SUCCESS, std::move(kv.value), kv.modRevision);
         }
     }
+    client_.removeShutdownWaker(waker);
     watch.stop();
     // Arrived between the deadline and the stop: found after all.
     for (auto &[agent, kv] : arrived) {
         deliver(agent, NIXL_SUCCESS, std::move(kv.value), kv.modRevision);
     }
+    const bool shutdown = client_.shuttingDown();
     for (const auto &[key, p] : pending) {
-        if (!p.arrived) {
+        if (p.arrived) {
+            continue;
+        }
+        if (shutdown) {
+            abandon(p.agent);
+        } else {
             NIXL_ERROR << "etcd: agent " << agent_ << ": " << key << " did not appear within "
                        << timeout.count() << " ms";
             deliver(p.agent, NIXL_ERR_NOT_FOUND, {}, 0);
         }
     }
+    sayAbandoned();
 }
 
 nixl_status_t
@@ -274,6 +319,11 @@ nixlEtcdMetadata::ensurePeerWatch() {
             return NIXL_SUCCESS;
         }
     }
+    // Each fetch thread used to wait here a whole request timeout, one after the other, while
+    // the agent was being destroyed: the shutdown ends the wait (waitCreated) and opens nothing.
+    if (client_.shuttingDown()) {
+        return NIXL_ERR_CANCELED;
+    }
     if (!peerWatch_) {
         peerWatch_ = std::make_unique<nixlEtcdWatch>(
             client_,
@@ -284,6 +334,9 @@ nixlEtcdMetadata::ensurePeerWatch() {
             nixlEtcdWatch::filter_t::DELETES_ONLY);
     }
     if (!peerWatch_->waitCreated(client_.config().requestTimeout)) {
+        if (client_.shuttingDown()) {
+            return NIXL_ERR_CANCELED;
+        }
         NIXL_ERROR << "etcd: agent " << agent_ << ": the watch of " << agentsPrefix_
                    << " was not confirmed within " << client_.config().requestTimeout.count()
                    << " ms; it keeps retrying (peers read meanwhile get watches of their own)";
@@ -354,6 +407,9 @@ nixlEtcdMetadata::watchAgent(const std::string &agent, int64_t fromRevision, pee
                    << "': the name is empty or contains '/'";
         return NIXL_ERR_INVALID_PARAM;
     }
+    if (client_.shuttingDown()) {
+        return NIXL_ERR_CANCELED; // nobody will hear of the peer's deletions any more
+    }
     const nixl_status_t st = ensurePeerWatch();
     std::unique_ptr<nixlEtcdWatch> old;
     {
@@ -400,6 +456,9 @@ nixlEtcdMetadata::watchAgent(const std::string &agent, int64_t fromRevision, pee
         ++ownWatchCount_;
     }
     old.reset();
+    if (!created && client_.shuttingDown()) {
+        return NIXL_ERR_CANCELED;
+    }
     if (!created) {
         NIXL_ERROR << "etcd: agent " << agent_ << ": watch of agent " << agent
                    << " not confirmed within " << client_.config().requestTimeout.count()

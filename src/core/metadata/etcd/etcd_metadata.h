@@ -111,6 +111,8 @@ public:
      * fetch of several agents at once: one read request per nixl_etcd_max_batch_keys agents,
      * and one watch for all those not published yet. cb gets each agent's result on the calling
      * thread as soon as it is known (found ones first); returns when every agent got one.
+     * Once the client's shutdown began (nixlEtcdClient::setShutdownDeadline) it waits for
+     * nothing: agents not delivered yet get NIXL_ERR_CANCELED (one INFO line for all).
      */
     void
     fetchMany(const std::vector<std::string> &agents,
@@ -122,7 +124,8 @@ public:
      * Calls cb for every deletion under agent's prefix after fromRevision (0 = from now): on the
      * shared namespace stream when it covers fromRevision (no request), else on a watch of its
      * own. Replaces an existing watch of that agent. NIXL_ERR_BACKEND when the server did not
-     * confirm the stream within the request timeout (it keeps retrying).
+     * confirm the stream within the request timeout (it keeps retrying); NIXL_ERR_CANCELED
+     * once the client's shutdown began (no wait).
      */
     nixl_status_t
     watchAgent(const std::string &agent, int64_t fromRevision, peer_event_cb_t cb);

@@ -30,11 +30,16 @@ nixlEtcdWatch::nixlEtcdWatch(nixlEtcdClient &client,
       nextRevision_(startRevision),
       cb_(std::move(cb)),
       filter_(filter) {
+    wakeId_ = client_.addShutdownWaker([this] {
+        std::lock_guard lock(mutex_);
+        cv_.notify_all();
+    });
     thread_ = std::thread([this] { run(); });
 }
 
 nixlEtcdWatch::~nixlEtcdWatch() {
     stop();
+    client_.removeShutdownWaker(wakeId_);
 }
 
 void
@@ -55,7 +60,9 @@ nixlEtcdWatch::stop() {
 bool
 nixlEtcdWatch::waitCreated(std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
-    cv_.wait_for(lock, timeout, [this] { return created_ || stopping_; });
+    // The agent's shutdown ends the wait at once: nobody needs the confirmation any more.
+    cv_.wait_for(lock, timeout,
+                 [this] { return created_ || stopping_ || client_.shuttingDown(); });
     return created_;
 }
 
