@@ -30,6 +30,7 @@
 #include "etcd_exchange.h"
 #include "nixl.h"
 #include "../../common/etcd_server.h"
+#include "../../common/log_capture.h"
 #include "../../common/scoped_env.h"
 
 extern char **environ;
@@ -172,8 +173,16 @@ TEST_F(EtcdAgent, PartialMetadataGoesUnderTheCallersLabel) {
     nixlAgent &a = *ap;
     nixl_reg_dlist_t none(DRAM_SEG);
     nixl_opt_args_t extra;
-    // Without a label there is no key to write.
-    EXPECT_EQ(a.sendLocalPartialMD(none, &extra), NIXL_ERR_INVALID_PARAM);
+    // Without a label there is no key to write (NIXL 1.4: INVALID_PARAM), one line says so.
+    {
+        nixl_test::stderrCapture cap;
+        EXPECT_EQ(a.sendLocalPartialMD(none, &extra), NIXL_ERR_INVALID_PARAM);
+        EXPECT_EQ(a.sendLocalPartialMD(none, nullptr), NIXL_ERR_INVALID_PARAM);
+        const std::string log = cap.stop();
+        const auto lines = nixl_test::errorLines(log);
+        ASSERT_EQ(lines.size(), 2u) << log;
+        EXPECT_NE(lines[0].find("metadataLabel"), std::string::npos) << lines[0];
+    }
     extra.metadataLabel = "conn";
     extra.includeConnInfo = true;
     ASSERT_EQ(a.sendLocalPartialMD(none, &extra), NIXL_SUCCESS);
@@ -194,6 +203,128 @@ TEST_F(EtcdAgent, PartialMetadataGoesUnderTheCallersLabel) {
     std::vector<nixlEtcdKv> left;
     ASSERT_EQ(raw.getPrefix(ns_ + "/A/", left), NIXL_SUCCESS);
     EXPECT_TRUE(left.empty());
+}
+
+/** src registers one buffer; its descriptors as a registration and as a transfer list. */
+struct srcBuffer {
+    std::vector<uint8_t> bytes = std::vector<uint8_t>(4096, 0x3c);
+    nixl_reg_dlist_t reg{DRAM_SEG};
+    nixl_xfer_dlist_t xfer{DRAM_SEG};
+
+    srcBuffer() {
+        const auto addr = reinterpret_cast<uintptr_t>(bytes.data());
+        reg.addDesc(nixlBlobDesc(addr, bytes.size(), 0, ""));
+        xfer.addDesc(nixlBasicDesc(addr, bytes.size(), 0));
+    }
+};
+
+// Issue 43 item 2: fetchRemoteMD read "<ns>/src/metadata" whatever the label, so a partial
+// publish under "conn_info" was never loaded. NIXL 1.4 reads (get, then watch) the caller's
+// label, "metadata" when it gives none.
+TEST_F(EtcdAgent, APartialPublishUnderALabelIsFetchedUnderThatLabel) {
+    auto srcp = makeAgent("src");
+    auto dstp = makeAgent("dst");
+    nixlAgent &src = *srcp;
+    nixlAgent &dst = *dstp;
+    srcBuffer buf;
+    ASSERT_EQ(src.registerMem(buf.reg), NIXL_SUCCESS);
+    nixl_opt_args_t label;
+    label.metadataLabel = "conn_info";
+    label.includeConnInfo = true;
+
+    // Fetch first: the watch waits for the label's key, not for "metadata".
+    ASSERT_EQ(dst.fetchRemoteMD("src", &label), NIXL_SUCCESS);
+    ASSERT_EQ(src.sendLocalPartialMD(buf.reg, &label), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return dst.checkRemoteMD("src", buf.xfer) == NIXL_SUCCESS; }));
+
+    // Only the label's key was written: nothing under "metadata".
+    nixlEtcdClient raw(rawConfig(server_->endpoints(), ns_));
+    std::optional<nixlEtcdKv> kv;
+    ASSERT_EQ(raw.get(ns_ + "/src/conn_info", kv), NIXL_SUCCESS);
+    ASSERT_TRUE(kv.has_value());
+    ASSERT_EQ(raw.get(ns_ + "/src/metadata", kv), NIXL_SUCCESS);
+    EXPECT_FALSE(kv.has_value());
+
+    // Get path: the key exists when a third agent asks for it.
+    auto thirdp = makeAgent("third");
+    nixlAgent &third = *thirdp;
+    ASSERT_EQ(third.fetchRemoteMD("src", &label), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return third.checkRemoteMD("src", buf.xfer) == NIXL_SUCCESS; }));
+
+    // invalidateLocalMD removes every label (the whole prefix, as NIXL): both readers drop src.
+    ASSERT_EQ(src.invalidateLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return !loaded(dst, "src") && !loaded(third, "src"); }));
+    std::vector<nixlEtcdKv> left;
+    ASSERT_EQ(raw.getPrefix(ns_ + "/src/", left), NIXL_SUCCESS);
+    EXPECT_TRUE(left.empty());
+    ASSERT_EQ(src.deregisterMem(buf.reg), NIXL_SUCCESS);
+}
+
+// The label "metadata" is NIXL's default; a partial publish may use it too (NIXL does not
+// refuse it): the partial blob is then what a default fetch reads.
+TEST_F(EtcdAgent, APartialPublishUnderTheDefaultLabelIsReadByADefaultFetch) {
+    auto srcp = makeAgent("src");
+    auto dstp = makeAgent("dst");
+    srcBuffer buf;
+    ASSERT_EQ(srcp->registerMem(buf.reg), NIXL_SUCCESS);
+    nixl_opt_args_t label;
+    label.metadataLabel = "metadata";
+    label.includeConnInfo = true;
+    ASSERT_EQ(srcp->sendLocalPartialMD(buf.reg, &label), NIXL_SUCCESS);
+    ASSERT_EQ(dstp->fetchRemoteMD("src"), NIXL_SUCCESS); // no extra_params: "metadata"
+    ASSERT_TRUE(waitFor([&] { return dstp->checkRemoteMD("src", buf.xfer) == NIXL_SUCCESS; }));
+    nixl_opt_args_t empty; // an empty label is the default too
+    auto thirdp = makeAgent("third");
+    ASSERT_EQ(thirdp->fetchRemoteMD("src", &empty), NIXL_SUCCESS);
+    ASSERT_TRUE(
+        waitFor([&] { return thirdp->checkRemoteMD("src", buf.xfer) == NIXL_SUCCESS; }));
+    ASSERT_EQ(srcp->deregisterMem(buf.reg), NIXL_SUCCESS);
+}
+
+// A label nobody wrote: the fetch times out with one ERROR line naming the label's key (it used
+// to name "<ns>/B/metadata", which existed).
+TEST_F(EtcdAgent, AFetchOfALabelNobodyWroteNamesTheLabelsKey) {
+    nixlAgentConfig shortWait = etcdAgentConfig();
+    shortWait.etcdWatchTimeout = std::chrono::microseconds(300ms);
+    auto ap = makeAgent("A", shortWait);
+    auto bp = makeAgent("B");
+    ASSERT_EQ(bp->sendLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(idle(*bp));
+    ASSERT_TRUE(idle(*ap)); // A's lease grant is not part of what is captured
+    nixl_opt_args_t label;
+    label.metadataLabel = "no_such_label";
+    std::string log;
+    {
+        nixl_test::stderrCapture cap;
+        ASSERT_EQ(ap->fetchRemoteMD("B", &label), NIXL_SUCCESS);
+        ASSERT_TRUE(idle(*ap));
+        log = cap.stop();
+    }
+    EXPECT_TRUE(nixl_test::oneErrorLine(log, {ns_ + "/B/no_such_label", "did not appear"}));
+    EXPECT_EQ(log.find(ns_ + "/B/metadata"), std::string::npos) << log;
+    EXPECT_FALSE(loaded(*ap, "B"));
+    EXPECT_EQ(nixlAgentInternals::etcdStats(*ap).fetched, 0u);
+}
+
+// P2P has no labels (NIXL documents the label for the central store only): a fetch with one
+// still asks the listener for the full metadata.
+TEST_F(EtcdAgent, AP2PFetchIgnoresTheLabelAndLoadsTheFullMetadata) {
+    nixlAgentConfig cfg = etcdAgentConfig();
+    cfg.useListenThread = true;
+    cfg.listenPort = 0;
+    auto ap = makeAgent("A", cfg);
+    auto bp = makeAgent("B", cfg);
+    srcBuffer buf;
+    ASSERT_EQ(bp->registerMem(buf.reg), NIXL_SUCCESS);
+    nixl_opt_args_t to;
+    to.ipAddr = "127.0.0.1";
+    to.port = nixlAgentInternals::p2pPort(*bp);
+    to.metadataLabel = "conn_info";
+    ASSERT_EQ(ap->fetchRemoteMD("B", &to), NIXL_SUCCESS);
+    ASSERT_TRUE(waitFor([&] { return ap->checkRemoteMD("B", buf.xfer) == NIXL_SUCCESS; }));
+    // Nothing went through etcd.
+    EXPECT_EQ(nixlAgentInternals::etcdStats(*ap).fetchAgentsStarted, 0u);
+    ASSERT_EQ(bp->deregisterMem(buf.reg), NIXL_SUCCESS);
 }
 
 TEST_F(EtcdAgent, AValueThatIsNotABlobIsRefusedAndNothingLoaded) {

@@ -95,19 +95,26 @@ nixlEtcdExchange::fetchLoop() {
         if (stopping_) {
             return;
         }
-        // Everything queued, in one read: N fetches cost one request, not N.
+        // Everything queued under the first one's label, in one read: N fetches cost one
+        // request, not N. Other labels stay queued, in order, for the next round.
+        const std::string label = fetches_.front().label;
         std::vector<std::string> batch;
-        while (!fetches_.empty() && batch.size() < nixl_etcd_max_batch_keys) {
-            if (std::find(batch.begin(), batch.end(), fetches_.front()) == batch.end()) {
-                batch.push_back(std::move(fetches_.front()));
+        for (auto it = fetches_.begin();
+             it != fetches_.end() && batch.size() < nixl_etcd_max_batch_keys;) {
+            if (it->label != label) {
+                ++it;
+                continue;
             }
-            fetches_.pop_front();
+            if (std::find(batch.begin(), batch.end(), it->agent) == batch.end()) {
+                batch.push_back(std::move(it->agent));
+            }
+            it = fetches_.erase(it);
         }
         ++running_;
         ++stats_.fetchesStarted;
         stats_.fetchAgentsStarted += batch.size();
         lock.unlock();
-        runFetches(batch);
+        runFetches(batch, label);
         lock.lock();
         --running_;
         noteDoneLocked();
@@ -165,15 +172,18 @@ nixlEtcdExchange::checkLink(const char *what) {
 nixl_status_t
 nixlEtcdExchange::sendLocal(const std::string &blob, bool partial, const nixl_opt_args_t *extra) {
     const char *what = partial ? "sendLocalPartialMD" : "sendLocalMD";
+    // As NIXL 1.4: the full metadata always goes under "metadata" (metadataLabel is not read),
+    // a partial one under the caller's label, which it must give. Any other label is NIXL's
+    // too, "metadata" (the partial blob replaces the full one) and '/' (a deeper key, still
+    // under our prefix: invalidateLocalMD removes it) included.
     std::string label = nixl_etcd_metadata_label;
     if (partial) {
         label = extra != nullptr ? extra->metadataLabel : "";
-        if (label.empty() || label == nixl_etcd_metadata_label ||
-            label.find('/') != std::string::npos) {
-            NIXL_ERROR << "agent " << agent_ << ": sendLocalPartialMD to etcd needs "
-                       << "extra_params->metadataLabel, not empty, not \""
-                       << nixl_etcd_metadata_label << "\" and without '/' (got \"" << label
-                       << "\")";
+        if (label.empty()) {
+            NIXL_ERROR << "agent " << agent_
+                       << ": sendLocalPartialMD to etcd needs extra_params->metadataLabel (the "
+                          "key's last part, "
+                       << md_->prefix() << "<label>); none given";
             return NIXL_ERR_INVALID_PARAM;
         }
     }
@@ -200,7 +210,7 @@ nixlEtcdExchange::sendLocal(const std::string &blob, bool partial, const nixl_op
 }
 
 nixl_status_t
-nixlEtcdExchange::fetchRemote(const std::string &agent, const nixl_opt_args_t *) {
+nixlEtcdExchange::fetchRemote(const std::string &agent, const nixl_opt_args_t *extra) {
     if (agent.empty() || agent.find('/') != std::string::npos) {
         NIXL_ERROR << "agent " << agent_ << ": fetchRemoteMD: agent name '" << agent
                    << "' cannot be an etcd key (empty or contains '/')";
@@ -215,15 +225,19 @@ nixlEtcdExchange::fetchRemote(const std::string &agent, const nixl_opt_args_t *)
             NIXL_ERROR << "agent " << agent_ << ": etcd exchange is stopping; request dropped";
             return NIXL_ERR_NOT_ALLOWED;
         }
-        fetches_.push_back(agent);
+        // NIXL 1.4: the caller's label, "metadata" when it gives none.
+        fetches_.push_back(fetch_req_t{agent,
+                                       extra != nullptr && !extra->metadataLabel.empty() ?
+                                           extra->metadataLabel :
+                                           std::string(nixl_etcd_metadata_label)});
     }
     workCv_.notify_all();
     return NIXL_SUCCESS;
 }
 
 void
-nixlEtcdExchange::runFetches(const std::vector<std::string> &agents) {
-    md_->fetchMany(agents, nixl_etcd_metadata_label, watchTimeout_,
+nixlEtcdExchange::runFetches(const std::vector<std::string> &agents, const std::string &label) {
+    md_->fetchMany(agents, label, watchTimeout_,
                    [this](nixlEtcdMetadata::fetch_result_t &r) { loadFetched(r); });
 }
 

@@ -104,8 +104,14 @@ private:
     /** SUCCESS when the store is reachable as far as we know, else one ERROR line for what. */
     nixl_status_t
     checkLink(const char *what);
+    /** One queued fetchRemoteMD: whose key, under which label. */
+    struct fetch_req_t {
+        std::string agent;
+        std::string label;
+    };
+
     void
-    runFetches(const std::vector<std::string> &agents);
+    runFetches(const std::vector<std::string> &agents, const std::string &label);
     void
     loadFetched(nixlEtcdMetadata::fetch_result_t &r);
     void
@@ -128,7 +134,7 @@ private:
     std::condition_variable workCv_;
     std::condition_variable idleCv_;
     std::deque<task_t> ordered_;
-    std::deque<std::string> fetches_; ///< agents to fetch
+    std::deque<fetch_req_t> fetches_; ///< fetches not started yet, in call order
     size_t running_ = 0;
     bool stopping_ = false;
     std::chrono::steady_clock::time_point shutdownBy_{}; ///< mutex_; set by stop()
