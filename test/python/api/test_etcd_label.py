@@ -18,15 +18,15 @@ from nixl_test_util import poll, unique
 N = 4096
 
 
-def test_agent(prefix):
+def make_agent(prefix):
     return nixl_agent(unique(prefix), nixl_agent_config(backends=["TEST"]))
 
 
 @unittest.skipUnless(os.environ.get("NIXL_ETCD_ENDPOINTS"), "needs NIXL_ETCD_ENDPOINTS")
 class EtcdLabel(unittest.TestCase):
     def test_partial_metadata_under_a_label_is_fetched_under_that_label(self):
-        src = test_agent("src")
-        dst = test_agent("dst")
+        src = make_agent("src")
+        dst = make_agent("dst")
         buf = np.arange(N, dtype=np.uint8)
         reg = src.register_memory([(buf.ctypes.data, N, 0, "")], "DRAM")
         src.send_partial_agent_metadata(reg, inc_conn_info=True, label="conn_info")
@@ -39,7 +39,7 @@ class EtcdLabel(unittest.TestCase):
         src.deregister_memory(reg)
 
     def test_a_partial_send_without_a_label_is_refused(self):
-        src = test_agent("src")
+        src = make_agent("src")
         with self.assertRaises(nb.nixlInvalidParamError):
             src.send_partial_agent_metadata([], inc_conn_info=True)
 
