@@ -41,7 +41,8 @@ struct nixlAgentConfig {
     bool captureTelemetry = kDefaultCaptureTelemetry;
     /** Progress-thread polling delay, microseconds. */
     uint64_t pthrDelay = kDefaultPthrDelayUs;
-    /** Listener-thread polling delay, microseconds. */
+    /** Accepted for compatibility and not used: the metadata thread sleeps in poll() until
+     *  something happens instead of polling (docs/metadata.md). */
     uint64_t lthrDelay = kDefaultLthrDelayUs;
     /** How long fetchRemoteMD watches an etcd key that is not there yet. */
     std::chrono::microseconds etcdWatchTimeout = kDefaultEtcdWatchTimeout;

@@ -13,12 +13,10 @@
 #include <tuple>
 
 #include "agent/agent_data.h"
-#include "agent/agent_internal.h"
 #include "agent/exchange.h"
 #include "common/nixl_log.h"
 #include "config/config.h"
 #include "metadata/md_blob.h"
-#include "nixl_plugin_config_parse.h"
 #include "nixl_plugin_names.h"
 
 using nixlEnumStrings::memTypeStr;
@@ -76,11 +74,6 @@ telemetryWanted(const std::string &agent, const nixlAgentConfig &cfg) {
 }
 
 } // namespace
-
-bool
-nixlParseBool(std::string_view text, bool &out) noexcept {
-    return nixlConfigParse::parseBool(text, out);
-}
 
 nixlAgentData::nixlAgentData(const std::string &agent_name, const nixlAgentConfig &cfg)
     : name(agent_name),

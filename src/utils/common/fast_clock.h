@@ -7,10 +7,10 @@
  * @brief Cheap monotonic timestamps for per-request timing on the transfer path.
  *
  * Per-request telemetry (getXferTelemetry, the post-time and transfer-time events) needs three
- * timestamps per transfer. std::chrono::steady_clock::now() costs 45-50 ns on the KVM guests we
- * measure on, which is 7% of a 2 us 4 KiB transfer; reading the CPU's time-stamp counter costs
- * about half. So, when it is safe, the hot path takes raw TSC ticks and converts them to
- * microseconds only when a duration is reported.
+ * timestamps per transfer. std::chrono::steady_clock::now() costs 10-23 ns on a kvm-clock guest
+ * (its vDSO path), against 1-1.5 ns for a read of the CPU's time-stamp counter (telemetry_cost's
+ * "timestamp cost" line; figures in benchmark/README.md). So, when it is safe, the hot path takes
+ * raw TSC ticks and converts them to microseconds only when a duration is reported.
  *
  * Safe means: x86-64, the CPU says its TSC is invariant (CPUID 0x80000007 EDX bit 8, it ticks at
  * a constant rate through frequency and sleep states), and the kernel itself uses "tsc" as its

@@ -31,7 +31,7 @@ crcTable() {
 
 constexpr std::array<uint32_t, 256> crc_table = crcTable();
 
-/** Longer than any name ucx_regtable.cpp makes. */
+/** Longer than any name nixlReg::nixlRegTable::create makes (src/utils/regtable). */
 constexpr size_t max_table_name = 255;
 /** Magic, version, flags. */
 constexpr size_t head_size = 8;
