@@ -24,7 +24,9 @@
 # every test repeated: meson test --repeat $NIXL_STRESS_REPEAT (default 3) with
 # --timeout-multiplier $NIXL_STRESS_TIMEOUT_MULTIPLIER (default 4). The burners are killed
 # by a trap however the script ends. No fuzz, ThreadSanitizer or install step. Same summary.
-# NIXL_STRESS_HOGS overrides the number of burners (default: nproc). CI keeps the normal lane.
+# NIXL_STRESS_HOGS overrides the number of burners (default: nproc). The model test
+# (agent_model) runs NIXL_MODEL_SEQUENCES (default here 30000, normal lane 10000) sequences.
+# CI keeps the normal lane.
 set -uo pipefail
 
 stress=0
@@ -365,6 +367,8 @@ if [ "$build_ok" -eq 1 ] && [ "$stress" -eq 1 ]; then
     multiplier=${NIXL_STRESS_TIMEOUT_MULTIPLIER:-4}
     hogs=${NIXL_STRESS_HOGS:-$(nproc)}
     banner "stress: meson test -C build --repeat $repeat (all suites except fuzz), $hogs CPU burner(s)"
+    # The model test runs three times its normal-lane sequences (docs/testing.md).
+    export NIXL_MODEL_SEQUENCES=${NIXL_MODEL_SEQUENCES:-30000}
     start_hogs "$hogs"
     run_meson_test "stress" build --no-suite fuzz --no-rebuild --repeat "$repeat" \
         --timeout-multiplier "$multiplier"
