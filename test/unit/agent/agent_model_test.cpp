@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -38,6 +39,7 @@ constexpr size_t model_buf_len = 64;
 constexpr uint64_t model_base_seed = 0x4e49584c0000ULL;
 constexpr int model_default_sequences = 10000;
 constexpr int model_default_steps = 50;
+constexpr int model_ucx_sequences = 100;
 
 /** Registrable ranges of each buffer: all of it, both halves, and a middle one overlapping
  *  both halves; [0,64) and [0,32) share their address with different lengths. */
@@ -203,8 +205,8 @@ struct modelPeerView {
 struct modelAgent {
     std::string name;
     bool async = false;
+    std::vector<testBuffer> bufs; ///< before agent: the agent goes first, then its memory
     std::unique_ptr<nixlAgent> agent;
-    std::vector<testBuffer> bufs;
     std::array<std::vector<uint8_t>, model_buf_count> mem; ///< expected contents
     std::map<int, uint64_t> regs;                          ///< live: range -> registration id
     std::array<modelPeerView, model_agent_count> views;
@@ -245,13 +247,35 @@ sideStr(const Side &s) {
     return out;
 }
 
+/**
+ * What the model needs to know of the backend under test. TEST completes deterministically
+ * (the model counts its polls); others complete when they do, so the model waits for each
+ * posted request inside the post step and polls getNotifs until what is due arrived.
+ */
+struct modelBackend {
+    const char *type;
+    bool exactPolls;          ///< TEST: A0 async with async_polls=1, polls modelled exactly
+    nixl_status_t goneStatus; ///< a copy into a deregistered remote registration
+};
+
+constexpr modelBackend model_test_backend{"TEST", true, NIXL_ERR_BACKEND};
+/** docs/backends/ucx.md: a stale remote key is NOT_FOUND, nothing more is copied. */
+constexpr modelBackend model_ucx_backend{"UCX", false, NIXL_ERR_NOT_FOUND};
+
+/** Deadline for a transfer or a notification of a backend that completes on its own. */
+constexpr auto model_wait = std::chrono::seconds(30);
+
 /** How often each call returned each status, over all sequences of a run. */
 using modelStats = std::map<std::string, std::map<std::string, uint64_t>>;
 
 /** One random sequence: the agents, the model, the steps taken so far. */
 class modelRun {
 public:
-    modelRun(uint64_t seed, modelStats &stats) : seed_(seed), rng_(seed), stats_(stats) {}
+    modelRun(const modelBackend &be, uint64_t seed, modelStats &stats)
+        : be_(be),
+          seed_(seed),
+          rng_(seed),
+          stats_(stats) {}
 
     /** Runs up to steps steps; false with failure() set when the agent left the model. */
     bool
@@ -304,16 +328,18 @@ private:
             m.name = "A" + std::to_string(a);
             // A0 completes asynchronously (one poll answered IN_PROG, the copy at the next);
             // the others complete inside postXferReq.
-            m.async = a == 0;
-            m.agent = std::make_unique<nixlAgent>(m.name, nixlAgentConfig());
+            m.async = be_.exactPolls && a == 0;
+            // Backends that complete on their own get a progress thread: the model polls only
+            // the initiator, and an in-process peer must progress to finish a transfer.
+            m.agent = std::make_unique<nixlAgent>(m.name, nixlAgentConfig(!be_.exactPolls));
             nixl_b_params_t params;
             if (m.async) {
                 params = {{"async", "true"}, {"async_polls", "1"}};
             }
             nixlBackendH *h = nullptr;
-            nixl_status_t st = m.agent->createBackend("TEST", params, h);
+            nixl_status_t st = m.agent->createBackend(be_.type, params, h);
             if (st != NIXL_SUCCESS) {
-                failure_ = "createBackend(TEST) for " + m.name + ": " +
+                failure_ = std::string("createBackend(") + be_.type + ") for " + m.name + ": " +
                     nixlEnumStrings::statusStr(st);
                 return;
             }
@@ -476,7 +502,7 @@ private:
         for (const auto &cands : q.remote.cands) {
             statusSet one;
             for (const remoteCand &c : cands) {
-                one.add(agents_[q.peer].live(c.id) ? NIXL_SUCCESS : NIXL_ERR_BACKEND);
+                one.add(agents_[q.peer].live(c.id) ? NIXL_SUCCESS : be_.goneStatus);
             }
             per.push_back(one);
         }
@@ -1158,6 +1184,14 @@ private:
             }
             return true;
         }
+        if (st == NIXL_IN_PROG && !be_.exactPolls) {
+            // Completes on its own: awaited here, so no request runs across steps.
+            auto deadline = std::chrono::steady_clock::now() + model_wait;
+            while (st == NIXL_IN_PROG && std::chrono::steady_clock::now() < deadline) {
+                st = m.agent->getXferStatus(q.h);
+            }
+            log_.back() += " = NIXL_IN_PROG, then getXferStatus";
+        }
         q.running = true; // for settleCopy: the copy happened inside the post
         settleCopy(y, q, copyOutcome(q), st);
         if (failure_.empty()) {
@@ -1247,6 +1281,26 @@ private:
         return true;
     }
 
+    /** Every required notification of m's inbox is in got (counting repeats). */
+    bool
+    allDue(const modelAgent &m, const nixl_notifs_t &got) const {
+        std::map<std::pair<std::string, std::string>, long> need;
+        for (const modelNotif &n : m.inbox) {
+            if (n.required) {
+                ++need[{agents_[n.from].name, n.msg}];
+            }
+        }
+        for (const auto &[sender, msgs] : got) {
+            for (const std::string &msg : msgs) {
+                auto it = need.find({sender, msg});
+                if (it != need.end()) {
+                    --it->second;
+                }
+            }
+        }
+        return std::all_of(need.begin(), need.end(), [](const auto &e) { return e.second <= 0; });
+    }
+
     bool
     doGetNotifs(int y) {
         modelAgent &m = agents_[y];
@@ -1254,6 +1308,16 @@ private:
         nixl_notifs_t got;
         if (!expect({NIXL_SUCCESS}, m.agent->getNotifs(got))) {
             return true;
+        }
+        if (!be_.exactPolls) {
+            // Delivered when the backend gets to it: poll (appending) until all due are in.
+            auto deadline = std::chrono::steady_clock::now() + model_wait;
+            while (!allDue(m, got) && std::chrono::steady_clock::now() < deadline) {
+                if (m.agent->getNotifs(got) != NIXL_SUCCESS) {
+                    failure_ = "getNotifs failed while waiting for notifications";
+                    return true;
+                }
+            }
         }
         // Every delivered message must be pending, each once, and in its sender's order; the
         // TEST backend delivers synchronously, so every required one must be there.
@@ -1306,6 +1370,7 @@ private:
         return true;
     }
 
+    const modelBackend &be_;
     uint64_t seed_;
     std::mt19937_64 rng_;
     modelStats &stats_;
@@ -1393,13 +1458,12 @@ TEST_F(agentModelTest, ReRegisteredBufferResolvesToNewMetadata) {
 }
 
 /**
- * Thousands of random sequences (NIXL_MODEL_SEQUENCES, default model_default_sequences; steps
- * each NIXL_MODEL_STEPS). NIXL_MODEL_SEED=<seed> runs that one sequence. The first failing
- * sequence stops the test and prints its seed, its steps and the agents' log lines.
+ * Runs sequences (or the one of NIXL_MODEL_SEED) over backend be; the first failing sequence
+ * stops the run and prints its seed, its steps and the agents' last log lines. Returns the
+ * statuses seen.
  */
-TEST_F(agentModelTest, RandomSequences) {
-    const uint64_t sequences = envCount("NIXL_MODEL_SEQUENCES", model_default_sequences);
-    const int steps = static_cast<int>(envCount("NIXL_MODEL_STEPS", model_default_steps));
+modelStats
+runSequences(const modelBackend &be, uint64_t sequences, int steps) {
     const char *replay = std::getenv("NIXL_MODEL_SEED");
     std::vector<uint64_t> seeds;
     if (replay != nullptr && *replay != '\0') {
@@ -1417,11 +1481,14 @@ TEST_F(agentModelTest, RandomSequences) {
         {
             // The agents log one line per error status, which these sequences produce by the
             // hundred: kept only for a failing sequence.
+            // The agents go before the capture ends: what they log when they go is theirs.
             stderrCapture capture;
-            modelRun run(seed, stats);
-            ok = run.run(steps);
-            if (!ok || replay != nullptr) {
-                report = run.report();
+            {
+                modelRun run(be, seed, stats);
+                ok = run.run(steps);
+                if (!ok || replay != nullptr) {
+                    report = run.report();
+                }
             }
             log = capture.stop();
         }
@@ -1438,10 +1505,10 @@ TEST_F(agentModelTest, RandomSequences) {
             for (size_t i = lines.size() > 20 ? lines.size() - 20 : 0; i < lines.size(); ++i) {
                 tail += "  " + lines[i] + "\n";
             }
-            ADD_FAILURE() << "the agent left the model in " << report
+            ADD_FAILURE() << "the agent (" << be.type << ") left the model in " << report
                           << "last log lines of the sequence:\n"
                           << tail;
-            return;
+            return stats;
         }
     }
     std::string summary;
@@ -1452,26 +1519,69 @@ TEST_F(agentModelTest, RandomSequences) {
         }
         summary += "\n";
     }
-    std::printf("%zu sequences of %d steps; statuses seen:\n%s", seeds.size(), steps,
-                summary.c_str());
-    if (replay == nullptr) {
-        // The generator must reach the outcomes the model is about, or the run proves little.
-        for (const auto &[call, st] : std::vector<std::pair<std::string, std::string>>{
-                 {"postXferReq", "NIXL_SUCCESS"},
-                 {"postXferReq", "NIXL_IN_PROG"},
-                 {"postXferReq", "NIXL_ERR_BACKEND"},
-                 {"postXferReq", "NIXL_ERR_NOT_FOUND"},
-                 {"postXferReq", "NIXL_ERR_REPOST_ACTIVE"},
-                 {"getXferStatus", "NIXL_SUCCESS"},
-                 {"getXferStatus", "NIXL_IN_PROG"},
-                 {"makeXferReq", "NIXL_SUCCESS"},
-                 {"makeXferReq", "NIXL_ERR_NOT_FOUND"},
-                 {"deregisterMem", "NIXL_ERR_REPOST_ACTIVE"},
-                 {"loadRemoteMD", "NIXL_ERR_BACKEND"},
-                 {"getNotifs", "NIXL_SUCCESS"}}) {
-            EXPECT_GT(stats[call][st], 0u) << call << " never returned " << st;
-        }
+    std::printf("%s: %zu sequences of %d steps; statuses seen:\n%s", be.type, seeds.size(),
+                steps, summary.c_str());
+    return stats;
+}
+
+/** The generator must reach the outcomes the model is about, or a run proves little. */
+void
+expectReached(modelStats &stats,
+              const std::vector<std::pair<std::string, std::string>> &wanted) {
+    if (std::getenv("NIXL_MODEL_SEED") != nullptr || ::testing::Test::HasFailure()) {
+        return;
     }
+    for (const auto &[call, st] : wanted) {
+        EXPECT_GT(stats[call][st], 0u) << call << " never returned " << st;
+    }
+}
+
+/**
+ * Thousands of random sequences over TEST (NIXL_MODEL_SEQUENCES, default
+ * model_default_sequences; NIXL_MODEL_STEPS steps each). NIXL_MODEL_SEED=<seed> runs that one
+ * sequence and prints its steps.
+ */
+TEST_F(agentModelTest, RandomSequences) {
+    modelStats stats = runSequences(
+        model_test_backend,
+        envCount("NIXL_MODEL_SEQUENCES", model_default_sequences),
+        static_cast<int>(envCount("NIXL_MODEL_STEPS", model_default_steps)));
+    expectReached(stats,
+                  {{"postXferReq", "NIXL_SUCCESS"},
+                   {"postXferReq", "NIXL_IN_PROG"},
+                   {"postXferReq", "NIXL_ERR_BACKEND"},
+                   {"postXferReq", "NIXL_ERR_NOT_FOUND"},
+                   {"postXferReq", "NIXL_ERR_REPOST_ACTIVE"},
+                   {"getXferStatus", "NIXL_SUCCESS"},
+                   {"getXferStatus", "NIXL_IN_PROG"},
+                   {"makeXferReq", "NIXL_SUCCESS"},
+                   {"makeXferReq", "NIXL_ERR_NOT_FOUND"},
+                   {"deregisterMem", "NIXL_ERR_REPOST_ACTIVE"},
+                   {"loadRemoteMD", "NIXL_ERR_BACKEND"},
+                   {"getNotifs", "NIXL_SUCCESS"}});
+}
+
+/**
+ * The same model over UCX, a shorter run (NIXL_MODEL_UCX_SEQUENCES, default
+ * model_ucx_sequences): each agent's UCX context costs far more than a TEST engine.
+ */
+TEST_F(agentModelTest, RandomSequencesUcx) {
+    std::vector<nixl_backend_t> plugins;
+    {
+        nixlAgent probe("probe", nixlAgentConfig());
+        ASSERT_EQ(NIXL_SUCCESS, probe.getAvailPlugins(plugins));
+    }
+    if (std::find(plugins.begin(), plugins.end(), "UCX") == plugins.end()) {
+        GTEST_SKIP() << "the UCX plugin is not built (no UCX found at configure time)";
+    }
+    modelStats stats = runSequences(
+        model_ucx_backend,
+        envCount("NIXL_MODEL_UCX_SEQUENCES", model_ucx_sequences),
+        static_cast<int>(envCount("NIXL_MODEL_STEPS", model_default_steps)));
+    expectReached(stats,
+                  {{"postXferReq", "NIXL_SUCCESS"},
+                   {"postXferReq", "NIXL_ERR_NOT_FOUND"},
+                   {"getNotifs", "NIXL_SUCCESS"}});
 }
 
 } // namespace
