@@ -453,10 +453,22 @@ private:
         return out;
     }
 
+    /** What y resolves descriptors of agent x against: its own registrations for loopback. */
+    const std::map<int, uint64_t> &
+    known(const modelAgent &y, int x) const {
+        return &y == &agents_[x] ? y.regs : y.views[x].known;
+    }
+
+    /** y can address x: itself, or a peer whose metadata it loaded. */
+    bool
+    reachable(const modelAgent &y, int x) const {
+        return &y == &agents_[x] || y.views[x].loaded;
+    }
+
     std::vector<remoteCand>
     remoteCands(const modelAgent &y, int x, const modelDesc &d) const {
         std::vector<remoteCand> out;
-        for (const auto &[r, id] : y.views[x].known) {
+        for (const auto &[r, id] : known(y, x)) {
             if (covers(r, d)) {
                 out.push_back({r, id});
             }
@@ -479,9 +491,20 @@ private:
     }
 
     /** Per descriptor: NOT_FOUND if its registration may have been replaced by metadata
-     *  loaded since (the registration the peer's most recently loaded metadata describes). */
-    static std::vector<statusSet>
-    remoteReplaced(const modelAgent &y, int x, const remoteSide &s) {
+     *  loaded since (the registration the peer's most recently loaded metadata describes);
+     *  for loopback, if it may have been deregistered. */
+    std::vector<statusSet>
+    remoteReplaced(const modelAgent &y, int x, const remoteSide &s) const {
+        if (&y == &agents_[x]) {
+            localSide as_local{s.descs, {}};
+            for (const auto &cands : s.cands) {
+                as_local.cands.emplace_back();
+                for (const remoteCand &c : cands) {
+                    as_local.cands.back().push_back(c.id);
+                }
+            }
+            return localStale(y, as_local);
+        }
         std::vector<statusSet> out;
         for (const auto &cands : s.cands) {
             statusSet one;
@@ -511,6 +534,9 @@ private:
 
     bool
     epochValid(const modelAgent &y, const modelReq &q) const {
+        if (&y == &agents_[q.peer]) {
+            return true; // loopback: no remote metadata involved
+        }
         return y.views[q.peer].loaded && y.views[q.peer].epoch == q.epoch;
     }
 
@@ -555,10 +581,13 @@ private:
             const modelDesc &r = q.remote.descs[i];
             auto &lmem = agents_[y].mem[l.buf];
             auto &rmem = agents_[q.peer].mem[r.buf];
+            // Through a copy: a loopback transfer may name overlapping ranges (memmove).
             if (q.op == NIXL_WRITE) {
-                std::copy_n(lmem.begin() + l.off, l.len, rmem.begin() + r.off);
+                std::vector<uint8_t> tmp(lmem.begin() + l.off, lmem.begin() + l.off + l.len);
+                std::copy(tmp.begin(), tmp.end(), rmem.begin() + r.off);
             } else {
-                std::copy_n(rmem.begin() + r.off, r.len, lmem.begin() + l.off);
+                std::vector<uint8_t> tmp(rmem.begin() + r.off, rmem.begin() + r.off + r.len);
+                std::copy(tmp.begin(), tmp.end(), lmem.begin() + l.off);
             }
         }
     }
@@ -771,7 +800,17 @@ private:
             if (!q.running) {
                 continue;
             }
-            for (const auto &cands : q.local.cands) {
+            // Its local side, and for loopback its target.
+            std::vector<std::vector<uint64_t>> held = q.local.cands;
+            if (q.peer == y) {
+                for (const auto &cands : q.remote.cands) {
+                    held.emplace_back();
+                    for (const remoteCand &c : cands) {
+                        held.back().push_back(c.id);
+                    }
+                }
+            }
+            for (const auto &cands : held) {
                 if (std::find(cands.begin(), cands.end(), it->second) != cands.end()) {
                     allowed.add(NIXL_ERR_REPOST_ACTIVE);
                     must_hold = must_hold || cands.size() == 1;
@@ -924,6 +963,12 @@ private:
         return true;
     }
 
+    /** Mostly a peer of y, sometimes y itself (loopback). */
+    int
+    pickTarget(int y) {
+        return chance(15) ? y : pickPeer(y);
+    }
+
     /** A peer of y other than y itself. */
     int
     pickPeer(int y) {
@@ -936,7 +981,7 @@ private:
         size_t n = 1 + pick(2);
         for (size_t i = 0; i < n; ++i) {
             size_t len = chance(50) ? 8 : 16;
-            r.descs.push_back(pickDesc(agents_[y].views[x].known, len));
+            r.descs.push_back(pickDesc(known(agents_[y], x), len));
             l.descs.push_back(pickDesc(agents_[y].regs, len));
         }
     }
@@ -944,7 +989,7 @@ private:
     bool
     doPrep(int y) {
         modelAgent &m = agents_[y];
-        modelList list{nullptr, chance(50) ? -1 : pickPeer(y), 0, {}, {}, {}};
+        modelList list{nullptr, chance(50) ? -1 : pickTarget(y), 0, {}, {}, {}};
         size_t n = 1 + pick(3);
         nixl_xfer_dlist_t descs(DRAM_SEG);
         bool covered = true;
@@ -957,7 +1002,7 @@ private:
                 covered = covered && !list.local.cands.back().empty();
                 descs.addDesc(nixlBasicDesc(m.bufs[d.buf].addr() + d.off, d.len, 0));
             } else {
-                modelDesc d = pickDesc(m.views[list.peer].known, len);
+                modelDesc d = pickDesc(known(m, list.peer), len);
                 list.remote.descs.push_back(d);
                 list.remote.cands.push_back(remoteCands(m, list.peer, d));
                 covered = covered && !list.remote.cands.back().empty();
@@ -971,7 +1016,7 @@ private:
              (list.peer < 0 ? sideStr(list.local) : sideStr(list.remote)) + "]) -> " +
              list.name);
         nixl_status_t st = m.agent->prepXferDlist(target, descs, list.h);
-        if (list.peer >= 0 && !m.views[list.peer].loaded) {
+        if (list.peer >= 0 && !reachable(m, list.peer)) {
             covered = false;
         }
         if (!covered) {
@@ -1065,7 +1110,7 @@ private:
             per.push_back(rem[j]);
         }
         statusSet allowed = combine(per);
-        if (!m.views[rl.peer].loaded || m.views[rl.peer].epoch != rl.epoch) {
+        if (rl.peer != y && (!m.views[rl.peer].loaded || m.views[rl.peer].epoch != rl.epoch)) {
             allowed = {NIXL_ERR_NOT_FOUND};
         }
         if (expect(allowed, st) && st == NIXL_SUCCESS) {
@@ -1077,13 +1122,13 @@ private:
     bool
     doCreate(int y) {
         modelAgent &m = agents_[y];
-        int x = pickPeer(y);
+        int x = pickTarget(y);
         modelReq q;
         q.peer = x;
         q.op = chance(50) ? NIXL_WRITE : NIXL_READ;
         q.epoch = m.views[x].epoch;
         pickSides(y, x, q.local, q.remote);
-        bool covered = m.views[x].loaded;
+        bool covered = reachable(m, x);
         nixl_xfer_dlist_t local(DRAM_SEG), remote(DRAM_SEG);
         for (size_t i = 0; i < q.local.descs.size(); ++i) {
             const modelDesc &l = q.local.descs[i];
