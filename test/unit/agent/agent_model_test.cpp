@@ -147,6 +147,7 @@ struct modelDesc {
 struct remoteCand {
     int range;
     uint64_t id;
+    uint64_t at; ///< the load that brought this registration (0 for loopback)
 };
 
 /** Local descriptors with the registration ids each may resolve to. */
@@ -202,7 +203,9 @@ struct modelNotif {
 struct modelPeerView {
     bool loaded = false;
     uint64_t epoch = 0;
-    std::map<int, uint64_t> known; ///< range -> registration id
+    std::map<int, uint64_t> known;    ///< range -> registration id
+    std::map<int, uint64_t> loadedAt; ///< range -> the last load that carried it
+    std::map<int, uint64_t> instance; ///< range -> the load that brought this registration
 };
 
 struct modelAgent {
@@ -566,12 +569,24 @@ private:
         return &y == &agents_[x] || y.views[x].loaded;
     }
 
+    /** The registrations a remote descriptor may resolve to: of those covering it, the most
+     *  recently loaded (several when one load brought them); any covering one for loopback. */
     std::vector<remoteCand>
     remoteCands(const modelAgent &y, int x, const modelDesc &d) const {
         std::vector<remoteCand> out;
+        uint64_t newest = 0;
         for (const auto &[r, id] : known(y, x)) {
-            if (covers(r, d)) {
-                out.push_back({r, id});
+            if (!covers(r, d)) {
+                continue;
+            }
+            const bool loop = &y == &agents_[x];
+            uint64_t at = loop ? 0 : y.views[x].loadedAt.at(r);
+            if (at > newest) {
+                out.clear();
+                newest = at;
+            }
+            if (at == newest) {
+                out.push_back({r, id, loop ? 0 : y.views[x].instance.at(r)});
             }
         }
         return out;
@@ -610,8 +625,11 @@ private:
         for (const auto &cands : s.cands) {
             statusSet one;
             for (const remoteCand &c : cands) {
+                // Replaced once is replaced: loading the old registration's blob again later
+                // is a new load of it, not the one the list or request was made with.
                 auto it = y.views[x].known.find(c.range);
-                bool same = it != y.views[x].known.end() && it->second == c.id;
+                bool same = it != y.views[x].known.end() && it->second == c.id &&
+                    y.views[x].instance.at(c.range) == c.at;
                 one.add(same ? NIXL_SUCCESS : NIXL_ERR_NOT_FOUND);
             }
             out.push_back(one);
@@ -747,8 +765,8 @@ private:
         q.running = false;
         q.runningNotif.reset();
         q.status = possible;
-        if (!seen && !possible.has(NIXL_SUCCESS)) {
-            ++quietFailures_; // ended inside another call, which logs it
+        if (!seen && !possible.only(NIXL_SUCCESS)) {
+            ++quietFailures_; // may have failed inside another call, which then logs it
         }
         return possible;
     }
@@ -1041,8 +1059,18 @@ private:
             return;
         }
         v.loaded = true;
+        // A registration already known stays; a new one (a re-registration of the range)
+        // replaces it (metadata.md "Re-registration"). Either counts as loaded now: whether
+        // loading the same registration again makes it newer is the agent's choice, so the
+        // model lets the loads tie rather than pick.
+        const uint64_t now = ++loads_;
         for (const auto &[r, id] : b.regs) {
-            v.known[r] = id;
+            auto it = v.known.find(r);
+            if (it == v.known.end() || it->second != id) {
+                v.known[r] = id;
+                v.instance[r] = now;
+            }
+            v.loadedAt[r] = now;
         }
         return;
     }
@@ -1065,6 +1093,8 @@ private:
         if (expect({NIXL_SUCCESS}, st)) {
             v.loaded = false;
             v.known.clear();
+            v.loadedAt.clear();
+            v.instance.clear();
             ++v.epoch;
         }
         return true;
@@ -1311,7 +1341,12 @@ private:
             return true;
         }
         if (st == NIXL_ERR_NOT_FOUND && agent_ok.has(NIXL_ERR_NOT_FOUND)) {
-            expect(agent_ok, st);
+            if (expect(agent_ok, st) && !q.running && be_.goneStatus == NIXL_ERR_NOT_FOUND &&
+                copyOutcome(q).has(NIXL_ERR_NOT_FOUND)) {
+                // UCX: the agent's refusal keeps the request's status, the backend's stale
+                // key (the same status) becomes it; the model cannot tell which it was.
+                q.status.add(NIXL_ERR_NOT_FOUND);
+            }
             return true;
         }
         if (q.running) {
@@ -1534,6 +1569,7 @@ private:
     std::vector<std::string> log_;
     std::string failure_;
     uint64_t regIds_ = 0;
+    uint64_t loads_ = 0;
     uint64_t msgs_ = 0;
     int blobSeq_ = 0;
     int listSeq_ = 0;
