@@ -21,6 +21,8 @@ using nixlUcx::reg_table_slots;
 using nixlUcx::nowNs;
 using nixlUcx::splitPairs;
 using nixlUcx::amRecvCb;
+using nixlUcx::max_pool_threads;
+using nixlUcx::max_split_batch;
 
 namespace {
 
@@ -99,6 +101,8 @@ nixlUcxEngine::pluginOptions() {
         {"notif_peer_max_bytes", "268435456"},
         {"notif_total_max_bytes", "1073741824"},
         {"notif_send_max_bytes", "67108864"},
+        {"num_threads", "0"},
+        {"split_batch_size", "1024"},
     };
 }
 
@@ -240,10 +244,25 @@ nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
     if (get("engine_config", v)) {
         cfg_.engineConfig = v;
     }
-    if (get("num_threads", v) && v != "0" && !v.empty()) {
-        NIXL_SDK_WARN("agent " << localAgent << ": UCX num_threads=" << nixlSdk::cutValue(v)
-                               << " (NIXL's thread-pool engine) is not supported; use "
-                               << "num_workers and several posting threads instead");
+    // NIXL's thread-pool engine: requests of more than split_batch_size descriptors are
+    // posted in batches by num_threads threads of the engine (ucx_pool.cpp).
+    if (get("num_threads", v) && !nixlUcx::trim(v).empty()) {
+        if (!nixlUcx::parseUnsigned(v, n) || n > max_pool_threads) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX num_threads must be 0.."
+                                    << max_pool_threads << ", not '" << nixlSdk::cutValue(v)
+                                    << "'");
+            return false;
+        }
+        cfg_.numThreads = n;
+    }
+    if (get("split_batch_size", v)) {
+        if (!nixlUcx::parseUnsigned(v, n) || n == 0 || n > max_split_batch) {
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX split_batch_size must be 1.."
+                                    << max_split_batch << ", not '" << nixlSdk::cutValue(v)
+                                    << "'");
+            return false;
+        }
+        cfg_.splitBatch = n;
     }
     return true;
 }
@@ -613,6 +632,10 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
         initErr = true;
         return;
     }
+    if (!startPool()) {
+        initErr = true;
+        return;
+    }
     if (progThread_) {
         wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (wakeFd_ < 0) {
@@ -632,6 +655,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
 }
 
 nixlUcxEngine::~nixlUcxEngine() {
+    // First: pool threads post on the workers and notify through them.
+    stopPool();
     if (thread_.joinable()) {
         stop_.store(true, std::memory_order_release);
         wakeProgress();

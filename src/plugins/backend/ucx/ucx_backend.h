@@ -40,6 +40,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -309,6 +310,22 @@ public:
     bool dropNotif = false;
     bool tracked = false; ///< in lane->worker->inflight
     nixlUcxAmSend *notifSend = nullptr;
+
+    /**
+     * num_threads > 0 and more than split_batch_size descriptors: this post's descriptors go
+     * to the engine's pool in batches (ucx_pool.cpp). Written by the posting thread only.
+     */
+    bool split = false;
+    /** Batches of the post not finished yet; the one that takes it to 0 completes the post. */
+    std::atomic<size_t> splitLeft{0};
+    /** Batches queued or running (engine's poolLock_); release and repost wait for 0. */
+    size_t splitJobs = 0;
+    /** Released (or the engine closes): batches not started move no data. */
+    std::atomic<bool> splitCancel{false};
+    /** Direct path: the first batch error (the batch that sets it logs the one line). */
+    std::atomic<nixl_status_t> splitErr{NIXL_SUCCESS};
+    /** Direct path: bytes the batches copied. */
+    std::atomic<size_t> splitBytes{0};
 };
 
 /** @brief The UCX engine; one per agent backend. */
@@ -480,6 +497,10 @@ public:
 private:
     struct config_t {
         size_t numWorkers = 1;
+        /** num_threads: threads of the posting pool (0: none, every post on the caller). */
+        size_t numThreads = 0;
+        /** split_batch_size: descriptors per batch of a pooled post. */
+        size_t splitBatch = 1024;
         bool peerErrMode = true;
         bool directCma = true;
         uint64_t peerCheckMs = 200;
@@ -580,6 +601,53 @@ private:
      */
     void
     directHousekeeping() const;
+    /** Posting pool (num_threads > 0, ucx_pool.cpp) ------------------------------------ */
+    struct splitJob {
+        nixlUcxReq *req;
+        size_t begin; ///< descriptors [begin, end)
+        size_t end;
+    };
+
+    /** Starts the num_threads pool threads; false (logged) if one cannot be started. */
+    bool
+    startPool();
+    /** Stops the pool: queued batches are skipped (their requests cancelled), threads joined. */
+    void
+    stopPool();
+    void
+    poolLoop();
+    /**
+     * Posts req (status IN_PROG, SUBMIT traced, direct: staleCheck passed) as batches of
+     * split_batch_size descriptors to the pool; returns the request's status.
+     */
+    nixl_status_t
+    postSplit(nixlUcxReq &req) const;
+    /** Waits until no batch of req is queued or running (release, repost). */
+    void
+    awaitSplit(nixlUcxReq &req) const;
+    /** Direct path: copies descriptors [begin, end) of req; errors go to req.splitErr. */
+    void
+    copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const;
+    /** Direct path: the last batch finished; sends the notification or completes. */
+    void
+    finishDirectSplit(nixlUcxReq &req) const;
+    /** UCX path: posts the puts/gets of descriptors [begin, end) of req on its lane. */
+    void
+    postUcxBatch(nixlUcxReq &req, size_t begin, size_t end) const;
+    /** UCX path: the last batch was posted; flushes (WRITE) and drops the post's hold. */
+    void
+    finishUcxSplit(nixlUcxReq &req) const;
+    /** Direct path: records a batch's error; the first one logs msg. */
+    void
+    failSplit(nixlUcxReq &req, nixl_status_t st, const std::string &msg) const;
+
+    mutable std::mutex poolLock_;
+    mutable std::condition_variable poolCv_; ///< a batch was queued, or stop
+    mutable std::condition_variable poolDoneCv_; ///< a batch finished
+    mutable std::deque<splitJob> poolQueue_;
+    bool poolStop_ = false; ///< poolLock_
+    std::vector<std::thread> pool_;
+
     /** Round-robins the direct requests of the active list; returns bytes copied. */
     size_t
     stepActive() const;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 #include <sys/uio.h>
 
 using nixlUcx::iov_batch;
@@ -15,20 +16,9 @@ using nixlUcx::thread_budget;
 using nixlUcx::opName;
 using nixlUcx::finishReq;
 using nixlUcx::goneStatus;
+using nixlUcx::wireLabel;
 
 namespace {
-
-/**
- * The label of the direct path's wire phases: memcpy within one process, else
- * process_vm_writev/readv. A string_view chosen at run time keeps its length; a ternary of two
- * literals made a const char * whose length was measured (strlen) twice per traced request.
- */
-std::string_view
-wireLabel(const nixlUcxReq &req) noexcept {
-    using namespace std::string_view_literals;
-    const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
-    return inProcess ? "ucx.memcpy"sv : "ucx.cma"sv;
-}
 
 /** Slot 0 of a table whose engine was destroyed (see ~nixlUcxEngine). */
 const nixlUcxRemoteMD table_closed{};
@@ -343,4 +333,152 @@ nixlUcxEngine::stepActive() const {
         }
     }
     return total;
+}
+
+void
+nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const {
+    if (!req.conn->usable()) {
+        failSplit(req, goneStatus(*req.conn), "the connection is gone");
+        return;
+    }
+    struct iovec liov[iov_batch];
+    struct iovec riov[iov_batch];
+    const nixlUcxRemoteMD *rmds[iov_batch];
+    const nixlUcx::nixlUcxRegTable *tab = req.conn->peerTable.get();
+    const bool inProcess = tab != nullptr && req.conn->sameProcess;
+    size_t d = begin;
+    size_t off = 0; // into descriptor d, after a short copy
+    while (d < end) {
+        // Another batch failed: the request fails with that error, the rest is not copied.
+        if (req.splitErr.load(std::memory_order_relaxed) != NIXL_SUCCESS ||
+            req.splitCancel.load(std::memory_order_relaxed)) {
+            return;
+        }
+        size_t n = 0;
+        size_t bytes = 0;
+        for (size_t i = d; i < end && n < iov_batch; ++i) {
+            const size_t skip = i == d ? off : 0;
+            const size_t len = req.local[i].len - skip;
+            if (len == 0) {
+                continue;
+            }
+            liov[n] = {reinterpret_cast<void *>(req.local[i].addr + skip), len};
+            riov[n] = {reinterpret_cast<void *>(req.remote[i].addr + skip), len};
+            // prepXfer checked the type; a static cast is enough here.
+            rmds[n] = static_cast<const nixlUcxRemoteMD *>(
+                reinterpret_cast<nixlBackendMD *>(req.remote[i].md));
+            ++n;
+            bytes += len;
+        }
+        if (n == 0) {
+            return; // only empty descriptors left
+        }
+        // Inside a mark and after a check of the registrations, as stepDirectLocked.
+        nixlUcx::nixlUcxRegTable::mark_t mark;
+        if (tab != nullptr) {
+            mark = tab->enter();
+            if (const nixlUcxRemoteMD *md = firstStale(req, *tab, rmds, n)) {
+                nixlUcx::nixlUcxRegTable::leave(mark);
+                if (md == &table_closed) {
+                    markLost(*req.conn, "its engine closed its registration table");
+                    reapLost(*req.conn);
+                    failSplit(req, NIXL_ERR_REMOTE_DISCONNECT, "the peer engine closed");
+                    return;
+                }
+                size_t desc = begin;
+                while (desc < end && reinterpret_cast<nixlBackendMD *>(req.remote[desc].md) !=
+                                         static_cast<const nixlBackendMD *>(md)) {
+                    ++desc;
+                }
+                std::ostringstream msg;
+                msg << "descriptor " << desc << ": the remote registration of " << md->len
+                    << " bytes at 0x" << std::hex << md->base << std::dec
+                    << " was released (stale remote key); reload its metadata";
+                failSplit(req, NIXL_ERR_NOT_FOUND, msg.str());
+                return;
+            }
+        }
+        ssize_t r;
+        if (inProcess) {
+            for (size_t i = 0; i < n; ++i) {
+                if (req.op == NIXL_WRITE) {
+                    std::memcpy(riov[i].iov_base, liov[i].iov_base, liov[i].iov_len);
+                } else {
+                    std::memcpy(liov[i].iov_base, riov[i].iov_base, liov[i].iov_len);
+                }
+            }
+            r = static_cast<ssize_t>(bytes);
+        } else {
+            r = req.op == NIXL_WRITE ?
+                ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
+                ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
+        }
+        if (tab != nullptr) {
+            nixlUcx::nixlUcxRegTable::leave(mark);
+        }
+        if (r <= 0) {
+            const int e = r < 0 ? errno : EFAULT;
+            if (e == EINTR) {
+                continue;
+            }
+            const char *call = req.op == NIXL_WRITE ? "process_vm_writev" : "process_vm_readv";
+            if (e == ESRCH) {
+                markLost(*req.conn, std::string(call) + ": no such process");
+                reapLost(*req.conn);
+                failSplit(req, NIXL_ERR_REMOTE_DISCONNECT, "the peer process is gone");
+                return;
+            }
+            std::ostringstream msg;
+            msg << "descriptor " << d << " (" << req.local[d].len << " bytes, local 0x"
+                << std::hex << req.local[d].addr << ", remote 0x" << req.remote[d].addr
+                << std::dec << "): ";
+            if (e == EFAULT) {
+                msg << "memory not accessible; the remote registration was probably released "
+                    << "(stale remote key)";
+            } else {
+                msg << call << ": " << std::strerror(e);
+            }
+            failSplit(req, e == EFAULT ? NIXL_ERR_NOT_FOUND : NIXL_ERR_BACKEND, msg.str());
+            return;
+        }
+        req.splitBytes.fetch_add(static_cast<size_t>(r), std::memory_order_relaxed);
+        // Advance by what was copied; a short count stops at the failing iovec, which the
+        // next round then reports.
+        size_t left = static_cast<size_t>(r);
+        while (left > 0 && d < end) {
+            const size_t len = req.local[d].len - off;
+            if (left >= len) {
+                left -= len;
+                ++d;
+                off = 0;
+            } else {
+                off += left;
+                left = 0;
+            }
+        }
+        while (d < end && req.local[d].len == off) {
+            ++d;
+            off = 0;
+        }
+    }
+}
+
+void
+nixlUcxEngine::finishDirectSplit(nixlUcxReq &req) const {
+    std::lock_guard<std::mutex> g(req.stepLock);
+    req.copied = req.splitBytes.load(std::memory_order_relaxed);
+    if (req.splitCancel.load(std::memory_order_acquire)) {
+        return; // released: releaseReqH ends the request (no notification)
+    }
+    if (const nixl_status_t st = req.splitErr.load(std::memory_order_acquire);
+        st != NIXL_SUCCESS) {
+        finishReq(req, st);
+        return;
+    }
+    if (!req.conn->usable()) {
+        finishReq(req, goneStatus(*req.conn));
+        return;
+    }
+    req.curDesc = req.count;
+    finishDirectDataLocked(req);
 }

@@ -55,6 +55,11 @@ nowNs() {
         .count();
 }
 
+/** num_threads above this is refused (a pool thread per core is the useful range). */
+inline constexpr uint64_t max_pool_threads = 64;
+/** split_batch_size above this is refused (as LIBFABRIC's). */
+inline constexpr uint64_t max_split_batch = uint64_t(1) << 20;
+
 /** A small per-thread number, so that threads spread over the workers without asking. */
 inline size_t
 threadSlot() {
@@ -95,6 +100,18 @@ track(nixlUcxReq &req) {
         req.lane->worker->inflight.insert(&req);
         req.tracked = true;
     }
+}
+
+/**
+ * The label of the direct path's wire phases: memcpy within one process, else
+ * process_vm_writev/readv. A string_view chosen at run time keeps its length; a ternary of two
+ * literals made a const char * whose length was measured (strlen) twice per traced request.
+ */
+inline std::string_view
+wireLabel(const nixlUcxReq &req) noexcept {
+    using namespace std::string_view_literals;
+    const bool inProcess = req.conn->sameProcess && req.conn->peerTable != nullptr;
+    return inProcess ? "ucx.memcpy"sv : "ucx.cma"sv;
 }
 
 /** What a request to a connection that is no longer usable reports. */

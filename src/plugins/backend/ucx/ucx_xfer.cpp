@@ -269,6 +269,89 @@ nixlUcxEngine::postUcx(nixlUcxReq &req) const {
     return req.status.load(std::memory_order_acquire);
 }
 
+void
+nixlUcxEngine::postUcxBatch(nixlUcxReq &req, size_t begin, size_t end) const {
+    nixlUcxLane &lane = *req.lane;
+    nixlUcxWorker &w = *lane.worker;
+    std::lock_guard<std::mutex> g(w.lock);
+    // Finished under the batches (worker torn down), a lost peer, or an earlier batch's error:
+    // nothing more is posted; the last batch (finishUcxSplit) reports it.
+    if (req.phase == nixlUcxReq::phase_t::DONE || w.worker == nullptr || lane.ep == nullptr ||
+        !req.conn->usable() || req.ucxError != UCS_OK) {
+        return;
+    }
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = ucxDataCb;
+    p.user_data = &req;
+    const bool vram = req.local[0].md != nullptr &&
+        dynamic_cast<const nixlUcxLocalMD *>(reinterpret_cast<nixlBackendMD *>(req.local[0].md))
+                ->mem == VRAM_SEG;
+    if (vram) {
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        p.memory_type = UCS_MEMORY_TYPE_CUDA;
+    }
+    for (size_t i = begin; i < end; ++i) {
+        const nixl_be_xfer_desc_t &l = req.local[i];
+        const nixl_be_xfer_desc_t &r = req.remote[i];
+        if (l.len == 0) {
+            continue;
+        }
+        auto *rmd = static_cast<nixlUcxRemoteMD *>(reinterpret_cast<nixlBackendMD *>(r.md));
+        ucp_rkey_h rkey = rmd->rkeys[lane.index];
+        if (rkey == nullptr) {
+            req.ucxError = UCS_ERR_NO_ELEM;
+            req.failedDesc = i;
+            break;
+        }
+        ucs_status_ptr_t sp = req.op == NIXL_WRITE ?
+            ucp_put_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p) :
+            ucp_get_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p);
+        if (UCS_PTR_IS_ERR(sp)) {
+            req.ucxError = UCS_PTR_STATUS(sp);
+            req.failedDesc = i;
+            break;
+        }
+        if (sp != nullptr) {
+            ++req.outstanding;
+        }
+    }
+    w.progressLocked();
+}
+
+void
+nixlUcxEngine::finishUcxSplit(nixlUcxReq &req) const {
+    nixlUcxLane &lane = *req.lane;
+    nixlUcxWorker &w = *lane.worker;
+    {
+        std::lock_guard<std::mutex> g(w.lock);
+        if (req.phase == nixlUcxReq::phase_t::DONE) {
+            return; // the worker's teardown finished it (destroyLocked)
+        }
+        if (req.splitCancel.load(std::memory_order_acquire)) {
+            req.dropNotif = true; // released: part of the data was never posted
+        } else if (req.ucxError == UCS_OK && req.op == NIXL_WRITE && w.worker != nullptr &&
+                   lane.ep != nullptr && req.conn->usable()) {
+            // After every batch's puts: remote completion of all of them.
+            ucp_request_param_t p{};
+            p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+            p.cb.send = ucxDataCb;
+            p.user_data = &req;
+            ucs_status_ptr_t sp = ucp_ep_flush_nbx(lane.ep, &p);
+            if (UCS_PTR_IS_ERR(sp)) {
+                req.ucxError = UCS_PTR_STATUS(sp);
+            } else if (sp != nullptr) {
+                ++req.outstanding;
+            }
+        }
+        if (--req.outstanding == 0) {
+            ucxDataDoneLocked(req);
+        }
+        w.progressLocked();
+    }
+    wakeProgress();
+}
+
 nixl_status_t
 nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
                         const nixl_meta_dlist_t &local,
@@ -289,6 +372,10 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX postXfer to " << remote_agent
                                 << ": the request is still running");
         return NIXL_ERR_REPOST_ACTIVE;
+    }
+    if (req->split) {
+        // Finished while batches were still on their way out (a failure under them).
+        awaitSplit(*req);
     }
     if (opt_args != nullptr) {
         req->hasNotif = opt_args->hasNotif;
@@ -326,9 +413,11 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     // the copy is done (one call into core and one clock read instead of one per phase).
     // Everything the batch borrows lives on this stack, and so does a copy of the context:
     // once the request's status is out, another thread may release it.
+    // num_threads > 0: a long list goes to the pool in batches of split_batch_size.
+    req->split = cfg_.numThreads != 0 && req->count > cfg_.splitBatch;
     const bool traced = tracing();
     const bool batched = traced && req->path == nixlUcxReq::path_t::DIRECT &&
-                         req->totalBytes <= nixlUcx::trace_batch_bytes;
+                         req->totalBytes <= nixlUcx::trace_batch_bytes && !req->split;
     nixlTracePhaseBatch batch;
     nixl_be_trace_ctx_t batchCtx;
     const nixl_be_trace_ctx_t *batchTrace = nullptr; // &batchCtx, or null: no context
@@ -357,7 +446,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     }
 
     if (req->path == nixlUcxReq::path_t::UCX) {
-        return postUcx(*req);
+        return req->split ? postSplit(*req) : postUcx(*req);
     }
     {
         std::lock_guard<std::mutex> g(req->stepLock);
@@ -366,6 +455,9 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
                 recordPhases(batchTrace, batch);
             }
             return req->status.load(std::memory_order_acquire);
+        }
+        if (req->split) {
+            return postSplit(*req);
         }
         // Small transfers complete inside the post, and larger ones copy a first slice now,
         // with or without a progress thread (handing the slice to the thread would cost a
@@ -399,7 +491,7 @@ nixlUcxEngine::checkXfer(nixlBackendReqH *handle) const {
     if (st != NIXL_IN_PROG) {
         return st;
     }
-    if (req->path == nixlUcxReq::path_t::DIRECT) {
+    if (req->path == nixlUcxReq::path_t::DIRECT && !req->split) {
         std::unique_lock<std::mutex> g(req->stepLock, std::defer_lock);
         if (progThread_ ? g.try_lock() : (g.lock(), true)) {
             stepDirectLocked(*req, step_budget);
@@ -423,6 +515,21 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
     auto *req = static_cast<nixlUcxReq *>(handle);
     if (req == nullptr) {
         return NIXL_SUCCESS;
+    }
+    if (req->split) {
+        // Batches not started move nothing; the running ones are waited for (a batch is at
+        // most split_batch_size descriptors posted or copied).
+        const bool running = req->status.load(std::memory_order_acquire) == NIXL_IN_PROG;
+        req->splitCancel.store(true, std::memory_order_release);
+        awaitSplit(*req);
+        if (running && req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
+            // Below it goes without a word, though part of it may never have been posted.
+            NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX released a running "
+                                   << opName(req->op) << " of " << req->count
+                                   << " descriptors to " << req->remoteAgent
+                                   << " while its batches were posted; batches not started "
+                                   << "were skipped, no notification is sent");
+        }
     }
     {
         std::lock_guard<std::mutex> g(activeLock_);
