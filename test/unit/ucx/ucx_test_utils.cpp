@@ -4,6 +4,7 @@
  */
 #include "ucx_test_utils.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -614,6 +615,17 @@ namespace {
                 return false;
             });
             return found ? "ok" : "timeout";
+        }
+        if (op == "count") {
+            // count <sender> <msg>: "ok <n>", how many times msg came from sender so far.
+            std::string sender;
+            std::string msg;
+            in >> sender >> msg;
+            s.pollNotifs();
+            auto it = s.seen.find(sender);
+            const size_t n = it == s.seen.end() ? 0 :
+                static_cast<size_t>(std::count(it->second.begin(), it->second.end(), msg));
+            return "ok " + std::to_string(n);
         }
         if (op == "gennotif") {
             std::string remote;

@@ -203,6 +203,66 @@ TEST_P(ucxTwoProcTest, ThousandsOfDescriptorsAndLargeNotification) {
     EXPECT_EQ(firstMismatch(buf_->data(), kib * 1024, 55), -1);
 }
 
+TEST_P(ucxTwoProcTest, PoolThreadsPostThousandsOfDescriptors) {
+    // num_threads=1 and 2 with batches of 100: 4096 descriptors of 1 KiB in reverse order
+    // make 41 batches. B checks the data the moment the notification arrives.
+    const size_t n = 4096;
+    for (const char *threads : {"1", "2"}) {
+        SCOPED_TRACE(std::string("num_threads=") + threads);
+        remakeA({{"num_threads", threads}, {"split_batch_size", "100"}});
+        const std::string peer = std::string("B") + threads;
+        auto b = startPeer(peer, 8 << 20);
+        ASSERT_TRUE(b);
+        std::vector<std::pair<uintptr_t, size_t>> l;
+        std::vector<std::pair<uintptr_t, size_t>> r;
+        for (size_t j = 0; j < n; ++j) {
+            const size_t k = n - 1 - j;
+            l.emplace_back(buf_->addr() + k * 1024, 1024);
+            r.emplace_back(b->bufAddr() + k * 1024, 1024);
+        }
+        for (uint32_t round = 0; round < 2; ++round) {
+            const uint32_t seed = 60 + round;
+            const std::string tag = std::string("pw") + threads + "_" + std::to_string(round);
+            fillPattern(buf_->data(), n * 1024, seed);
+            ASSERT_EQ(b->cmd("fill 1 0 " + std::to_string(n * 1024)), "ok");
+            ASSERT_EQ(b->cmd("expect A " + tag + " " + std::to_string(seed) + " 0 " +
+                             std::to_string(n * 1024)),
+                      "ok");
+            nixl_opt_args_t extra;
+            extra.notif = tag;
+            nixlXferReqH *req = nullptr;
+            ASSERT_EQ(a_->agent->createXferReq(NIXL_WRITE, xferList(l), xferList(r), peer, req,
+                                               &extra),
+                      NIXL_SUCCESS);
+            ASSERT_EQ(runXfer(*a_->agent, req, pollA()), NIXL_SUCCESS);
+            EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+            EXPECT_EQ(b->cmdWhile("await " + tag, pollA()), "ok") << tag;
+        }
+        // READ back into a cleared buffer; B hears of it once, after A has every byte.
+        ASSERT_EQ(b->cmd("fill 88 0 " + std::to_string(n * 1024)), "ok");
+        const std::string tag = std::string("pr") + threads;
+        ASSERT_EQ(b->cmd("expect A " + tag), "ok");
+        std::memset(buf_->data(), 0, n * 1024);
+        nixl_opt_args_t extra;
+        extra.notif = tag;
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(a_->agent->createXferReq(NIXL_READ, xferList(l), xferList(r), peer, req, &extra),
+                  NIXL_SUCCESS);
+        ASSERT_EQ(runXfer(*a_->agent, req, pollA()), NIXL_SUCCESS);
+        EXPECT_EQ(a_->agent->releaseXferReq(req), NIXL_SUCCESS);
+        EXPECT_EQ(firstMismatch(buf_->data(), n * 1024, 88), -1);
+        EXPECT_EQ(b->cmdWhile("await " + tag, pollA()), "ok");
+        // Exactly once each, counted after a later message from A has arrived.
+        const std::string fin = std::string("fin") + threads;
+        ASSERT_EQ(b->cmd("expect A " + fin), "ok");
+        ASSERT_EQ(a_->agent->genNotif(peer, fin), NIXL_SUCCESS);
+        ASSERT_EQ(b->cmdWhile("await " + fin, pollA()), "ok");
+        EXPECT_EQ(b->cmd("count A " + tag), "ok 1");
+        EXPECT_EQ(b->cmd(std::string("count A pw") + threads + "_0"), "ok 1");
+        EXPECT_EQ(b->cmd(std::string("count A pw") + threads + "_1"), "ok 1");
+    }
+}
+
 TEST_P(ucxTwoProcTest, PeerAsInitiatorAndStandaloneNotifs) {
     auto b = startPeer("B", 4 << 20);
     ASSERT_TRUE(b);
