@@ -506,6 +506,11 @@ nixlUcxEngine::checkXfer(nixlBackendReqH *handle) const {
         if (!req->conn->usable()) {
             reapLost(*req->conn);
         }
+        if (req->split) {
+            // The pool threads do the work: a caller polling in a loop hands them its core
+            // (on a machine with as many busy threads as cores, spinning would halve them).
+            std::this_thread::yield();
+        }
     }
     return req->status.load(std::memory_order_acquire);
 }
