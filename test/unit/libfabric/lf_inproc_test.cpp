@@ -269,7 +269,10 @@ TEST(lfParams, PluginAndBackendParams) {
 
 TEST(lfParams, RefusedWithInvalidParam) {
     for (const auto &[k, v] : std::vector<std::pair<std::string, std::string>>{
-             {"num_threads", "4"},
+             {"num_threads", "-1"},
+             {"num_threads", "x"},
+             {"num_threads", "65"},
+             {"num_threads", "99999999999999999999999"},
              {"split_batch_size", "0"},
              {"split_batch_size", "x"},
              {"max_bw_per_dram_seg", "fast"},

@@ -360,13 +360,18 @@ peerMain(int fd, const std::string &provider, size_t buf_size) {
             in >> seed;
             fillPattern(buf.data(), buf.size(), seed);
         } else if (verb == "notif") {
+            // notif <len> <seed> [<sender>]: waits for that message (from A by default).
             size_t len = 0;
             uint32_t seed = 0;
+            std::string sender;
             in >> len >> seed;
+            if (!(in >> sender)) {
+                sender = "A";
+            }
             const std::string want = patternString(len, seed);
             bool got = waitFor([&] {
                 box.poll(*a->agent);
-                return box.count("A", want) > 0;
+                return box.count(sender, want) > 0;
             });
             reply = got ? "ok" : "timeout";
         } else if (verb == "dereg") {

@@ -108,6 +108,107 @@ TEST_P(lfTwoProcTest, IdleTargetWriteThenRead) {
     EXPECT_EQ(firstMismatch(local_.data() + buf_len / 2, n * len, 41), -1);
 }
 
+TEST_P(lfTwoProcTest, PoolThreadsPostManyDescriptors) {
+    // num_threads 1 and 2, turns of 100 descriptors: 4,096 descriptors of 1 KiB in reverse
+    // order posted by the pool while the caller does not poll (A has a progress thread).
+    const size_t n = 4096;
+    std::vector<std::pair<uintptr_t, size_t>> l;
+    std::vector<std::pair<uintptr_t, size_t>> r;
+    for (size_t j = 0; j < n; ++j) {
+        const size_t k = n - 1 - j;
+        l.emplace_back(reinterpret_cast<uintptr_t>(local_.data()) + k * 1024, 1024);
+        r.emplace_back(peer_.bufAddr + k * 1024, 1024);
+    }
+    for (const char *threads : {"1", "2"}) {
+        SCOPED_TRACE(std::string("num_threads=") + threads);
+        lfSetup s;
+        s.provider = GetParam();
+        s.progThread = true;
+        s.extra["num_threads"] = threads;
+        s.extra["split_batch_size"] = "100";
+        auto p = lfAgent::make(std::string("P") + threads, s);
+        ASSERT_TRUE(p);
+        ASSERT_EQ(p->registerDram(reinterpret_cast<uintptr_t>(local_.data()), buf_len),
+                  NIXL_SUCCESS);
+        std::string name;
+        ASSERT_EQ(p->agent->loadRemoteMD(peer_.md, name), NIXL_SUCCESS);
+        const std::string md = p->md();
+        ASSERT_EQ(peer_.cmd("load", &md), "ok");
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(p->agent->createXferReq(NIXL_WRITE, xferList(l), xferList(r), "peer", req),
+                  NIXL_SUCCESS);
+        // One request posted again and again: a repost may come while the pool thread that
+        // completed the previous post is still leaving its turn.
+        for (uint32_t round = 0; round < 20; ++round) {
+            const uint32_t seed = 40 + 100 * static_cast<uint32_t>(threads[0] - '0') + round;
+            fillPattern(local_.data(), n * 1024, seed);
+            nixl_opt_args_t extra;
+            extra.notif = patternString(1000, seed);
+            // More than split_batch_size descriptors: nothing is posted on this thread.
+            ASSERT_EQ(p->agent->postXferReq(req, &extra), NIXL_IN_PROG) << "round " << round;
+            // The notification goes after every descriptor completed: the data is there.
+            ASSERT_EQ(peer_.cmd("notif 1000 " + std::to_string(seed) + " P" + threads), "ok")
+                << "round " << round;
+            EXPECT_EQ(
+                peer_.cmd("check 0 " + std::to_string(n * 1024) + " " + std::to_string(seed)),
+                "ok");
+            ASSERT_EQ(waitXfer(*p->agent, req), NIXL_SUCCESS) << "round " << round;
+        }
+        EXPECT_EQ(p->agent->releaseXferReq(req), NIXL_SUCCESS);
+        const uint32_t seed = 40 + static_cast<uint32_t>(threads[0] - '0');
+
+        ASSERT_EQ(peer_.cmd("fill " + std::to_string(seed + 10)), "ok");
+        std::fill(local_.begin(), local_.end(), 0);
+        ASSERT_EQ(p->agent->createXferReq(NIXL_READ, xferList(l), xferList(r), "peer", req),
+                  NIXL_SUCCESS);
+        ASSERT_EQ(runXfer(*p->agent, req), NIXL_SUCCESS);
+        EXPECT_EQ(firstMismatch(local_.data(), n * 1024, seed + 10), -1);
+        EXPECT_EQ(p->agent->releaseXferReq(req), NIXL_SUCCESS);
+
+        // Released right after its post, five times: the pool lets go of it, nothing breaks.
+        for (int round = 0; round < 5; ++round) {
+            ASSERT_EQ(p->agent->createXferReq(NIXL_WRITE, xferList(l), xferList(r), "peer", req),
+                      NIXL_SUCCESS);
+            ASSERT_EQ(p->agent->postXferReq(req), NIXL_IN_PROG);
+            EXPECT_EQ(p->agent->releaseXferReq(req), NIXL_SUCCESS);
+        }
+        {
+            // Back to back, no progress thread, 64 KiB blocks: the caller reads the last
+            // completions (while the pool thread may still be leaving its last turn) and
+            // reposts at once.
+            lfSetup qs = s;
+            qs.progThread = false;
+            qs.extra["split_batch_size"] = "16";
+            auto q = lfAgent::make(std::string("Q") + threads, qs);
+            ASSERT_TRUE(q);
+            ASSERT_EQ(q->registerDram(reinterpret_cast<uintptr_t>(local_.data()), buf_len),
+                      NIXL_SUCCESS);
+            ASSERT_EQ(q->agent->loadRemoteMD(peer_.md, name), NIXL_SUCCESS);
+            std::vector<std::pair<uintptr_t, size_t>> ql;
+            std::vector<std::pair<uintptr_t, size_t>> qr;
+            for (size_t k = 0; k < buf_len / 65536; ++k) {
+                ql.emplace_back(reinterpret_cast<uintptr_t>(local_.data()) + k * 65536, 65536);
+                qr.emplace_back(peer_.bufAddr + k * 65536, 65536);
+            }
+            nixlXferReqH *qreq = nullptr;
+            ASSERT_EQ(q->agent->createXferReq(NIXL_WRITE, xferList(ql), xferList(qr), "peer",
+                                              qreq),
+                      NIXL_SUCCESS);
+            // tcp moves 8 MiB in tens of ms here: fewer rounds (the race was seen on shm).
+            const int rounds = std::string(GetParam()) == "shm" ? 100 : 10;
+            for (int round = 0; round < rounds; ++round) {
+                ASSERT_EQ(runXfer(*q->agent, qreq), NIXL_SUCCESS) << "back-to-back " << round;
+            }
+            EXPECT_EQ(q->agent->releaseXferReq(qreq), NIXL_SUCCESS);
+        }
+        // Destroyed with a request queued in its pool (the agent releases it first).
+        ASSERT_EQ(p->agent->createXferReq(NIXL_WRITE, xferList(l), xferList(r), "peer", req),
+                  NIXL_SUCCESS);
+        ASSERT_EQ(p->agent->postXferReq(req), NIXL_IN_PROG);
+        p.reset();
+    }
+}
+
 /** Agent B in this process, connected both ways with A: a peer that must stay unaffected. */
 std::unique_ptr<lfAgent>
 makeBystander(lfAgent &a, std::vector<uint8_t> &buf, const char *provider) {

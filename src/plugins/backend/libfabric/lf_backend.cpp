@@ -106,10 +106,12 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
                 start = end + 1;
             }
         } else if (key == "num_threads") {
-            if (v != "0" && !v.empty()) {
-                bad(key, v, "only 0: this backend posts from the calling thread (no pool)");
+            // NIXL's worker threads: here they post long requests' turns (lf_pool.cpp).
+            if (!v.empty() && !parseSize(v, 0, 64, n)) {
+                bad(key, v, "an integer 0..64");
                 return;
             }
+            cfg_.numThreads = v.empty() ? 0 : n;
         } else if (key == "split_batch_size") {
             if (!parseSize(v, 1, 1u << 20, n)) {
                 bad(key, v, "an integer 1..1048576");
@@ -259,9 +261,13 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         }
         progress_ = std::thread([this] { progressLoop(); });
     }
+    if (!startPool()) {
+        initErr = true;
+    }
 }
 
 lfEngine::~lfEngine() {
+    stopPool(); // first: its threads post on the rails
     stop_.store(true, std::memory_order_release);
     if (progress_.joinable()) {
         const uint64_t one = 1;

@@ -187,12 +187,20 @@ public:
      *  taken and left within one postMoreLocked (fault_hold_mark: until release). */
     nixlReg::nixlRegTable::mark_t mark;
     bool markHeld = false;
+    /** num_threads > 0: the posting pool posts this request's turns (engine's poolMu_). */
+    bool poolQueued = false; ///< in the pool's queue
+    bool poolRunning = false; ///< a pool thread is posting a turn of it
+    bool poolCancel = false; ///< released: not queued again
+    /** Reposted while a turn of the previous post ran: that turn queues it again. */
+    bool poolAgain = false;
 };
 
 /** Engine parameters after validation. */
 struct lfConfig {
     std::vector<std::string> providers; ///< empty: auto (shm and tcp;ofi_rxm)
     size_t splitBatch = 1024;
+    /** num_threads: posting pool threads (0: the caller and progress post, as before). */
+    size_t numThreads = 0;
     size_t notifFrag = 8192; ///< under tcp;ofi_rxm's eager size, so fragments stay eager
     size_t recvBufs = 64;
     std::chrono::milliseconds peerCheck{100};
@@ -364,6 +372,25 @@ private:
     void
     wakeProgressIfIdle() const noexcept;
 
+    // lf_pool.cpp
+    /** Starts the num_threads posting threads; false (logged) if one cannot start. */
+    bool
+    startPool();
+    /** Stops and joins them; queued requests are left to the engine's teardown. */
+    void
+    stopPool();
+    void
+    poolLoop();
+    /** Hands a posted request (posting, nothing posted yet) to the pool. */
+    void
+    poolPost(lfReq *req) const;
+    /** Posts one turn (split_batch_size) of req; true if descriptors remain. */
+    bool
+    poolTurn(lfReq &req) const;
+    /** Release: takes req out of the pool's queue and waits for a turn of it running. */
+    void
+    poolForget(lfReq *req) const;
+
     // lf_xfer.cpp
     nixl_status_t
     postLoopback(lfReq &req, const nixl_meta_dlist_t &local, const nixl_meta_dlist_t &remote,
@@ -416,6 +443,14 @@ private:
     mutable std::atomic<uint64_t> notifLost_{0};
     mutable int64_t malformedLogMs_ = INT64_MIN / 2; ///< notifMu_: last line about a bad fragment
     mutable uint64_t malformedUnlogged_ = 0; ///< notifMu_
+
+    /** Posting pool (num_threads > 0): requests with turns to post, in order. */
+    mutable std::mutex poolMu_;
+    mutable std::condition_variable poolCv_; ///< a request was queued, or stop
+    mutable std::condition_variable poolDoneCv_; ///< a turn ended
+    mutable std::deque<lfReq *> poolQueue_;
+    bool poolStop_ = false; ///< poolMu_
+    std::vector<std::thread> pool_;
 
     std::atomic<bool> stop_{false};
     std::thread progress_;

@@ -186,6 +186,12 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
     req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
     req->posting = true;
     req->nextPost = 0;
+    if (cfg_.numThreads != 0 && req->ctxs.size() > cfg_.splitBatch) {
+        // The pool posts it, turn by turn; the caller returns at once.
+        lk.unlock();
+        poolPost(req);
+        return NIXL_IN_PROG;
+    }
     postMoreLocked(r, req);
     progressLocked(r);
     const auto st = static_cast<nixl_status_t>(req->status.load(std::memory_order_acquire));
@@ -274,6 +280,9 @@ lfEngine::abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const {
 nixl_status_t
 lfEngine::releaseReqH(nixlBackendReqH *handle) const {
     auto *req = static_cast<lfReq *>(handle);
+    if (cfg_.numThreads != 0 && req->rail != nullptr) {
+        poolForget(req); // no pool thread touches it after this
+    }
     if (req->rail != nullptr) {
         std::lock_guard<std::mutex> g(req->rail->mu);
         if (req->pending == 0 || cfg_.faultHoldMark) {
