@@ -15,7 +15,10 @@
 //
 //   NIXL_PLUGIN_DIR=build/src/plugins ucx_threads_bench [--threads 0,1,2] [--paths direct,ucp]
 //       [--op WRITE|READ] [--descs 4096] [--block 64K] [--split 1024] [--rounds 5]
-//       [--min-ms 300] [--progress-thread 0|1]
+//       [--min-ms 300] [--progress-thread 0|1] [--backend UCX|LIBFABRIC]
+//
+// --backend LIBFABRIC measures LIBFABRIC's num_threads the same way; its paths are the
+// providers, shm and tcp (tcp;ofi_rxm), and its target always polls (tcp needs it).
 
 #include <algorithm>
 #include <cerrno>
@@ -40,6 +43,7 @@ namespace {
 using steady = std::chrono::steady_clock;
 
 struct options {
+    std::string backend = "UCX";
     std::vector<size_t> threads{0, 1, 2};
     std::vector<std::string> paths{"direct", "ucp"};
     std::string op = "WRITE";
@@ -134,18 +138,28 @@ mapBuffer(size_t len) {
 }
 
 nixl_b_params_t
-params(const std::string &path, size_t threads, size_t split_batch) {
-    return {{"ucx_direct_cma", path == "direct" ? "yes" : "no"},
-            {"num_threads", std::to_string(threads)},
-            {"split_batch_size", std::to_string(split_batch)}};
+params(const std::string &backend, const std::string &path, size_t threads, size_t split_batch) {
+    nixl_b_params_t p = {{"num_threads", std::to_string(threads)},
+                         {"split_batch_size", std::to_string(split_batch)}};
+    if (backend == "UCX") {
+        p["ucx_direct_cma"] = path == "direct" ? "yes" : "no";
+    } else {
+        p["provider"] = path == "shm" ? "shm" : "tcp;ofi_rxm";
+    }
+    return p;
 }
 
 /** Registers its buffer, hands over its metadata, loads the initiators', serves until told. */
 int
-targetMain(int fd, const std::string &path, size_t len, size_t agents, bool prog) {
+targetMain(int fd,
+           const std::string &backend,
+           const std::string &path,
+           size_t len,
+           size_t agents,
+           bool prog) {
     nixlAgent agent("target", nixlAgentConfig(prog));
     nixlBackendH *be = nullptr;
-    if (agent.createBackend("UCX", params(path, 0, 1024), be) != NIXL_SUCCESS) {
+    if (agent.createBackend(backend, params(backend, path, 0, 1024), be) != NIXL_SUCCESS) {
         sendFrame(fd, "err");
         return 1;
     }
@@ -167,7 +181,7 @@ targetMain(int fd, const std::string &path, size_t len, size_t agents, bool prog
         }
     }
     sendFrame(fd, "ready");
-    if (path == "direct") {
+    if (backend == "UCX" && path == "direct") {
         // One-sided copies need nothing of the target: it sleeps (nixlbench's target), and
         // leaves the two cores to the initiator.
         struct pollfd pfd = {fd, POLLIN, 0};
@@ -222,6 +236,7 @@ runPath(const options &o, const std::string &path, const char *self) {
         std::vector<std::string> args = {self,
                                          "--target",
                                          std::to_string(sv[1]),
+                                         o.backend,
                                          path,
                                          std::to_string(len),
                                          std::to_string(o.threads.size()),
@@ -256,7 +271,8 @@ runPath(const options &o, const std::string &path, const char *self) {
         nixlBackendH *be = nullptr;
         std::string md;
         std::string name;
-        if (in.agent->createBackend("UCX", params(path, in.threads, o.split), be) !=
+        if (in.agent->createBackend(o.backend, params(o.backend, path, in.threads, o.split),
+                                    be) !=
                 NIXL_SUCCESS ||
             in.agent->registerMem(reg) != NIXL_SUCCESS || in.agent->getLocalMD(md) != NIXL_SUCCESS ||
             in.agent->loadRemoteMD(tmd, name) != NIXL_SUCCESS || !sendFrame(fd, md)) {
@@ -306,9 +322,9 @@ runPath(const options &o, const std::string &path, const char *self) {
             in.roundGbps.push_back(static_cast<double>(len) * n / s / 1e9);
         }
     }
-    std::printf("# %s path, %s of %zu x %zu B (%.0f MiB), split_batch_size %zu, progress "
+    std::printf("# %s %s path, %s of %zu x %zu B (%.0f MiB), split_batch_size %zu, progress "
                 "thread %s, %d rounds x %d ms per value, interleaved\n",
-                path.c_str(), o.op.c_str(), o.descs, o.block, len / 1048576.0, o.split,
+                o.backend.c_str(), path.c_str(), o.op.c_str(), o.descs, o.block, len / 1048576.0, o.split,
                 o.progThread ? "on" : "off", o.rounds, o.minMs);
     std::printf("%-8s %-12s %10s %12s %12s %12s\n", "path", "num_threads", "GB/s", "ratio",
                 "min round", "max round");
@@ -339,10 +355,12 @@ runPath(const options &o, const std::string &path, const char *self) {
 
 int
 main(int argc, char **argv) {
-    if (argc == 7 && std::string(argv[1]) == "--target") {
-        return targetMain(std::atoi(argv[2]), argv[3], std::strtoull(argv[4], nullptr, 10),
-                          std::strtoull(argv[5], nullptr, 10), std::string(argv[6]) == "1");
+    if (argc == 8 && std::string(argv[1]) == "--target") {
+        return targetMain(std::atoi(argv[2]), argv[3], argv[4],
+                          std::strtoull(argv[5], nullptr, 10),
+                          std::strtoull(argv[6], nullptr, 10), std::string(argv[7]) == "1");
     }
+    bool pathsGiven = false;
     options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -354,6 +372,9 @@ main(int argc, char **argv) {
             }
         } else if (a == "--paths") {
             o.paths = split(next());
+            pathsGiven = true;
+        } else if (a == "--backend") {
+            o.backend = next();
         } else if (a == "--op") {
             o.op = next();
         } else if (a == "--descs") {
@@ -378,9 +399,18 @@ main(int argc, char **argv) {
         std::fprintf(stderr, "--threads, --descs, --block and --rounds must not be empty or 0\n");
         return 2;
     }
+    if (o.backend != "UCX" && o.backend != "LIBFABRIC") {
+        std::fprintf(stderr, "--backend is UCX or LIBFABRIC, not '%s'\n", o.backend.c_str());
+        return 2;
+    }
+    const bool ucx = o.backend == "UCX";
+    if (!pathsGiven && !ucx) {
+        o.paths = {"shm", "tcp"};
+    }
     for (const std::string &p : o.paths) {
-        if (p != "direct" && p != "ucp") {
-            std::fprintf(stderr, "--paths takes direct and ucp, not '%s'\n", p.c_str());
+        if (ucx ? p != "direct" && p != "ucp" : p != "shm" && p != "tcp") {
+            std::fprintf(stderr, "--paths of %s takes %s, not '%s'\n", o.backend.c_str(),
+                         ucx ? "direct and ucp" : "shm and tcp", p.c_str());
             return 2;
         }
         if (runPath(o, p, argv[0]) != 0) {

@@ -193,6 +193,9 @@ public:
     bool poolCancel = false; ///< released: not queued again
     /** Reposted while a turn of the previous post ran: that turn queues it again. */
     bool poolAgain = false;
+    /** Queued or running in the pool (written under poolMu_): its turns progress the rail,
+     *  so checkXfer does not (it would only contend for the rail's mutex). */
+    std::atomic<bool> poolActive{false};
 };
 
 /** Engine parameters after validation. */

@@ -47,6 +47,7 @@ lfEngine::stopPool() {
         poolStop_ = true;
         for (lfReq *req : poolQueue_) {
             req->poolQueued = false;
+            req->poolActive.store(false, std::memory_order_release);
         }
         poolQueue_.clear();
     }
@@ -81,6 +82,8 @@ lfEngine::poolLoop() {
             poolQueue_.push_back(req);
             req->poolQueued = true;
             poolCv_.notify_one();
+        } else {
+            req->poolActive.store(false, std::memory_order_release);
         }
         poolDoneCv_.notify_all();
     }
@@ -91,6 +94,7 @@ lfEngine::poolPost(lfReq *req) const {
     {
         std::lock_guard<std::mutex> g(poolMu_);
         req->poolCancel = false;
+        req->poolActive.store(true, std::memory_order_release);
         if (req->poolQueued) {
             return;
         }
@@ -141,6 +145,7 @@ lfEngine::poolForget(lfReq *req) const {
     std::unique_lock<std::mutex> lk(poolMu_);
     req->poolCancel = true;
     req->poolAgain = false;
+    req->poolActive.store(false, std::memory_order_release);
     if (req->poolQueued) {
         poolQueue_.erase(std::find(poolQueue_.begin(), poolQueue_.end(), req));
         req->poolQueued = false;

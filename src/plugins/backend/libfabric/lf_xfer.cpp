@@ -10,6 +10,7 @@
 #include <csignal>
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
@@ -232,7 +233,10 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
         return st;
     }
     lfRail &r = *req->rail;
-    if (!progThread_) {
+    // A request the pool is posting: its turns progress the rail (reading completions
+    // between turns); the caller would only contend for the rail's mutex and a core.
+    const bool pooled = cfg_.numThreads != 0 && req->poolActive.load(std::memory_order_acquire);
+    if (!progThread_ && !pooled) {
         std::lock_guard<std::mutex> g(r.mu);
         progressLocked(r);
     }
@@ -250,6 +254,9 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
         std::lock_guard<std::mutex> g(r.mu);
         abandonLocked(r, req, NIXL_ERR_BACKEND);
         st = NIXL_ERR_BACKEND;
+    }
+    if (pooled && st == NIXL_IN_PROG) {
+        std::this_thread::yield(); // a caller polling in a loop hands the pool its core
     }
     return st;
 }
