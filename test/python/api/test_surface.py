@@ -228,6 +228,8 @@ class AgentTest(unittest.TestCase):
         self.assertIn("UCX", ag.backends)
         params = ag.get_backend_params("UCX")
         self.assertIsInstance(params, dict)
+        # The backend took it (UCX's posting pool), not only the agent's config.
+        self.assertEqual(params.get("num_threads"), "2")
 
     def test_plugin_and_backend_queries(self):
         a = self.a
