@@ -407,14 +407,15 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         req->dropNotif = false;
         req->notifSend = nullptr;
         req->wireTraced = false;
+        // num_threads > 0: a long list goes to the pool in batches of split_batch_size (set
+        // before the status, which publishes the post to other threads).
+        req->split = cfg_.numThreads != 0 && req->count > cfg_.splitBatch;
         req->status.store(NIXL_IN_PROG, std::memory_order_release);
     }
     // A small traced direct post completes inline: its phases go in one batch, recorded once
     // the copy is done (one call into core and one clock read instead of one per phase).
     // Everything the batch borrows lives on this stack, and so does a copy of the context:
     // once the request's status is out, another thread may release it.
-    // num_threads > 0: a long list goes to the pool in batches of split_batch_size.
-    req->split = cfg_.numThreads != 0 && req->count > cfg_.splitBatch;
     const bool traced = tracing();
     const bool batched = traced && req->path == nixlUcxReq::path_t::DIRECT &&
                          req->totalBytes <= nixlUcx::trace_batch_bytes && !req->split;
