@@ -618,7 +618,8 @@ private:
     poolLoop();
     /**
      * Posts req (status IN_PROG, SUBMIT traced, direct: staleCheck passed) as batches of
-     * split_batch_size descriptors to the pool; returns the request's status.
+     * split_batch_size descriptors to the pool; NIXL_IN_PROG once they are queued (the
+     * connection's error if it is gone before).
      */
     nixl_status_t
     postSplit(nixlUcxReq &req) const;

@@ -139,8 +139,9 @@ nixlUcxEngine::postSplit(nixlUcxReq &req) const {
     } else {
         poolCv_.notify_all();
     }
-    // A batch may have finished the request already (a lost connection).
-    return req.status.load(std::memory_order_acquire);
+    // In progress even if the pool has finished it already (getXferStatus then says so):
+    // a pooled post returns at once with the same answer however the threads were scheduled.
+    return NIXL_IN_PROG;
 }
 
 void
