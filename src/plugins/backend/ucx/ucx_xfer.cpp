@@ -330,9 +330,12 @@ nixlUcxEngine::finishUcxSplit(nixlUcxReq &req) const {
         }
         if (req.splitCancel.load(std::memory_order_acquire)) {
             req.dropNotif = true; // released: part of the data was never posted
-        } else if (req.ucxError == UCS_OK && req.op == NIXL_WRITE && w.worker != nullptr &&
-                   lane.ep != nullptr && req.conn->usable()) {
-            // After every batch's puts: remote completion of all of them.
+        }
+        if (req.ucxError == UCS_OK && req.op == NIXL_WRITE && w.worker != nullptr &&
+            lane.ep != nullptr && req.conn->usable()) {
+            // After every batch's puts: remote completion of all of them. Released too: a
+            // put completes locally before it reached the target (tcp), and the release
+            // waits for this flush before the buffers and the worker may go.
             ucp_request_param_t p{};
             p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
             p.cb.send = ucxDataCb;
