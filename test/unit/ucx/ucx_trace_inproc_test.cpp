@@ -116,6 +116,56 @@ protected:
     scopedEnv telemetry_{"NIXL_TELEMETRY_ENABLE", nullptr};
 };
 
+TEST_P(ucxTraceTest, PooledWriteRecordsEachPhaseOnce) {
+    // num_threads=2, batches of 16: 256 descriptors of 512 bytes are 16 batches posted by the
+    // pool, and still one request: one phase of each kind at either end.
+    recorder rec("recA");
+    rec.clear();
+    testMem src(128 * 1024);
+    testMem dst(128 * 1024);
+    {
+        ucxSetup pooled = setup();
+        pooled.params["num_threads"] = "2";
+        pooled.params["split_batch_size"] = "16";
+        auto a = makeUcx("A", "recA", pooled);
+        auto b = makeUcx("B", "recA", setup());
+        ASSERT_TRUE(a && b);
+        ASSERT_EQ(a->registerDram(src.addr(), src.size()), NIXL_SUCCESS);
+        ASSERT_EQ(b->registerDram(dst.addr(), dst.size()), NIXL_SUCCESS);
+        std::string got;
+        ASSERT_EQ(a->agent->loadRemoteMD(b->md(), got), NIXL_SUCCESS);
+        std::vector<std::pair<uintptr_t, size_t>> l;
+        std::vector<std::pair<uintptr_t, size_t>> r;
+        for (size_t i = 0; i < 256; ++i) {
+            l.emplace_back(src.addr() + i * 512, 512);
+            r.emplace_back(dst.addr() + i * 512, 512);
+        }
+        fillPattern(src.data(), src.size(), 6);
+        nixl_opt_args_t extra;
+        extra.notif = "pooled";
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(a->agent->createXferReq(NIXL_WRITE, xferList(l), xferList(r), "B", req,
+                                          &extra),
+                  NIXL_SUCCESS);
+        notifBox box;
+        ASSERT_EQ(runXfer(*a->agent, req, [&] { box.poll(*b->agent); }), NIXL_SUCCESS);
+        ASSERT_EQ(a->agent->releaseXferReq(req), NIXL_SUCCESS);
+        EXPECT_TRUE(waitFor([&] {
+            box.poll(*b->agent);
+            return box.count("A", "pooled") == 1;
+        }));
+        EXPECT_EQ(firstMismatch(dst.data(), dst.size(), 6), -1);
+    }
+    const std::vector<traceEvent> ev = rec.allEvents();
+    EXPECT_EQ(phaseNames(ev, "A"),
+              (std::vector<std::string>{"nixl::backend.submit", "nixl::backend.wire_submitted",
+                                        "nixl::backend.wire_completed",
+                                        "nixl::backend.notif_sent"}));
+    EXPECT_EQ(phaseNames(ev, "B"),
+              (std::vector<std::string>{"nixl::backend.notif_received",
+                                        "nixl::backend.remote_observed"}));
+}
+
 TEST_P(ucxTraceTest, PhasesOfAWriteCarryTheRequestsTraceIdToTheTarget) {
     recorder rec("recA");
     rec.clear();
