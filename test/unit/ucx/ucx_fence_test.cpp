@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "metadata/md_blob.h"
-#include "ucx_regtable.h"
+#include "reg_table.h"
 #include "ucx_test_utils.h"
 #include "../../common/log_capture.h"
 
@@ -89,7 +89,7 @@ newName(const std::set<std::string> &before) {
         if (fd < 0) {
             continue;
         }
-        nixlUcx::regTableHeader h{};
+        nixlReg::regTableHeader h{};
         const bool ok = ::pread(fd, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h));
         ::close(fd);
         if (ok && h.pid == static_cast<int32_t>(::getpid())) {
@@ -106,7 +106,7 @@ fenceWaits(const std::string &name) {
     if (fd < 0) {
         return 0;
     }
-    nixlUcx::regTableHeader h{};
+    nixlReg::regTableHeader h{};
     const bool ok = ::pread(fd, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h));
     ::close(fd);
     return ok ? h.fenceWaits : 0;

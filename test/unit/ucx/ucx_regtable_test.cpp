@@ -2,7 +2,7 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The registration table in shared memory without an engine (ucx_regtable.h): what a peer
+// The registration table in shared memory without an engine (src/utils/regtable/reg_table.h): what a peer
 // refuses to map (another engine's table, as after a restart that reused the pid; a foreign
 // uid; a wrong mode), and the fence's waits: for a copy in flight, and not for a copier that
 // was killed inside one. Children are forked and report over a pipe; nothing sleeps.
@@ -21,11 +21,12 @@
 #include <unistd.h>
 #include <vector>
 
-#include "ucx_regtable.h"
+#include "reg_table.h"
 #include "ucx_test_utils.h"
+#include "ucx_utils.h"
 #include "../full_fs.h"
 
-using nixlUcx::nixlUcxRegTable;
+using nixlReg::nixlRegTable;
 using nixlUcx::procIdentity;
 
 namespace {
@@ -43,7 +44,7 @@ self() {
 }
 
 std::string
-shmPath(const nixlUcxRegTable &t) {
+shmPath(const nixlRegTable &t) {
     return "/dev/shm" + t.name();
 }
 
@@ -63,7 +64,7 @@ readByte(int fd) {
 TEST(ucxRegTable, MapsOnlyTheTableTheConnectionInfoNames) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
+    auto owner = nixlRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
@@ -73,7 +74,7 @@ TEST(ucxRegTable, MapsOnlyTheTableTheConnectionInfoNames) {
     EXPECT_EQ(st.st_mode & 07777, 0600u);
     EXPECT_EQ(owner->slots()[0].load(), owner_nonce);
 
-    auto ok = nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why);
+    auto ok = nixlRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why);
     ASSERT_TRUE(ok) << why;
     // The reader sees the owner's slots through its own mapping.
     owner->slots()[5].store(42);
@@ -83,29 +84,29 @@ TEST(ucxRegTable, MapsOnlyTheTableTheConnectionInfoNames) {
     // connection info never validates against the old table.
     why.clear();
     EXPECT_FALSE(
-        nixlUcxRegTable::open(owner->name(), owner_nonce + 1, me, slots, me, reader_nonce, why));
+        nixlRegTable::open(owner->name(), owner_nonce + 1, me, slots, me, reader_nonce, why));
     EXPECT_NE(why.find("belongs to another engine"), std::string::npos) << why;
     procIdentity other = me;
     other.startTime += 1;
     why.clear();
     EXPECT_FALSE(
-        nixlUcxRegTable::open(owner->name(), owner_nonce, other, slots, me, reader_nonce, why));
+        nixlRegTable::open(owner->name(), owner_nonce, other, slots, me, reader_nonce, why));
     EXPECT_NE(why.find("belongs to another engine"), std::string::npos) << why;
     other = me;
     other.pid += 1;
     why.clear();
     EXPECT_FALSE(
-        nixlUcxRegTable::open(owner->name(), owner_nonce, other, slots, me, reader_nonce, why));
+        nixlRegTable::open(owner->name(), owner_nonce, other, slots, me, reader_nonce, why));
     EXPECT_NE(why.find("belongs to another engine"), std::string::npos) << why;
     // Another size than the connection info says.
     why.clear();
     EXPECT_FALSE(
-        nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots * 2, me, reader_nonce, why));
+        nixlRegTable::open(owner->name(), owner_nonce, me, slots * 2, me, reader_nonce, why));
     EXPECT_NE(why.find("bytes, expected"), std::string::npos) << why;
     // Names the owner could not have made never reach shm_open.
     for (const char *bad : {"", "/etc/passwd", "/nixl-ucx-../../x", "/nixl-ucx-0123"}) {
         why.clear();
-        EXPECT_FALSE(nixlUcxRegTable::open(bad, owner_nonce, me, slots, me, reader_nonce, why));
+        EXPECT_FALSE(nixlRegTable::open(bad, owner_nonce, me, slots, me, reader_nonce, why));
         EXPECT_EQ(why, "table name is malformed") << bad;
     }
     // Gone with its owner.
@@ -113,14 +114,14 @@ TEST(ucxRegTable, MapsOnlyTheTableTheConnectionInfoNames) {
     ok.reset();
     owner.reset();
     why.clear();
-    EXPECT_FALSE(nixlUcxRegTable::open(name, owner_nonce, me, slots, me, reader_nonce, why));
+    EXPECT_FALSE(nixlRegTable::open(name, owner_nonce, me, slots, me, reader_nonce, why));
     EXPECT_NE(why.find("No such file"), std::string::npos) << why;
 }
 
 TEST(ucxRegTable, RefusesWrongModeAndForeignUid) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
+    auto owner = nixlRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
@@ -128,7 +129,7 @@ TEST(ucxRegTable, RefusesWrongModeAndForeignUid) {
     const std::string path = shmPath(*owner);
     ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
     why.clear();
-    EXPECT_FALSE(nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
+    EXPECT_FALSE(nixlRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
     EXPECT_NE(why.find("has mode 0644, expected 0600"), std::string::npos) << why;
     ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
     if (::geteuid() != 0) {
@@ -136,25 +137,25 @@ TEST(ucxRegTable, RefusesWrongModeAndForeignUid) {
     }
     ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
     why.clear();
-    EXPECT_FALSE(nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
+    EXPECT_FALSE(nixlRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
     EXPECT_NE(why.find("belongs to uid 65534"), std::string::npos) << why;
 }
 
 TEST(ucxRegTable, FenceWaitsForTheCopyInFlight) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
+    auto owner = nixlRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
     }
-    auto reader = nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why);
+    auto reader = nixlRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why);
     ASSERT_TRUE(reader) << why;
     // No copy running: the fence returns at once.
     std::string who;
     EXPECT_TRUE(owner->fence(60000, who));
 
-    const nixlUcxRegTable::mark_t mark = reader->enter();
+    const nixlRegTable::mark_t mark = reader->enter();
     std::atomic<bool> returned{false};
     bool fenced = false;
     std::thread dereg([&] {
@@ -164,15 +165,15 @@ TEST(ucxRegTable, FenceWaitsForTheCopyInFlight) {
     // Once the fence waits on the mark it cannot return before the copy leaves it.
     EXPECT_TRUE(nixl_ucx_test::waitFor([&] { return owner->fenceWaits() == 1; }));
     EXPECT_FALSE(returned.load());
-    nixlUcxRegTable::leave(mark);
+    nixlRegTable::leave(mark);
     dereg.join();
     EXPECT_TRUE(fenced) << who;
 
     // A live copier that stays inside is reported after the timeout instead of hanging.
-    const nixlUcxRegTable::mark_t stuck = reader->enter();
+    const nixlRegTable::mark_t stuck = reader->enter();
     EXPECT_FALSE(owner->fence(1, who));
     EXPECT_NE(who.find("is still copying"), std::string::npos) << who;
-    nixlUcxRegTable::leave(stuck);
+    nixlRegTable::leave(stuck);
 }
 
 // Many mappings of one table by one engine (a peer loaded under 300 names: one connection,
@@ -182,29 +183,29 @@ TEST(ucxRegTable, FenceWaitsForTheCopyInFlight) {
 TEST(ucxRegTable, OneReaderRecordPerEngineHoweverManyMappings) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
+    auto owner = nixlRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
     }
-    std::vector<std::unique_ptr<nixlUcxRegTable>> same;
+    std::vector<std::unique_ptr<nixlRegTable>> same;
     for (int i = 0; i < 300; ++i) {
         same.push_back(
-            nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
+            nixlRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce, why));
         ASSERT_TRUE(same.back()) << "mapping " << i << ": " << why;
     }
     auto honest =
-        nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce + 1, why);
+        nixlRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce + 1, why);
     ASSERT_TRUE(honest) << why;
     // The fence watches the honest engine's record, and the shared one of the 300.
     std::string who;
-    nixlUcxRegTable::mark_t mark = honest->enter();
+    nixlRegTable::mark_t mark = honest->enter();
     EXPECT_FALSE(owner->fence(1, who));
     EXPECT_NE(who.find("is still copying"), std::string::npos) << who;
-    nixlUcxRegTable::leave(mark);
+    nixlRegTable::leave(mark);
     mark = same[299]->enter();
     EXPECT_FALSE(owner->fence(1, who));
-    nixlUcxRegTable::leave(mark);
+    nixlRegTable::leave(mark);
     EXPECT_TRUE(owner->fence(60000, who)) << who;
 
     // The shared record stays while any of its mappings does, and is freed with the last:
@@ -212,23 +213,23 @@ TEST(ucxRegTable, OneReaderRecordPerEngineHoweverManyMappings) {
     same.erase(same.begin(), same.begin() + 299);
     mark = same[0]->enter();
     EXPECT_FALSE(owner->fence(1, who));
-    nixlUcxRegTable::leave(mark);
+    nixlRegTable::leave(mark);
     same.clear();
-    std::vector<std::unique_ptr<nixlUcxRegTable>> others;
-    for (uint64_t i = 0; i < nixlUcx::reg_table_readers - 1; ++i) {
-        others.push_back(nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me,
+    std::vector<std::unique_ptr<nixlRegTable>> others;
+    for (uint64_t i = 0; i < nixlReg::reg_table_readers - 1; ++i) {
+        others.push_back(nixlRegTable::open(owner->name(), owner_nonce, me, slots, me,
                                                reader_nonce + 2 + i, why));
         ASSERT_TRUE(others.back()) << "engine " << i << ": " << why;
     }
     EXPECT_FALSE(
-        nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce + 999, why));
+        nixlRegTable::open(owner->name(), owner_nonce, me, slots, me, reader_nonce + 999, why));
     EXPECT_NE(why.find("no free reader record"), std::string::npos) << why;
 }
 
 TEST(ucxRegTable, FenceSkipsACopierKilledInsideItsCopy) {
     const procIdentity me = self();
     std::string why;
-    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
+    auto owner = nixlRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
@@ -245,7 +246,7 @@ TEST(ucxRegTable, FenceSkipsACopierKilledInsideItsCopy) {
             ::_exit(2);
         }
         std::string w;
-        auto r = nixlUcxRegTable::open(owner->name(), owner_nonce, me, slots, cid, 7, w);
+        auto r = nixlRegTable::open(owner->name(), owner_nonce, me, slots, cid, 7, w);
         if (!r) {
             ::_exit(3);
         }
@@ -289,7 +290,7 @@ TEST(ucxRegTable, TablesOfKilledOwnersAreSwept) {
         if (!nixlUcx::readSelfIdentity(cid, err)) {
             ::_exit(2);
         }
-        auto t = nixlUcxRegTable::create("ucx", cid, 99, slots, err);
+        auto t = nixlRegTable::create("ucx", cid, 99, slots, err);
         if (!t) {
             ::_exit(3);
         }
@@ -317,7 +318,7 @@ TEST(ucxRegTable, TablesOfKilledOwnersAreSwept) {
     struct stat st {};
     ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0);
     std::string why;
-    auto fresh = nixlUcxRegTable::create("ucx", me, owner_nonce, slots, why);
+    auto fresh = nixlRegTable::create("ucx", me, owner_nonce, slots, why);
     ASSERT_TRUE(fresh) << why;
     EXPECT_NE(::stat(("/dev/shm" + name).c_str(), &st), 0);
     EXPECT_EQ(errno, ENOENT);
@@ -333,7 +334,7 @@ TEST(ucxRegTable, DISABLED_ShmFullChildTable) {
     const procIdentity me = self();
     std::string why;
     // Full before create: private memory, and why names the cause.
-    auto t = nixlUcxRegTable::create("ucx", me, owner_nonce, size_t(1) << 20, why);
+    auto t = nixlRegTable::create("ucx", me, owner_nonce, size_t(1) << 20, why);
     ASSERT_TRUE(t) << why;
     EXPECT_TRUE(t->name().empty());
     EXPECT_NE(why.find(std::strerror(ENOSPC)), std::string::npos) << why;
@@ -347,7 +348,7 @@ TEST(ucxRegTable, DISABLED_ShmFilledAfterCreateChildTable) {
     ASSERT_TRUE(nixl_full_fs::inFullFsChild());
     const procIdentity me = self();
     std::string why;
-    auto t = nixlUcxRegTable::create("ucx", me, owner_nonce, size_t(1) << 20, why);
+    auto t = nixlRegTable::create("ucx", me, owner_nonce, size_t(1) << 20, why);
     ASSERT_TRUE(t) << why;
     ASSERT_FALSE(t->name().empty()) << why;
     ASSERT_TRUE(nixl_full_fs::fillUp(nixl_full_fs::fullFsDir()));
@@ -358,7 +359,7 @@ TEST(ucxRegTable, DISABLED_ShmFilledAfterCreateChildTable) {
     EXPECT_FALSE(t->reserve(500000, why));
     EXPECT_NE(why.find(std::strerror(ENOSPC)), std::string::npos) << why;
     // A peer maps and reads the reserved part as usual.
-    auto r = nixlUcxRegTable::open(t->name(), owner_nonce, me, size_t(1) << 20, me, reader_nonce,
+    auto r = nixlRegTable::open(t->name(), owner_nonce, me, size_t(1) << 20, me, reader_nonce,
                                    why);
     ASSERT_TRUE(r) << why;
     EXPECT_EQ(r->slots()[1].load(), 1u);
@@ -443,13 +444,13 @@ TEST(ucxRegTable, ReadersSeeOnlySlotsWithStorage) {
     const procIdentity me = self();
     std::string why;
     constexpr size_t many = size_t(1) << 20; // the engines' table size
-    auto owner = nixlUcxRegTable::create("ucx", me, owner_nonce, many, why);
+    auto owner = nixlRegTable::create("ucx", me, owner_nonce, many, why);
     ASSERT_TRUE(owner) << why;
     if (owner->name().empty()) {
         GTEST_SKIP() << "no POSIX shared memory here: " << why;
     }
     auto reader =
-        nixlUcxRegTable::open(owner->name(), owner_nonce, me, many, me, reader_nonce, why);
+        nixlRegTable::open(owner->name(), owner_nonce, me, many, me, reader_nonce, why);
     ASSERT_TRUE(reader) << why;
     EXPECT_TRUE(reader->backed(0));
     EXPECT_TRUE(reader->backed(1));

@@ -413,7 +413,7 @@ nixlUcxEngine::initUcx() {
 
     {
         std::string why;
-        regTab_ = nixlUcx::nixlUcxRegTable::create(nixlUcx::ucx_reg_table_tag, self_, nonce_,
+        regTab_ = nixlReg::nixlRegTable::create("ucx", self_, nonce_,
                                                     reg_table_slots, why);
         if (!regTab_) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX: " << why);

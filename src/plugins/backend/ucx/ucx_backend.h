@@ -18,7 +18,7 @@
  *    errors returned synchronously. Every other peer (other hosts, UCX_TLS without cma,
  *    ucx_direct_cma=no, VRAM) goes through ucp_put_nbx/ucp_get_nbx and ucp_ep_flush_nbx.
  *    Agents of one process copy with memcpy instead.
- *  - Registration checks and the deregistration fence (ucx_regtable.h): each engine's table of
+ *  - Registration checks and the deregistration fence (src/utils/regtable/reg_table.h): each engine's table of
  *    registration ids lives in 0600 shared memory that same-host peers of its uid map; every
  *    direct copy checks its registrations there inside a mark, and deregisterMem waits out
  *    the marks, so no copy touches a range after its deregistration returned.
@@ -54,7 +54,7 @@
 #include <ucp/api/ucp.h>
 
 #include "nixl_backend_sdk.h"
-#include "ucx_regtable.h"
+#include "reg_table.h"
 #include "ucx_utils.h"
 #include "ucx_wire.h"
 
@@ -182,7 +182,7 @@ public:
      * copies check their registrations in it under the fence instead of a process_vm_readv per
      * post. nullptr: the check of old (one process_vm_readv of the slots at post, no fence).
      */
-    std::unique_ptr<nixlUcx::nixlUcxRegTable> peerTable;
+    std::unique_ptr<nixlReg::nixlRegTable> peerTable;
     std::vector<std::unique_ptr<nixlUcxLane>> lanes;
 
     std::atomic<int> state{ALIVE};
@@ -253,7 +253,7 @@ public:
 
     ~nixlUcxReq() override {
         if (heldMark.m != nullptr) {
-            nixlUcx::nixlUcxRegTable::leave(heldMark);
+            nixlReg::nixlRegTable::leave(heldMark);
         }
     }
 
@@ -300,7 +300,7 @@ public:
      * in the peer's table, so that the target's deregisterMem sees it in flight; left when
      * the request goes (conn, declared above, keeps the mapping alive until then).
      */
-    nixlUcx::nixlUcxRegTable::mark_t heldMark;
+    nixlReg::nixlRegTable::mark_t heldMark;
     bool listed = false; ///< in the engine's active list (guarded by the engine's activeLock_)
 
     /** UCX path (and the notification of both paths): guarded by lane->worker->lock. */
@@ -684,11 +684,11 @@ private:
     std::string connInfo_;
 
     /**
-     * Registration table (ucx_regtable.h): in shared memory that same-host peers of this uid
+     * Registration table (src/utils/regtable/reg_table.h): in shared memory that same-host peers of this uid
      * map, and readable by others through process_vm_readv; slot 0 = nonce. regTable_ is its
      * slot array.
      */
-    std::unique_ptr<nixlUcx::nixlUcxRegTable> regTab_;
+    std::unique_ptr<nixlReg::nixlRegTable> regTab_;
     std::atomic<uint64_t> *regTable_ = nullptr;
     size_t regSlots_ = 0;
     std::mutex regLock_;

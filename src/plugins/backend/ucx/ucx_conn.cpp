@@ -164,7 +164,7 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
         if (ci.regTableName.empty()) {
             why = "it has no table in shared memory";
         } else {
-            conn->peerTable = nixlUcx::nixlUcxRegTable::open(ci.regTableName, conn->remoteNonce,
+            conn->peerTable = nixlReg::nixlRegTable::open(ci.regTableName, conn->remoteNonce,
                                                             conn->peer, conn->remoteRegSlots,
                                                             self_, nonce_, why);
         }

@@ -29,11 +29,11 @@ const nixlUcxRemoteMD table_closed{};
  */
 const nixlUcxRemoteMD *
 firstStale(const nixlUcxReq &req,
-           const nixlUcx::nixlUcxRegTable &tab,
+           const nixlReg::nixlRegTable &tab,
            const nixlUcxRemoteMD *const *mds,
            size_t n) {
     std::atomic<uint64_t> *slots = tab.slots();
-    // seq_cst loads: they must not move before the mark's enter (ucx_regtable.h).
+    // seq_cst loads: they must not move before the mark's enter (src/utils/regtable/reg_table.h).
     if (slots[0].load(std::memory_order_seq_cst) != req.conn->remoteNonce) {
         return &table_closed;
     }
@@ -177,14 +177,14 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             tracePhase(req, NIXL_BE_PHASE_WIRE_SUBMITTED, wireLabel(req));
         }
         // With the peer's table mapped, each copy runs inside a mark and after a check of its
-        // registrations (the fence of ucx_regtable.h): a deregisterMem that returned has
+        // registrations (the fence of reg_table.h): a deregisterMem that returned has
         // seen every copy that passed the check end, and later checks fail.
-        const nixlUcx::nixlUcxRegTable *tab = req.conn->peerTable.get();
-        nixlUcx::nixlUcxRegTable::mark_t mark;
+        const nixlReg::nixlRegTable *tab = req.conn->peerTable.get();
+        nixlReg::nixlRegTable::mark_t mark;
         if (tab != nullptr) {
             mark = tab->enter();
             if (const nixlUcxRemoteMD *md = firstStale(req, *tab, rmds, n)) {
-                nixlUcx::nixlUcxRegTable::leave(mark);
+                nixlReg::nixlRegTable::leave(mark);
                 if (md == &table_closed) {
                     markLost(*req.conn, "its engine closed its registration table");
                     reapLost(*req.conn);
@@ -212,7 +212,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
                 ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
         }
         if (tab != nullptr) {
-            nixlUcx::nixlUcxRegTable::leave(mark);
+            nixlReg::nixlRegTable::leave(mark);
         }
         if (r <= 0) {
             int e = r < 0 ? errno : EFAULT;
@@ -344,7 +344,7 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
     struct iovec liov[iov_batch];
     struct iovec riov[iov_batch];
     const nixlUcxRemoteMD *rmds[iov_batch];
-    const nixlUcx::nixlUcxRegTable *tab = req.conn->peerTable.get();
+    const nixlReg::nixlRegTable *tab = req.conn->peerTable.get();
     const bool inProcess = tab != nullptr && req.conn->sameProcess;
     size_t d = begin;
     size_t off = 0; // into descriptor d, after a short copy
@@ -374,11 +374,11 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
             return; // only empty descriptors left
         }
         // Inside a mark and after a check of the registrations, as stepDirectLocked.
-        nixlUcx::nixlUcxRegTable::mark_t mark;
+        nixlReg::nixlRegTable::mark_t mark;
         if (tab != nullptr) {
             mark = tab->enter();
             if (const nixlUcxRemoteMD *md = firstStale(req, *tab, rmds, n)) {
-                nixlUcx::nixlUcxRegTable::leave(mark);
+                nixlReg::nixlRegTable::leave(mark);
                 if (md == &table_closed) {
                     markLost(*req.conn, "its engine closed its registration table");
                     reapLost(*req.conn);
@@ -414,7 +414,7 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
                 ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
         }
         if (tab != nullptr) {
-            nixlUcx::nixlUcxRegTable::leave(mark);
+            nixlReg::nixlRegTable::leave(mark);
         }
         if (r <= 0) {
             const int e = r < 0 ? errno : EFAULT;

@@ -111,7 +111,7 @@ nixlUcxEngine::deregisterMem(nixlBackendMD *meta) {
     nixl_status_t fenced = NIXL_SUCCESS;
     if (md->slot != 0) {
         // Peers check the slot before every direct copy: a released registration reads as
-        // stale. seq_cst, then the fence (ucx_regtable.h): copies that passed their check
+        // stale. seq_cst, then the fence (src/utils/regtable/reg_table.h): copies that passed their check
         // before this store end before deregisterMem returns.
         regTable_[md->slot].store(0, std::memory_order_seq_cst);
         std::string who;
