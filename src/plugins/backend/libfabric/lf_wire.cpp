@@ -4,27 +4,14 @@
  */
 #include "lf_wire.h"
 
+#include "codec/nixl_crc32c.h"
+
 #include <array>
 #include <cstring>
 
 namespace nixlLf {
 
 namespace {
-
-    constexpr std::array<uint32_t, 256>
-    makeCrcTable() {
-        std::array<uint32_t, 256> t{};
-        for (uint32_t i = 0; i < 256; ++i) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; ++k) {
-                c = (c & 1u) != 0 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-            }
-            t[i] = c;
-        }
-        return t;
-    }
-
-    constexpr auto crc_table = makeCrcTable();
 
     /** Little-endian writer. */
     class writer {
@@ -146,12 +133,7 @@ namespace {
 
 uint32_t
 crc32c(const void *data, size_t len, uint32_t crc) noexcept {
-    const auto *p = static_cast<const uint8_t *>(data);
-    crc = ~crc;
-    for (size_t i = 0; i < len; ++i) {
-        crc = crc_table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
-    }
-    return ~crc;
+    return nixlCodec::crc32c(data, len, crc);
 }
 
 std::string

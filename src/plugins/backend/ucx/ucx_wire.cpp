@@ -9,27 +9,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "codec/nixl_crc32c.h"
 #include "nixl_trace_context.h"
 #include "ucx_utils.h"
 
 namespace nixlUcx {
 
 namespace {
-
-constexpr std::array<uint32_t, 256>
-crcTable() {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; ++k) {
-            c = (c & 1) != 0 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-        }
-        t[i] = c;
-    }
-    return t;
-}
-
-constexpr std::array<uint32_t, 256> crc_table = crcTable();
 
 /** Longer than any name nixlReg::nixlRegTable::create makes (src/utils/regtable). */
 constexpr size_t max_table_name = 255;
@@ -112,12 +98,7 @@ head(nixlUcxWriter &w, uint32_t magic) {
 
 uint32_t
 crc32c(const void *data, size_t len, uint32_t crc) noexcept {
-    const auto *p = static_cast<const unsigned char *>(data);
-    crc = ~crc;
-    for (size_t i = 0; i < len; ++i) {
-        crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    }
-    return ~crc;
+    return nixlCodec::crc32c(data, len, crc);
 }
 
 std::string
