@@ -489,7 +489,7 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
         std::string name;
         const nixl_status_t st = x_.sink_.loadRemote(payload, std::string(), name);
         NIXL_DEBUG << "agent " << me << ": P2P listener: metadata from " << who(c) << ": "
-                   << nixlP2PStatusName(st);
+                   << nixl_plugin_status_name(st);
         answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
                               encodeStatus(st, st == NIXL_SUCCESS ? "loaded by agent " + me :
                                                                     "agent " + me +
@@ -532,7 +532,7 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
         }
         const nixl_status_t st = x_.sink_.invalidateRemote(payload);
         NIXL_DEBUG << "agent " << me << ": P2P listener: invalidate from " << who(c) << ": "
-                   << nixlP2PStatusName(st);
+                   << nixl_plugin_status_name(st);
         answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
                               encodeStatus(st, st == NIXL_SUCCESS ? "forgotten by agent " + me :
                                                                     "agent " + me +
@@ -570,7 +570,7 @@ nixlP2PExchange::loop_t::clientFrame(conn_t &c) {
             return;
         }
         finish(c, false,
-               std::string("the peer answered ") + nixlP2PStatusName(st) + ": " + printable(msg));
+               std::string("the peer answered ") + nixl_plugin_status_name(st) + ": " + printable(msg));
         return;
     }
     if (type == nixl_p2p_type_t::LOAD && op.kind == nixl_p2p_type_t::FETCH) {
@@ -581,7 +581,7 @@ nixlP2PExchange::loop_t::clientFrame(conn_t &c) {
             finish(c, true);
         } else {
             NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": " << op.what << " from "
-                       << op.peer << ": loading the answer failed: " << nixlP2PStatusName(st);
+                       << op.peer << ": loading the answer failed: " << nixl_plugin_status_name(st);
             c.op->what.clear(); // logged already
             finish(c, false);
         }

@@ -25,47 +25,13 @@
 
 #include "metadata/p2p/p2p_exchange.h"
 #include "metadata/p2p/p2p_frame.h"
+#include "nixl_plugin_names.h"
 
 inline std::string
 nixlP2PEndpoint(const sockaddr_in &a) {
     char ip[INET_ADDRSTRLEN] = "?";
     ::inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
     return std::string(ip) + ":" + std::to_string(ntohs(a.sin_port));
-}
-
-inline const char *
-nixlP2PStatusName(nixl_status_t st) noexcept {
-    switch (st) {
-    case NIXL_IN_PROG:
-        return "NIXL_IN_PROG";
-    case NIXL_SUCCESS:
-        return "NIXL_SUCCESS";
-    case NIXL_ERR_NOT_POSTED:
-        return "NIXL_ERR_NOT_POSTED";
-    case NIXL_ERR_INVALID_PARAM:
-        return "NIXL_ERR_INVALID_PARAM";
-    case NIXL_ERR_BACKEND:
-        return "NIXL_ERR_BACKEND";
-    case NIXL_ERR_NOT_FOUND:
-        return "NIXL_ERR_NOT_FOUND";
-    case NIXL_ERR_MISMATCH:
-        return "NIXL_ERR_MISMATCH";
-    case NIXL_ERR_NOT_ALLOWED:
-        return "NIXL_ERR_NOT_ALLOWED";
-    case NIXL_ERR_REPOST_ACTIVE:
-        return "NIXL_ERR_REPOST_ACTIVE";
-    case NIXL_ERR_UNKNOWN:
-        return "NIXL_ERR_UNKNOWN";
-    case NIXL_ERR_NOT_SUPPORTED:
-        return "NIXL_ERR_NOT_SUPPORTED";
-    case NIXL_ERR_REMOTE_DISCONNECT:
-        return "NIXL_ERR_REMOTE_DISCONNECT";
-    case NIXL_ERR_CANCELED:
-        return "NIXL_ERR_CANCELED";
-    case NIXL_ERR_NO_TELEMETRY:
-        return "NIXL_ERR_NO_TELEMETRY";
-    }
-    return "unknown status";
 }
 
 struct nixlP2PExchange::op_t {
