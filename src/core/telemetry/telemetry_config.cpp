@@ -13,27 +13,16 @@
 
 #include "common/nixl_log.h"
 #include "config/config.h"
+#include "nixl_plugin_config_parse.h"
 
 namespace {
 
-std::string_view
-trim(std::string_view s) noexcept {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
+// The blank trimming and case-insensitive match of every NIXL_* option (one implementation).
+using nixlConfigParse::equalsNoCase;
 
-bool
-equalsNoCase(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() &&
-        std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::toupper(static_cast<unsigned char>(x)) ==
-                   std::toupper(static_cast<unsigned char>(y));
-           });
+constexpr std::string_view
+trim(std::string_view s) noexcept {
+    return nixlConfigParse::trimBlanks(s);
 }
 
 [[noreturn]] void
