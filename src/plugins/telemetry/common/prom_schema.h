@@ -30,6 +30,7 @@
 #define NIXL_PLUGINS_TELEMETRY_COMMON_PROM_SCHEMA_H
 
 #include <charconv>
+#include <cstdint>
 #include <cmath>
 #include <system_error>
 #include <optional>
@@ -113,6 +114,12 @@ defaultBucketBoundsUs() {
 }
 
 inline constexpr const char *kBucketsVar = "NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US";
+
+/** Where both exporters serve /metrics: the port variable (1..65535), its default, and the
+ *  loopback-only switch (NIXL's boolean words). */
+inline constexpr const char *kPortVar = "NIXL_TELEMETRY_PROMETHEUS_PORT";
+inline constexpr const char *kLocalVar = "NIXL_TELEMETRY_PROMETHEUS_LOCAL";
+inline constexpr uint16_t kDefaultPort = 9090;
 
 /**
  * Parses NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US: comma-separated, strictly increasing, finite,

@@ -17,11 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "prom_schema.h"
+
 namespace nixlPromConfig {
 
-inline constexpr const char *kPortVar = "NIXL_TELEMETRY_PROMETHEUS_PORT";
-inline constexpr const char *kLocalVar = "NIXL_TELEMETRY_PROMETHEUS_LOCAL";
-inline constexpr uint16_t kDefaultPort = 9090;
+using nixlProm::kDefaultPort;
+using nixlProm::kLocalVar;
+using nixlProm::kPortVar;
 
 /** Every option an exporter reads. */
 struct config_t {

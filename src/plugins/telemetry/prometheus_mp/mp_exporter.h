@@ -26,12 +26,12 @@
 namespace nixlPromMp {
 
 inline constexpr const char *kDirVar = "NIXL_TELEMETRY_MULTIPROC_DIR";
-inline constexpr const char *kPortVar = "NIXL_TELEMETRY_PROMETHEUS_PORT";
-inline constexpr const char *kLocalVar = "NIXL_TELEMETRY_PROMETHEUS_LOCAL";
+using nixlProm::kLocalVar;
+using nixlProm::kPortVar;
 inline constexpr const char *kRankEnvVar = "NIXL_TELEMETRY_RANK_ENV";
 inline constexpr const char *kTtlVar = "NIXL_TELEMETRY_MP_STALE_TTL";
 inline constexpr const char *kDefaultRankEnv = "LOCAL_RANK";
-inline constexpr uint16_t kDefaultPort = 9090;
+using nixlProm::kDefaultPort;
 inline constexpr double kDefaultTtlSeconds = 30;
 
 /** Every option (environment, else the NIXL configuration file, through core); parseConfig()
