@@ -60,7 +60,9 @@ nixlPrometheusExporter::exportEvents(std::span<const nixl_telemetry_event_abi_t>
                           << " events have a type outside the event table given at create time;"
                              " those are not exported (further occurrences are not logged)");
         }
-        return NIXL_PLUGIN_ERR_INVALID_PARAM;
+        // Success: the known events were exported, and a failure would make core count the
+        // whole batch as lost (the exporter ABI); prometheus_mp answers the same.
+        return NIXL_PLUGIN_SUCCESS;
     }
     catch (const std::exception &e) {
         NIXL_SDK_ERROR("prometheus: agent '" << series_->agentLabel()
