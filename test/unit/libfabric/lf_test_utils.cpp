@@ -18,42 +18,6 @@
 
 namespace nixl_lf_test {
 
-void
-fillPattern(uint8_t *p, size_t len, uint32_t seed) {
-    for (size_t i = 0; i < len; ++i) {
-        p[i] = patternByte(seed, i);
-    }
-}
-
-long long
-firstMismatch(const uint8_t *p, size_t len, uint32_t seed) {
-    for (size_t i = 0; i < len; ++i) {
-        if (p[i] != patternByte(seed, i)) {
-            return static_cast<long long>(i);
-        }
-    }
-    return -1;
-}
-
-std::string
-patternString(size_t len, uint32_t seed) {
-    std::string s(len, '\0');
-    fillPattern(reinterpret_cast<uint8_t *>(s.data()), len, seed);
-    return s;
-}
-
-bool
-waitFor(const std::function<bool()> &pred, std::chrono::steady_clock::duration deadline) {
-    const auto end = std::chrono::steady_clock::now() + deadline;
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() > end) {
-            return false;
-        }
-        std::this_thread::yield();
-    }
-    return true;
-}
-
 std::unique_ptr<lfAgent>
 lfAgent::make(const std::string &name, const lfSetup &setup, nixl_status_t *st) {
     auto a = std::make_unique<lfAgent>();
@@ -85,79 +49,7 @@ lfAgent::md() const {
     return blob;
 }
 
-bool
-notifBox::poll(nixlAgent &agent) {
-    nixl_notifs_t n;
-    if (agent.getNotifs(n) != NIXL_SUCCESS) {
-        return false;
-    }
-    for (auto &[sender, msgs] : n) {
-        for (auto &m : msgs) {
-            all.emplace_back(sender, std::move(m));
-        }
-    }
-    return true;
-}
-
-size_t
-notifBox::count(const std::string &sender, const std::string &msg) const {
-    size_t c = 0;
-    for (const auto &[s, m] : all) {
-        c += s == sender && m == msg ? 1 : 0;
-    }
-    return c;
-}
-
-nixl_xfer_dlist_t
-xferList(const std::vector<std::pair<uintptr_t, size_t>> &ranges) {
-    nixl_xfer_dlist_t l(DRAM_SEG);
-    for (const auto &[a, n] : ranges) {
-        l.addDesc(nixlBasicDesc(a, n, 0));
-    }
-    return l;
-}
-
-nixl_status_t
-waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_other) {
-    nixl_status_t st = NIXL_IN_PROG;
-    waitFor([&] {
-        if (poll_other) {
-            poll_other();
-        }
-        st = agent.getXferStatus(req);
-        return st != NIXL_IN_PROG;
-    });
-    return st;
-}
-
-nixl_status_t
-runXfer(nixlAgent &agent,
-        nixlXferReqH *req,
-        const std::function<void()> &poll_other,
-        const nixl_opt_args_t *extra) {
-    nixl_status_t st = agent.postXferReq(req, extra);
-    return st == NIXL_IN_PROG ? waitXfer(agent, req, poll_other) : st;
-}
-
 // ---------------------------------------------------------------------------------------------
-
-bool
-sendFrame(int fd, const std::string &data) {
-    uint64_t len = data.size();
-    std::string buf(reinterpret_cast<const char *>(&len), sizeof(len));
-    buf += data;
-    for (size_t off = 0; off < buf.size();) {
-        ssize_t n = ::send(fd, buf.data() + off, buf.size() - off, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        off += static_cast<size_t>(n);
-    }
-    return true;
-}
 
 namespace {
 

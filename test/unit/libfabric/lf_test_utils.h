@@ -24,32 +24,22 @@
 #include <vector>
 
 #include "nixl.h"
+#include "../../common/xfer_test_utils.h"
 
 namespace nixl_lf_test {
 
-inline constexpr std::chrono::seconds hang_deadline{60};
-
-/** Byte i of the pattern of seed. */
-inline uint8_t
-patternByte(uint32_t seed, size_t i) noexcept {
-    uint64_t x = (uint64_t(seed) + 1) * 0x9e3779b97f4a7c15ULL + i * 0xd1b54a32d192ed03ULL;
-    x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 32;
-    return static_cast<uint8_t>(x);
-}
-
-void
-fillPattern(uint8_t *p, size_t len, uint32_t seed);
-/** Index of the first byte that differs from the pattern, or -1. */
-long long
-firstMismatch(const uint8_t *p, size_t len, uint32_t seed);
-std::string
-patternString(size_t len, uint32_t seed);
-
-bool
-waitFor(const std::function<bool()> &pred,
-        std::chrono::steady_clock::duration deadline = hang_deadline);
+// The helpers every backend's tests share (test/common/xfer_test_utils.h).
+using nixl_test::fillPattern;
+using nixl_test::firstMismatch;
+using nixl_test::hang_deadline;
+using nixl_test::notifBox;
+using nixl_test::patternByte;
+using nixl_test::patternString;
+using nixl_test::runXfer;
+using nixl_test::sendFrame;
+using nixl_test::waitFor;
+using nixl_test::waitXfer;
+using nixl_test::xferList;
 
 /** How an agent's LIBFABRIC backend is made. */
 struct lfSetup {
@@ -72,27 +62,6 @@ struct lfAgent {
     std::string
     md() const;
 };
-
-/** Notifications gathered over repeated getNotifs calls. */
-struct notifBox {
-    std::vector<std::pair<std::string, std::string>> all;
-    bool
-    poll(nixlAgent &agent);
-    size_t
-    count(const std::string &sender, const std::string &msg) const;
-};
-
-nixl_xfer_dlist_t
-xferList(const std::vector<std::pair<uintptr_t, size_t>> &ranges);
-
-/** Posts req (with extra) and polls until it leaves IN_PROG, calling poll_other each round. */
-nixl_status_t
-runXfer(nixlAgent &agent,
-        nixlXferReqH *req,
-        const std::function<void()> &poll_other = nullptr,
-        const nixl_opt_args_t *extra = nullptr);
-nixl_status_t
-waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_other = nullptr);
 
 /**
  * A peer process: agent "peer" with one registered buffer (bufSize bytes, pattern seed 7),
@@ -136,8 +105,6 @@ private:
 int
 peerMain(int fd, const std::string &provider, size_t buf_size);
 
-bool
-sendFrame(int fd, const std::string &data);
 bool
 recvFrame(int fd, std::string &out, std::chrono::steady_clock::duration deadline = hang_deadline);
 
