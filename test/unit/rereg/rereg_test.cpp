@@ -32,10 +32,22 @@
 #include <vector>
 
 #include "nixl.h"
+#include "../../common/xfer_test_utils.h"
 
 namespace {
 
-constexpr auto deadline = std::chrono::seconds(60);
+using nixl_test::fillPattern;
+using nixl_test::firstMismatch;
+using nixl_test::recvFrame;
+using nixl_test::regList;
+using nixl_test::runXfer;
+using nixl_test::sendFrame;
+using nixl_test::transfer;
+
+nixl_xfer_dlist_t
+xferList(uintptr_t addr, size_t len) {
+    return nixl_test::xferList({{addr, len}});
+}
 
 struct backendParam {
     const char *label;
@@ -60,47 +72,6 @@ allBackends() {
         {"LIBFABRIC_tcp", "LIBFABRIC", {{"provider", "tcp;ofi_rxm"}}, true},
     };
     return all;
-}
-
-uint8_t
-patternByte(uint32_t seed, size_t i) noexcept {
-    uint64_t x = (static_cast<uint64_t>(seed) + 1) * 0x9e3779b97f4a7c15ULL + i * 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 31;
-    return static_cast<uint8_t>(x ^ (x >> 17));
-}
-
-void
-fillPattern(void *p, size_t len, uint32_t seed) {
-    auto *b = static_cast<uint8_t *>(p);
-    for (size_t i = 0; i < len; ++i) {
-        b[i] = patternByte(seed, i);
-    }
-}
-
-/** Index of the first byte that differs from the pattern, or -1. */
-long long
-firstMismatch(const void *p, size_t len, uint32_t seed) {
-    const auto *b = static_cast<const uint8_t *>(p);
-    for (size_t i = 0; i < len; ++i) {
-        if (b[i] != patternByte(seed, i)) {
-            return static_cast<long long>(i);
-        }
-    }
-    return -1;
-}
-
-nixl_reg_dlist_t
-regList(uintptr_t addr, size_t len) {
-    nixl_reg_dlist_t l(DRAM_SEG);
-    l.addDesc(nixlBlobDesc(addr, len, 0, ""));
-    return l;
-}
-
-nixl_xfer_dlist_t
-xferList(uintptr_t addr, size_t len) {
-    nixl_xfer_dlist_t l(DRAM_SEG);
-    l.addDesc(nixlBasicDesc(addr, len, 0));
-    return l;
 }
 
 /** An agent with one backend, or null (and why) when the backend cannot be created here. */
@@ -132,40 +103,6 @@ partialMD(nixlAgent &a, uintptr_t addr, size_t len) {
     nixl_blob_t blob;
     EXPECT_EQ(a.getLocalPartialMD(regList(addr, len), blob, &extra), NIXL_SUCCESS);
     return blob;
-}
-
-/** Posts req and polls it to its end, calling poll_other meanwhile; its final status. */
-nixl_status_t
-runReq(nixlAgent &a, nixlXferReqH *req, const std::function<void()> &poll_other) {
-    nixl_status_t st = a.postXferReq(req);
-    const auto end = std::chrono::steady_clock::now() + deadline;
-    while (st == NIXL_IN_PROG && std::chrono::steady_clock::now() < end) {
-        if (poll_other) {
-            poll_other();
-        }
-        st = a.getXferStatus(req);
-    }
-    return st;
-}
-
-/** One transfer of [laddr, +len) to or from [raddr, +len) of remote; its final status (or
- *  createXferReq's error). */
-nixl_status_t
-transfer(nixlAgent &a,
-         nixl_xfer_op_t op,
-         uintptr_t laddr,
-         uintptr_t raddr,
-         size_t len,
-         const std::string &remote,
-         const std::function<void()> &poll_other) {
-    nixlXferReqH *req = nullptr;
-    nixl_status_t st = a.createXferReq(op, xferList(laddr, len), xferList(raddr, len), remote, req);
-    if (st != NIXL_SUCCESS) {
-        return st;
-    }
-    st = runReq(a, req, poll_other);
-    EXPECT_EQ(a.releaseXferReq(req), NIXL_SUCCESS);
-    return st;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -250,58 +187,6 @@ private:
     std::unique_ptr<nixlAgent> a_;
     void *buf_ = nullptr;
 };
-
-bool
-sendFrame(int fd, const std::string &s) {
-    uint64_t n = s.size();
-    std::string out(reinterpret_cast<const char *>(&n), sizeof(n));
-    out += s;
-    size_t off = 0;
-    while (off < out.size()) {
-        ssize_t w = ::send(fd, out.data() + off, out.size() - off, MSG_NOSIGNAL);
-        if (w <= 0) {
-            return false;
-        }
-        off += static_cast<size_t>(w);
-    }
-    return true;
-}
-
-/** Reads exactly len bytes within the deadline; on_idle runs whenever nothing is readable. */
-bool
-recvAll(int fd, char *p, size_t len, const std::function<void()> &on_idle) {
-    const auto end = std::chrono::steady_clock::now() + deadline;
-    size_t off = 0;
-    while (off < len) {
-        pollfd pfd{fd, POLLIN, 0};
-        const int r = ::poll(&pfd, 1, on_idle ? 0 : 100);
-        if (r == 0) {
-            if (std::chrono::steady_clock::now() > end) {
-                return false;
-            }
-            if (on_idle) {
-                on_idle();
-            }
-            continue;
-        }
-        ssize_t got = ::recv(fd, p + off, len - off, 0);
-        if (got <= 0) {
-            return false;
-        }
-        off += static_cast<size_t>(got);
-    }
-    return true;
-}
-
-bool
-recvFrame(int fd, std::string &out, const std::function<void()> &on_idle = nullptr) {
-    uint64_t n = 0;
-    if (!recvAll(fd, reinterpret_cast<char *>(&n), sizeof(n), on_idle) || n > (1u << 30)) {
-        return false;
-    }
-    out.assign(n, '\0');
-    return n == 0 || recvAll(fd, out.data(), n, on_idle);
-}
 
 /** The child: serves one localTarget over fd until "exit" or EOF. Never returns. */
 [[noreturn]] void
@@ -630,7 +515,7 @@ TEST_P(reregTest, OldRequestsAndListsFailCleanly) {
               NIXL_SUCCESS);
     ASSERT_EQ(load(first), NIXL_SUCCESS); // the same metadata again: still the same registration
     fillPattern(local_, len, 23);
-    EXPECT_EQ(runReq(*a_, old_req, pollB()), NIXL_SUCCESS);
+    EXPECT_EQ(runXfer(*a_, old_req, pollB()), NIXL_SUCCESS);
     EXPECT_EQ(b_->check(x, len, 23), -1);
 
     ASSERT_EQ(b_->dereg(x, len), NIXL_SUCCESS);
@@ -646,7 +531,7 @@ TEST_P(reregTest, OldRequestsAndListsFailCleanly) {
     ASSERT_EQ(a_->prepXferDlist("B", xferList(x, len), new_list), NIXL_SUCCESS);
     fillPattern(local_, len, 25);
     ASSERT_EQ(a_->makeXferReq(NIXL_WRITE, local_list, {0}, new_list, {0}, made), NIXL_SUCCESS);
-    EXPECT_EQ(runReq(*a_, made, pollB()), NIXL_SUCCESS);
+    EXPECT_EQ(runXfer(*a_, made, pollB()), NIXL_SUCCESS);
     EXPECT_EQ(b_->check(x, len, 25), -1);
     EXPECT_EQ(a_->releaseXferReq(made), NIXL_SUCCESS);
     EXPECT_EQ(a_->releasedDlistH(new_list), NIXL_SUCCESS);
