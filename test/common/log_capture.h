@@ -100,10 +100,21 @@ public:
     has(const std::string &needle) const {
         return text().find(needle) != std::string::npos;
     }
+    /** What was written since the previous next() (or since the start): a call's own lines. */
+    std::string
+    next() {
+        std::string out;
+        char buf[4096];
+        for (ssize_t n; (n = ::pread(fd_, buf, sizeof(buf), read_)) > 0; read_ += n) {
+            out.append(buf, static_cast<size_t>(n));
+        }
+        return out;
+    }
 
 private:
     int fd_ = -1;
     int saved_ = -1;
+    off_t read_ = 0;
 };
 
 /** The ERROR lines of captured log output ("[nixl E ..."). */

@@ -261,6 +261,31 @@ recvFrame(int fd,
 }
 
 /**
+ * Waits for child pid (EINTR retried), removes the libfabric shm regions a killed child could
+ * not remove (/dev/shm/<pid>:...), so test runs leave nothing behind, and sets pid to -1. The
+ * child's wait status, or -1.
+ */
+inline int
+reapChild(pid_t &pid) {
+    int status = 0;
+    pid_t r;
+    do {
+        r = ::waitpid(pid, &status, 0);
+    } while (r < 0 && errno == EINTR);
+    if (DIR *d = ::opendir("/dev/shm")) {
+        const std::string prefix = std::to_string(pid) + ":";
+        while (dirent *e = ::readdir(d)) {
+            if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) {
+                ::unlinkat(::dirfd(d), e->d_name, 0);
+            }
+        }
+        ::closedir(d);
+    }
+    pid = -1;
+    return r < 0 ? -1 : status;
+}
+
+/**
  * A child process forked from this one that runs body(fd) and exits with its result; the
  * parent talks to it with cmd(). Fork before this process creates any agent, so that no
  * transport context crosses the fork. The destructor kills and reaps the child.
@@ -332,24 +357,7 @@ public:
         if (pid_ <= 0) {
             return -1;
         }
-        int status = 0;
-        pid_t r;
-        do {
-            r = ::waitpid(pid_, &status, 0);
-        } while (r < 0 && errno == EINTR);
-        // A killed libfabric shm peer cannot remove its regions (/dev/shm/<pid>:...): they are
-        // removed here so that test runs leave nothing behind.
-        if (DIR *d = ::opendir("/dev/shm")) {
-            const std::string prefix = std::to_string(pid_) + ":";
-            while (dirent *e = ::readdir(d)) {
-                if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) {
-                    ::unlinkat(::dirfd(d), e->d_name, 0);
-                }
-            }
-            ::closedir(d);
-        }
-        pid_ = -1;
-        return r < 0 ? -1 : status;
+        return reapChild(pid_);
     }
 
 private:

@@ -271,69 +271,8 @@ constexpr modelBackend model_ucx_backend{"UCX", false, NIXL_ERR_NOT_FOUND};
 /** Deadline for a transfer or a notification of a backend that completes on its own. */
 constexpr auto model_wait = std::chrono::seconds(30);
 
-/** stderr while it lives, read call by call: the log lines of each step. */
-class modelLogTap {
-public:
-    modelLogTap() {
-        char path[] = "/tmp/nixl_model_XXXXXX";
-        fd_ = ::mkstemp(path);
-        ::unlink(path);
-        std::fflush(stderr);
-        saved_ = ::dup(2);
-        ::dup2(fd_, 2);
-    }
-
-    ~modelLogTap() {
-        restore();
-        ::close(fd_);
-    }
-
-    modelLogTap(const modelLogTap &) = delete;
-    modelLogTap &
-    operator=(const modelLogTap &) = delete;
-
-    void
-    restore() {
-        if (saved_ >= 0) {
-            std::fflush(stderr);
-            ::dup2(saved_, 2);
-            ::close(saved_);
-            saved_ = -1;
-        }
-    }
-
-    /** What was written since the last call. */
-    std::string
-    next() {
-        std::string out = readFrom(read_);
-        read_ += static_cast<off_t>(out.size());
-        return out;
-    }
-
-    std::string
-    all() const {
-        return readFrom(0);
-    }
-
-private:
-    std::string
-    readFrom(off_t off) const {
-        std::string out;
-        char buf[4096];
-        for (;;) {
-            const ssize_t n = ::pread(fd_, buf, sizeof(buf), off);
-            if (n <= 0) {
-                return out;
-            }
-            out.append(buf, static_cast<size_t>(n));
-            off += n;
-        }
-    }
-
-    int fd_ = -1;
-    int saved_ = -1;
-    off_t read_ = 0;
-};
+/** stderr while it lives, read call by call (next()): the log lines of each step. */
+using modelLogTap = nixl_test::stderrReader;
 
 /** How often each call returned each status, over all sequences of a run. */
 using modelStats = std::map<std::string, std::map<std::string, uint64_t>>;
@@ -1682,7 +1621,7 @@ runSequences(const modelBackend &be, uint64_t sequences, int steps) {
                 }
             }
             tap.restore();
-            log = tap.all();
+            log = tap.text();
         }
         if (ok && replay != nullptr) {
             std::printf("%s", report.c_str());

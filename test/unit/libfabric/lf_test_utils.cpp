@@ -166,24 +166,7 @@ peerProcess::wait() {
     if (pid_ <= 0) {
         return -1;
     }
-    int status = 0;
-    pid_t r;
-    do {
-        r = ::waitpid(pid_, &status, 0);
-    } while (r < 0 && errno == EINTR);
-    // A killed shm peer cannot remove its region (/dev/shm/<pid>:<n>:<m>, libfabric's naming):
-    // the reaped child's regions are removed here so that test runs leave nothing behind.
-    if (DIR *d = ::opendir("/dev/shm")) {
-        const std::string prefix = std::to_string(pid_) + ":";
-        while (dirent *e = ::readdir(d)) {
-            if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) {
-                ::unlinkat(::dirfd(d), e->d_name, 0);
-            }
-        }
-        ::closedir(d);
-    }
-    pid_ = -1;
-    return r < 0 ? -1 : status;
+    return nixl_test::reapChild(pid_);
 }
 
 int
