@@ -6,10 +6,12 @@
 // its bytes. One program, told which backend to create and with which parameters:
 //
 //   conformance_test --backend NAME [--param key=value]... [--in-process-only]
+//                    [--progress-thread]
 //
-// (plus gtest's own flags). A backend the plugin directory lacks is skipped with the reason;
-// --in-process-only skips the cases that need a peer in another process (a backend that
-// moves data only between agents of one process). docs/BackendGuide.md, "Conformance suite".
+// (plus gtest's own flags; --progress-thread gives the agents a progress thread). A backend
+// the plugin directory lacks is skipped with the reason; --in-process-only skips the cases
+// that need a peer in another process (a backend that moves data only between agents of one
+// process). docs/BackendGuide.md, "Conformance suite".
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -36,6 +39,7 @@ struct conformanceConfig {
     std::string backend;
     nixl_b_params_t params;
     bool crossProcess = true;
+    bool progressThread = false;
 };
 
 conformanceConfig &
@@ -50,7 +54,7 @@ makeAgent(const std::string &name,
           std::string &why,
           nixl_thread_sync_t sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_DEFAULT) {
     auto agent = std::make_unique<nixlAgent>(
-        name, nixlAgentConfig(false, false, default_comm_port, sync));
+        name, nixlAgentConfig(config().progressThread, false, default_comm_port, sync));
     nixlBackendH *h = nullptr;
     const nixl_status_t st = agent->createBackend(config().backend, config().params, h);
     if (st != NIXL_SUCCESS) {
@@ -333,6 +337,153 @@ TEST_F(conformanceTest, ManyThreads) {
     }
 }
 
+// Threads on one agent (sync mode rw, where getNotifs shares the notification queue with the
+// posting threads): posters WRITE within A with a notification each, one thread sends
+// standalone notifications from A and from B, and drainers call A's getNotifs at once. Every
+// notification is delivered exactly once, to exactly one drainer, and none arrives late.
+TEST_F(conformanceTest, ConcurrentDrainsDeliverEveryNotificationOnce) {
+    makePair(nixl_thread_sync_t::NIXL_THREAD_SYNC_RW);
+    if (HasFatalFailure()) {
+        return;
+    }
+    std::string name;
+    ASSERT_EQ(b_->loadRemoteMD(localMD(*a_), name), NIXL_SUCCESS);
+    constexpr int posters = 3;
+    constexpr int drainers = 3;
+    constexpr int rounds = 30;
+    constexpr int standalone = 30;
+    constexpr size_t slot_len = 64 << 10;
+    static_assert(2 * posters * slot_len <= len);
+    uint8_t *const mem = abuf_.bytes.data();
+    const size_t expected = static_cast<size_t>(posters) * rounds + 2 * standalone;
+    std::atomic<bool> go{false};
+    std::atomic<size_t> delivered{0};
+    std::atomic<bool> stop{false}; // all delivered, or a drainer gave up
+    std::vector<std::string> failures(posters + 1 + drainers);
+    std::vector<nixl_notifs_t> got(drainers);
+    std::vector<std::thread> threads;
+    auto waitGo = [&] {
+        while (!go.load(std::memory_order_acquire)) {
+        }
+    };
+    for (int t = 0; t < posters; ++t) {
+        threads.emplace_back([&, t] {
+            waitGo();
+            const uintptr_t from = abuf_.addr(2 * t * slot_len);
+            uint8_t *to = mem + (2 * t + 1) * slot_len;
+            nixlXferReqH *req = nullptr;
+            if (a_->createXferReq(NIXL_WRITE, xferList({{from, slot_len}}),
+                                  xferList({{from + slot_len, slot_len}}), "A",
+                                  req) != NIXL_SUCCESS) {
+                failures[t] = "createXferReq";
+                return;
+            }
+            for (int i = 0; i < rounds; ++i) {
+                const uint32_t seed = static_cast<uint32_t>(100 * t + i);
+                fillPattern(mem + 2 * t * slot_len, slot_len, seed);
+                nixl_opt_args_t extra;
+                extra.notif = "p" + std::to_string(t) + "." + std::to_string(i);
+                const nixl_status_t st = runXfer(*a_, req, nullptr, &extra);
+                if (st != NIXL_SUCCESS || firstMismatch(to, slot_len, seed) != -1) {
+                    failures[t] = "transfer " + std::to_string(i) + ": " +
+                        nixlEnumStrings::statusStr(st);
+                    break;
+                }
+            }
+            if (a_->releaseXferReq(req) != NIXL_SUCCESS) {
+                failures[t] = "releaseXferReq";
+            }
+        });
+    }
+    threads.emplace_back([&] {
+        waitGo();
+        for (int i = 0; i < standalone; ++i) {
+            if (a_->genNotif("A", "s" + std::to_string(i)) != NIXL_SUCCESS ||
+                b_->genNotif("A", "y" + std::to_string(i)) != NIXL_SUCCESS) {
+                failures[posters] = "genNotif " + std::to_string(i);
+                break;
+            }
+        }
+        // B's sends may still wait in its worker: keep B progressing until A has them all.
+        nixl_notifs_t none;
+        while (!stop.load(std::memory_order_acquire)) {
+            if (b_->getNotifs(none) != NIXL_SUCCESS || !none.empty()) {
+                failures[posters] = "B's getNotifs";
+                break;
+            }
+        }
+    });
+    for (int d = 0; d < drainers; ++d) {
+        threads.emplace_back([&, d] {
+            waitGo();
+            const bool all = waitFor([&] {
+                if (stop.load(std::memory_order_acquire)) {
+                    return true;
+                }
+                size_t before = 0;
+                for (const auto &[k, v] : got[d]) {
+                    before += v.size();
+                }
+                if (a_->getNotifs(got[d]) != NIXL_SUCCESS) {
+                    failures[posters + 1 + d] = "getNotifs";
+                    return true;
+                }
+                size_t after = 0;
+                for (const auto &[k, v] : got[d]) {
+                    after += v.size();
+                }
+                return delivered.fetch_add(after - before, std::memory_order_acq_rel) +
+                    (after - before) >= expected;
+            });
+            if (!all) {
+                failures[posters + 1 + d] = "not every notification arrived in time";
+            }
+            stop.store(true, std::memory_order_release);
+        });
+    }
+    go.store(true, std::memory_order_release);
+    for (auto &th : threads) {
+        th.join();
+    }
+    for (size_t i = 0; i < failures.size(); ++i) {
+        EXPECT_EQ("", failures[i]) << "thread " << i;
+    }
+
+    // A last drain finds nothing: nothing was delivered twice or late.
+    nixl_notifs_t rest;
+    ASSERT_EQ(a_->getNotifs(rest), NIXL_SUCCESS);
+    std::map<std::string, int> seen; // "sender/message" -> times delivered
+    auto count = [&](const nixl_notifs_t &m) {
+        for (const auto &[sender, msgs] : m) {
+            for (const nixl_blob_t &msg : msgs) {
+                ++seen[sender + "/" + msg];
+            }
+        }
+    };
+    for (const nixl_notifs_t &m : got) {
+        count(m);
+    }
+    count(rest);
+    std::map<std::string, int> want;
+    for (int t = 0; t < posters; ++t) {
+        for (int i = 0; i < rounds; ++i) {
+            want["A/p" + std::to_string(t) + "." + std::to_string(i)] = 1;
+        }
+    }
+    for (int i = 0; i < standalone; ++i) {
+        want["A/s" + std::to_string(i)] = 1;
+        want["B/y" + std::to_string(i)] = 1;
+    }
+    EXPECT_EQ(want, seen);
+
+    // Settle the A -> B direction before the agents go: B's queue drained of A's last send.
+    ASSERT_EQ(a_->genNotif("B", "bye"), NIXL_SUCCESS);
+    EXPECT_TRUE(waitFor([&] {
+        pollB()();
+        return box_.count("A", "bye") == 1;
+    }));
+}
+
 // Releasing a posted request either aborts it (SUCCESS) or refuses while it runs; the agent
 // keeps working either way.
 TEST_F(conformanceTest, ReleaseWhilePosted) {
@@ -554,7 +705,7 @@ TEST_F(conformancePeerTest, WriteReadNotifyAndPeerDeath) {
 void
 usage() {
     std::cerr << "usage: conformance_test --backend NAME [--param key=value]... "
-                 "[--in-process-only] [gtest flags]\n";
+                 "[--in-process-only] [--progress-thread] [gtest flags]\n";
 }
 
 } // namespace
@@ -577,6 +728,8 @@ main(int argc, char **argv) {
             c.params[kv.substr(0, eq)] = kv.substr(eq + 1);
         } else if (arg == "--in-process-only") {
             c.crossProcess = false;
+        } else if (arg == "--progress-thread") {
+            c.progressThread = true;
         } else {
             usage();
             return 2;
