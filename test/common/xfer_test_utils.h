@@ -51,20 +51,23 @@ patternByte(uint32_t seed, size_t i) noexcept {
     return static_cast<uint8_t>(x);
 }
 
+/** Fills p[0, len) with bytes [pattern_off, +len) of seed's pattern (an offset lets a slice
+ *  of a buffer be checked against the pattern of the whole). */
 inline void
-fillPattern(void *p, size_t len, uint32_t seed) {
+fillPattern(void *p, size_t len, uint32_t seed, size_t pattern_off = 0) {
     auto *b = static_cast<uint8_t *>(p);
     for (size_t i = 0; i < len; ++i) {
-        b[i] = patternByte(seed, i);
+        b[i] = patternByte(seed, pattern_off + i);
     }
 }
 
-/** Index of the first byte that differs from seed's pattern, or -1. */
+/** Index of the first byte that differs from bytes [pattern_off, +len) of seed's pattern, or
+ *  -1. */
 inline long long
-firstMismatch(const void *p, size_t len, uint32_t seed) {
+firstMismatch(const void *p, size_t len, uint32_t seed, size_t pattern_off = 0) {
     const auto *b = static_cast<const uint8_t *>(p);
     for (size_t i = 0; i < len; ++i) {
-        if (b[i] != patternByte(seed, i)) {
+        if (b[i] != patternByte(seed, pattern_off + i)) {
             return static_cast<long long>(i);
         }
     }
@@ -135,6 +138,23 @@ struct notifBox {
             c += s == sender && m == msg ? 1 : 0;
         }
         return c;
+    }
+
+    /** The messages from sender, in arrival order. */
+    std::vector<std::string>
+    from(const std::string &sender) const {
+        std::vector<std::string> out;
+        for (const auto &[s, m] : all) {
+            if (s == sender) {
+                out.push_back(m);
+            }
+        }
+        return out;
+    }
+
+    size_t
+    total() const noexcept {
+        return all.size();
     }
 };
 

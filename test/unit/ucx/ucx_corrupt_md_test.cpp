@@ -67,7 +67,7 @@ protected:
                                              name,
                                              req) == NIXL_SUCCESS;
         if (ok) {
-            ok = runXfer(*dst_->agent, req, [this] { src_->agent->getNotifs(box_.all); }) ==
+            ok = runXfer(*dst_->agent, req, [this] { box_.poll(*src_->agent); }) ==
                     NIXL_SUCCESS &&
                 firstMismatch(dstMem_->data(), 4096, 7) == -1;
             dst_->agent->releaseXferReq(req);

@@ -20,30 +20,6 @@
 
 namespace nixl_ucx_test {
 
-void
-fillPattern(uint8_t *p, size_t len, uint32_t seed, size_t pattern_off) {
-    for (size_t i = 0; i < len; ++i) {
-        p[i] = patternByte(seed, pattern_off + i);
-    }
-}
-
-long long
-firstMismatch(const uint8_t *p, size_t len, uint32_t seed, size_t pattern_off) {
-    for (size_t i = 0; i < len; ++i) {
-        if (p[i] != patternByte(seed, pattern_off + i)) {
-            return static_cast<long long>(i);
-        }
-    }
-    return -1;
-}
-
-std::string
-patternString(size_t len, uint32_t seed) {
-    std::string s(len, '\0');
-    fillPattern(reinterpret_cast<uint8_t *>(s.data()), len, seed);
-    return s;
-}
-
 testMem::testMem(size_t len) : len_(len) {
     void *p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -110,18 +86,6 @@ tlsWithoutCma() {
         out += (out.empty() ? "" : ",") + item;
     }
     return out;
-}
-
-bool
-waitFor(const std::function<bool()> &pred, std::chrono::steady_clock::duration deadline) {
-    const auto end = std::chrono::steady_clock::now() + deadline;
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() >= end) {
-            return false;
-        }
-        std::this_thread::yield();
-    }
-    return true;
 }
 
 std::string
@@ -195,136 +159,6 @@ ucxAgent::md() const {
     return blob;
 }
 
-bool
-notifBox::poll(nixlAgent &agent) {
-    return agent.getNotifs(all) == NIXL_SUCCESS;
-}
-
-size_t
-notifBox::count(const std::string &sender, const std::string &msg) const {
-    auto it = all.find(sender);
-    if (it == all.end()) {
-        return 0;
-    }
-    size_t n = 0;
-    for (const auto &m : it->second) {
-        n += m == msg ? 1 : 0;
-    }
-    return n;
-}
-
-size_t
-notifBox::total() const {
-    size_t n = 0;
-    for (const auto &[s, v] : all) {
-        n += v.size();
-    }
-    return n;
-}
-
-nixl_status_t
-waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_other) {
-    nixl_status_t st = NIXL_IN_PROG;
-    waitFor([&] {
-        if (poll_other) {
-            poll_other();
-        }
-        st = agent.getXferStatus(req);
-        return st != NIXL_IN_PROG;
-    });
-    return st;
-}
-
-nixl_status_t
-runXfer(nixlAgent &agent,
-        nixlXferReqH *req,
-        const std::function<void()> &poll_other,
-        const nixl_opt_args_t *extra) {
-    nixl_status_t st = agent.postXferReq(req, extra);
-    if (st != NIXL_IN_PROG) {
-        return st;
-    }
-    return waitXfer(agent, req, poll_other);
-}
-
-nixl_xfer_dlist_t
-xferList(const std::vector<std::pair<uintptr_t, size_t>> &ranges) {
-    nixl_xfer_dlist_t l(DRAM_SEG);
-    for (const auto &[a, n] : ranges) {
-        l.addDesc(nixlBasicDesc(a, n, 0));
-    }
-    return l;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Framing
-
-bool
-sendFrame(int fd, const std::string &data) {
-    uint64_t len = data.size();
-    std::string buf(reinterpret_cast<const char *>(&len), sizeof(len));
-    buf += data;
-    size_t off = 0;
-    while (off < buf.size()) {
-        ssize_t n = ::send(fd, buf.data() + off, buf.size() - off, MSG_NOSIGNAL);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            return false;
-        }
-        off += static_cast<size_t>(n);
-    }
-    return true;
-}
-
-namespace {
-
-    bool
-    readFull(int fd, char *p, size_t len, std::chrono::steady_clock::time_point end) {
-        size_t off = 0;
-        while (off < len) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                end - std::chrono::steady_clock::now());
-            if (left.count() <= 0) {
-                return false;
-            }
-            struct pollfd pfd = {fd, POLLIN, 0};
-            int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
-            if (r < 0 && errno != EINTR) {
-                return false;
-            }
-            if (r <= 0) {
-                continue;
-            }
-            ssize_t n = ::read(fd, p + off, len - off);
-            if (n == 0) {
-                return false;
-            }
-            if (n < 0) {
-                if (errno == EINTR || errno == EAGAIN) {
-                    continue;
-                }
-                return false;
-            }
-            off += static_cast<size_t>(n);
-        }
-        return true;
-    }
-
-} // namespace
-
-bool
-recvFrame(int fd, std::string &out, std::chrono::steady_clock::duration deadline) {
-    const auto end = std::chrono::steady_clock::now() + deadline;
-    uint64_t len = 0;
-    if (!readFull(fd, reinterpret_cast<char *>(&len), sizeof(len), end) || len > (1ULL << 32)) {
-        return false;
-    }
-    out.assign(len, '\0');
-    return readFull(fd, out.data(), len, end);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Parent side
 
@@ -335,7 +169,7 @@ peerProcess::~peerProcess() {
         }
         // Give it the chance to exit cleanly, then make sure.
         std::string reply;
-        if (fd_ < 0 || !recvFrame(fd_, reply, std::chrono::seconds(20))) {
+        if (fd_ < 0 || !recvFrame(fd_, reply, nullptr, std::chrono::seconds(20))) {
             ::kill(pid_, SIGKILL);
         }
         wait();
@@ -738,7 +572,7 @@ peerMain(int fd, const std::string &cfg_str) {
             }
         }
         std::string line;
-        if (!recvFrame(fd, line, std::chrono::hours(1))) {
+        if (!recvFrame(fd, line, nullptr, std::chrono::hours(1))) {
             break; // parent gone
         }
         bool exit_now = false;

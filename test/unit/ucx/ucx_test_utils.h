@@ -30,32 +30,23 @@
 #include <vector>
 
 #include "nixl.h"
+#include "../../common/xfer_test_utils.h"
 
 namespace nixl_ucx_test {
 
-/** How long any wait may take before the test reports a hang. */
-inline constexpr std::chrono::seconds hang_deadline{60};
-
-/** Byte i of the pattern of seed; neighbouring seeds differ at every index. */
-inline uint8_t
-patternByte(uint32_t seed, size_t i) noexcept {
-    uint64_t x = (uint64_t(seed) + 1) * 0x9e3779b97f4a7c15ULL + i * 0xd1b54a32d192ed03ULL;
-    x ^= x >> 31;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 29;
-    return static_cast<uint8_t>(x);
-}
-
-void
-fillPattern(uint8_t *p, size_t len, uint32_t seed, size_t pattern_off = 0);
-
-/** Index of the first byte of p[0..len) that differs from the pattern, or -1. */
-long long
-firstMismatch(const uint8_t *p, size_t len, uint32_t seed, size_t pattern_off = 0);
-
-/** A message of len bytes made from the pattern of seed (for large notifications). */
-std::string
-patternString(size_t len, uint32_t seed);
+// The helpers every backend's tests share (test/common/xfer_test_utils.h).
+using nixl_test::fillPattern;
+using nixl_test::firstMismatch;
+using nixl_test::hang_deadline;
+using nixl_test::notifBox;
+using nixl_test::patternByte;
+using nixl_test::patternString;
+using nixl_test::recvFrame;
+using nixl_test::runXfer;
+using nixl_test::sendFrame;
+using nixl_test::waitFor;
+using nixl_test::waitXfer;
+using nixl_test::xferList;
 
 /** Page-aligned anonymous memory, so that a test can unmap it to make a remote key stale. */
 class testMem {
@@ -103,11 +94,6 @@ cmaInTls();
 std::string
 tlsWithoutCma();
 
-/** Polls pred until it is true or the deadline passes; true if it became true. */
-bool
-waitFor(const std::function<bool()> &pred,
-        std::chrono::steady_clock::duration deadline = hang_deadline);
-
 /** Parameters of a UCX backend plus the agent's progress-thread switch. */
 struct ucxSetup {
     nixl_b_params_t params;
@@ -139,39 +125,6 @@ struct ucxAgent {
     std::string
     md() const;
 };
-
-/** Notifications gathered by repeated getNotifs calls. */
-struct notifBox {
-    nixl_notifs_t all;
-
-    /** Calls getNotifs once; false if it failed. */
-    bool
-    poll(nixlAgent &agent);
-    /** Messages from sender equal to msg that arrived so far. */
-    size_t
-    count(const std::string &sender, const std::string &msg) const;
-    size_t
-    total() const;
-};
-
-/**
- * Posts req and polls it to completion; every poll also calls poll_other (typically the
- * target's getNotifs, since UCX's software RMA over tcp or the shm FIFOs needs the target to
- * progress when it has no progress thread). Returns the final status, or NIXL_IN_PROG if the
- * deadline passed.
- */
-nixl_status_t
-runXfer(nixlAgent &agent,
-        nixlXferReqH *req,
-        const std::function<void()> &poll_other = nullptr,
-        const nixl_opt_args_t *extra = nullptr);
-
-/** Polls an already posted request; same conventions as runXfer. */
-nixl_status_t
-waitXfer(nixlAgent &agent, nixlXferReqH *req, const std::function<void()> &poll_other = nullptr);
-
-nixl_xfer_dlist_t
-xferList(const std::vector<std::pair<uintptr_t, size_t>> &ranges);
 
 // ---------------------------------------------------------------------------------------------
 // Peer processes
@@ -263,13 +216,6 @@ private:
 /** Entry of a re-executed child; returns its exit code. */
 int
 peerMain(int fd, const std::string &cfg);
-
-/** Socket framing shared by parent and child: 8-byte length then the bytes. */
-bool
-sendFrame(int fd, const std::string &data);
-/** Waits up to the hang deadline; false on EOF, error or timeout. */
-bool
-recvFrame(int fd, std::string &out, std::chrono::steady_clock::duration deadline = hang_deadline);
 
 } // namespace nixl_ucx_test
 
