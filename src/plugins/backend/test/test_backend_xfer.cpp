@@ -12,11 +12,7 @@
 
 #include "test_backend_log.h"
 
-using nixlTestLog::at;
-using nixlTestLog::range;
-using nixlTestLog::range_t;
-using nixlTestLog::rawValue;
-using nixlTestLog::where_t;
+using namespace nixlTestLog; // at, range, rawValue: the pieces of a log line
 
 namespace {
 
