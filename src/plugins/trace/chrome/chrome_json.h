@@ -152,10 +152,10 @@ inline constexpr size_t kMaxStringBytes = 4096;
 // Every function below appends to `out`: a std::string or a nixlChromeLine (anything with
 // append(const char *, size_t)).
 
-/** Decimal, as JSON numbers. */
-template<typename Out>
+/** Decimal, as JSON numbers: any integer type (24 bytes hold every 64-bit value). */
+template<typename Out, typename Int>
 void
-appendU64(Out &out, uint64_t v) {
+appendInt(Out &out, Int v) {
     char buf[24];
     const auto r = std::to_chars(buf, buf + sizeof(buf), v);
     out.append(buf, static_cast<size_t>(r.ptr - buf));
@@ -163,10 +163,14 @@ appendU64(Out &out, uint64_t v) {
 
 template<typename Out>
 void
+appendU64(Out &out, uint64_t v) {
+    appendInt(out, v);
+}
+
+template<typename Out>
+void
 appendI64(Out &out, int64_t v) {
-    char buf[24];
-    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
-    out.append(buf, static_cast<size_t>(r.ptr - buf));
+    appendInt(out, v);
 }
 
 /** Shortest round-trip form; NaN and infinities (not JSON numbers) as the strings "NaN", ... */
