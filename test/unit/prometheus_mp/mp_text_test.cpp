@@ -3,7 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 // Text writer: exact exposition for known stores (escaping, histogram shape, number format),
-// and the same text as prometheus-cpp's serializer gives for buildFamilies()/collect().
+// and the same text as prometheus-cpp's serializer gives for the same scrape as families
+// (mp_families.h).
 #include <unistd.h>
 
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "mp_collector.h"
+#include "mp_families.h"
 #include "mp_test_utils.h"
 #include "mp_text.h"
 
@@ -133,7 +135,7 @@ TEST(PromMpText, SameTextAsPrometheusCppForBuildFamilies) {
     const nixlMpSchema small(smallTable());
     std::string text;
     writeStoresText(small, knownStores(), text);
-    EXPECT_EQ(text, serialize(buildFamilies(small, knownStores())));
+    EXPECT_EQ(text, serialize(mpTest::buildFamilies(small, knownStores())));
 
     // NIXL's full table, default bounds, values of every magnitude.
     const nixlMpSchema full(mpTest::eventTable());
@@ -160,7 +162,7 @@ TEST(PromMpText, SameTextAsPrometheusCppForBuildFamilies) {
     }
     text.clear();
     writeStoresText(full, stores, text);
-    EXPECT_EQ(text, serialize(buildFamilies(full, stores)));
+    EXPECT_EQ(text, serialize(mpTest::buildFamilies(full, stores)));
 }
 
 TEST(PromMpText, NumbersAsTheOstreamSerializerWritesThem) {
@@ -233,7 +235,7 @@ TEST(PromMpText, CollectorScrapeMatchesCollect) {
         writers.back()->record(mpTest::kErrBackend, 1);
     }
     nixlMpCollector c(dir.path(), schema, 30);
-    const std::string viaFamilies = serialize(c.collect());
+    const std::string viaFamilies = serialize(mpTest::collectFamilies(c, *schema));
     const std::string direct = c.scrape();
     EXPECT_EQ(mpTest::countLines(direct, "agent_tx_bytes_total{"), 3u) << direct;
     // The scrape's duration differs from one scrape to the next; everything else must not.

@@ -13,11 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
-#include <deque>
-#include <iterator>
-#include <limits>
 #include <map>
 #include <tuple>
 
@@ -29,68 +25,7 @@ namespace nixlPromMp {
 namespace {
 
     using prometheus::ClientMetric;
-    using prometheus::MetricFamily;
     using prometheus::MetricType;
-
-    constexpr double kUsPerSecond = 1e6;
-
-    /**
-     * Families in order of first use; a name maps to one family so its samples stay together.
-     * A deque, so references handed out stay valid while later families are added.
-     */
-    class familySet {
-    public:
-        MetricFamily &
-        get(const std::string &name, const std::string &help, MetricType type) {
-            auto it = index_.find(name);
-            if (it != index_.end()) {
-                return families_[it->second];
-            }
-            index_.emplace(name, families_.size());
-            MetricFamily f;
-            f.name = name;
-            f.help = help;
-            f.type = type;
-            families_.push_back(std::move(f));
-            return families_.back();
-        }
-
-        std::vector<MetricFamily>
-        take() {
-            return std::vector<MetricFamily>(std::make_move_iterator(families_.begin()),
-                                             std::make_move_iterator(families_.end()));
-        }
-
-    private:
-        std::deque<MetricFamily> families_;
-        std::map<std::string, size_t> index_;
-    };
-
-    std::vector<ClientMetric::Label>
-    labelsOf(const nixlMpIdentity &id) {
-        std::vector<ClientMetric::Label> l = {
-            {"hostname", id.hostname},
-            {"agent_name", id.agentName},
-            {"pid", std::to_string(static_cast<long long>(id.pid))},
-            {"agent_instance", std::to_string(id.instance)},
-        };
-        if (id.hasLocalRank) {
-            l.push_back({"local_rank", id.localRank});
-        }
-        return l;
-    }
-
-    ClientMetric
-    scalar(const std::vector<ClientMetric::Label> &labels, double v, MetricType type) {
-        ClientMetric m;
-        m.label = labels;
-        if (type == MetricType::Counter) {
-            m.counter.value = v;
-        } else {
-            m.gauge.value = v;
-        }
-        return m;
-    }
 
     /** Identity used by the cardinality policy: a restarted rank replaces its departed self. */
     std::string
@@ -136,122 +71,10 @@ namespace {
 
 } // namespace
 
-std::vector<MetricFamily>
-buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot> &stores) {
-    familySet fams;
-    std::vector<std::vector<ClientMetric::Label>> labels;
-    labels.reserve(stores.size());
-    for (const auto &s : stores) {
-        labels.push_back(labelsOf(s.id));
-    }
-    for (uint32_t i = 0; i < schema.slotCount(); ++i) {
-        const nixlMpSchema::row &row = schema.rows[i];
-        const nixlProm::metricNames &n = row.names;
-        switch (row.category) {
-        case NIXL_TELEMETRY_CAT_BYTES: {
-            auto &c = fams.get(n.counter, n.help, MetricType::Counter);
-            auto &g = fams.get(n.gauge, n.help + " (last operation)", MetricType::Gauge);
-            for (size_t s = 0; s < stores.size(); ++s) {
-                if (stores[s].slots[i].torn) {
-                    continue; // no consistent value exists: not published
-                }
-                const nixlMpSlotSnapshot &v = stores[s].slots[i];
-                c.metric.push_back(
-                    scalar(labels[s], static_cast<double>(v.counter), MetricType::Counter));
-            }
-            for (size_t s = 0; s < stores.size(); ++s) {
-                if (stores[s].slots[i].torn) {
-                    continue; // no consistent value exists: not published
-                }
-                const nixlMpSlotSnapshot &v = stores[s].slots[i];
-                g.metric.push_back(
-                    scalar(labels[s], static_cast<double>(v.gauge), MetricType::Gauge));
-            }
-            break;
-        }
-        case NIXL_TELEMETRY_CAT_COUNT:
-        case NIXL_TELEMETRY_CAT_DROPPED:
-        case NIXL_TELEMETRY_CAT_ERROR: {
-            if (n.counter.empty()) {
-                break;
-            }
-            auto &c = fams.get(n.counter, n.help, MetricType::Counter);
-            for (size_t s = 0; s < stores.size(); ++s) {
-                if (stores[s].slots[i].torn) {
-                    continue; // no consistent value exists: not published
-                }
-                auto l = labels[s];
-                if (row.category == NIXL_TELEMETRY_CAT_ERROR) {
-                    l.push_back({"status", sanitizeLabel(row.statusLabel)});
-                }
-                c.metric.push_back(scalar(
-                    l, static_cast<double>(stores[s].slots[i].counter), MetricType::Counter));
-            }
-            break;
-        }
-        case NIXL_TELEMETRY_CAT_DURATION_US: {
-            auto &h = fams.get(n.histogram, n.help, MetricType::Histogram);
-            auto &g = fams.get(n.gauge, n.help + " (last operation)", MetricType::Gauge);
-            for (size_t s = 0; s < stores.size(); ++s) {
-                if (stores[s].slots[i].torn) {
-                    continue; // no consistent value exists: not published
-                }
-                const nixlMpSlotSnapshot &v = stores[s].slots[i];
-                const std::vector<double> &bounds = stores[s].boundsUs;
-                ClientMetric m;
-                m.label = labels[s];
-                uint64_t cumulative = 0;
-                for (size_t b = 0; b < v.buckets.size(); ++b) {
-                    cumulative += v.buckets[b];
-                    ClientMetric::Bucket bucket;
-                    bucket.cumulative_count = cumulative;
-                    bucket.upper_bound = b < bounds.size() ?
-                        bounds[b] / kUsPerSecond :
-                        std::numeric_limits<double>::infinity();
-                    m.histogram.bucket.push_back(bucket);
-                }
-                // Count from the same read as the buckets, so +Inf == _count by construction.
-                m.histogram.sample_count = cumulative;
-                m.histogram.sample_sum = static_cast<double>(v.counter) / kUsPerSecond;
-                h.metric.push_back(std::move(m));
-            }
-            for (size_t s = 0; s < stores.size(); ++s) {
-                if (stores[s].slots[i].torn) {
-                    continue; // no consistent value exists: not published
-                }
-                g.metric.push_back(scalar(labels[s],
-                                          static_cast<double>(stores[s].slots[i].gauge) /
-                                              kUsPerSecond,
-                                          MetricType::Gauge));
-            }
-            break;
-        }
-        default:
-            break; // a category this build does not know: skipped, as the ABI asks
-        }
-    }
-    return fams.take();
-}
-
 nixlMpCollector::nixlMpCollector(std::string dir, std::shared_ptr<const nixlMpSchema> schema, double ttl)
     : dir_(std::move(dir)),
       schema_(std::move(schema)),
       ttlNs_(static_cast<uint64_t>(std::max(0.0, ttl) * 1e9)) {}
-
-std::vector<MetricFamily>
-nixlMpCollector::collect() noexcept {
-    try {
-        std::lock_guard<std::mutex> lk(mu_);
-        return collectLocked();
-    }
-    catch (const std::exception &e) {
-        NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed: " << e.what());
-    }
-    catch (...) {
-        NIXL_SDK_ERROR("prometheus_mp: scrape of '" << dir_ << "' failed");
-    }
-    return {};
-}
 
 nixlMpCollector::gathered
 nixlMpCollector::gatherLocked() {
@@ -381,22 +204,14 @@ nixlMpCollector::ownFamilies(const gathered &g, uint64_t t0) const {
     return f;
 }
 
-std::vector<MetricFamily>
-nixlMpCollector::collectLocked() {
+nixlMpCollector::scrapeData
+nixlMpCollector::gather() {
+    std::lock_guard<std::mutex> lk(mu_);
     const uint64_t t0 = monotonicNs();
-    const gathered g = gatherLocked();
-    std::vector<MetricFamily> fams = buildFamilies(*schema_, g.stores);
-    for (ownFamily &o : ownFamilies(g, t0)) {
-        MetricFamily f;
-        f.name = o.name;
-        f.help = o.help;
-        f.type = o.type;
-        for (auto &[labels, v] : o.values) {
-            f.metric.push_back(scalar(labels, v, o.type));
-        }
-        fams.push_back(std::move(f));
-    }
-    return fams;
+    scrapeData d;
+    d.published = gatherLocked();
+    d.own = ownFamilies(d.published, t0);
+    return d;
 }
 
 std::string

@@ -5,7 +5,7 @@
 /**
  * @file mp_collector.h
  * @brief Scrape-time side of prometheus_mp: reads every store in the shared directory, decides
- *        which to publish and which to reap, and turns the snapshots into metric families.
+ *        which to publish and which to reap, and writes the scrape's text (mp_text.h).
  *
  * Publication and cleanup rules (also in the README):
  *  - a live store (its writer holds the lock) is always published and never reaped;
@@ -21,7 +21,8 @@
  *  - a departed store's age counts from its last update, or from when this collector first saw
  *    it departed if that update lies in the future.
  *
- * Thread-safety: collect()/scrape() may be called from any thread; calls are serialised.
+ * Thread-safety: scrape()/scrapeInto()/gather() may be called from any thread; calls are
+ * serialised.
  */
 #ifndef NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_COLLECTOR_H
 #define NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_COLLECTOR_H
@@ -35,7 +36,8 @@
 #include <utility>
 #include <vector>
 
-#include <prometheus/metric_family.h>
+#include <prometheus/client_metric.h>
+#include <prometheus/metric_type.h>
 
 #include "mp_store.h"
 
@@ -48,21 +50,42 @@ inline constexpr const char *kRefusedMetric = "nixl_mp_stores_refused_total";
 inline constexpr const char *kScrapeDurationMetric = "nixl_mp_scrape_duration_seconds";
 inline constexpr const char *kOwnerPidMetric = "nixl_mp_owner_pid";
 
-/** NIXL's series for a set of snapshots, one series per store and metric, never summed. */
-std::vector<prometheus::MetricFamily>
-buildFamilies(const nixlMpSchema &schema, const std::vector<nixlMpStoreSnapshot> &stores);
-
 class nixlMpCollector {
 public:
+    /** The stores one scrape publishes, sorted, after reaping. */
+    struct gathered {
+        std::vector<nixlMpStoreSnapshot> stores;
+        uint64_t live = 0;
+        uint64_t departed = 0;
+    };
+
+    /** One of the exporter's own families: values with their labels. */
+    struct ownFamily {
+        const char *name;
+        const char *help;
+        prometheus::MetricType type;
+        std::vector<std::pair<std::vector<prometheus::ClientMetric::Label>, double>> values;
+    };
+
+    /** What one scrape publishes, as data: NIXL's stores, then the own metrics. */
+    struct scrapeData {
+        gathered published;
+        std::vector<ownFamily> own;
+    };
+
     nixlMpCollector(std::string dir, std::shared_ptr<const nixlMpSchema> schema, double ttlSeconds);
 
-    /** All families of this scrape, own metrics last. Never throws: failure gives {}. */
-    std::vector<prometheus::MetricFamily>
-    collect() noexcept;
+    /**
+     * One scrape (reading and reaping as scrape() does) without the text: for tests that hold
+     * the text against prometheus-cpp's serializer (test/unit/prometheus_mp/mp_families.h).
+     * Throws on failure, unlike scrape().
+     */
+    scrapeData
+    gather();
 
     /**
-     * The same scrape in the Prometheus text format 0.0.4, written directly (mp_text.h) rather
-     * than through collect() and prometheus-cpp's serializer. Never throws: failure gives "".
+     * The scrape in the Prometheus text format 0.0.4, written directly (mp_text.h) rather than
+     * through prometheus-cpp's families and serializer. Never throws: failure gives "".
      */
     std::string
     scrape() noexcept;
@@ -87,23 +110,6 @@ public:
     }
 
 private:
-    /** The stores one scrape publishes, sorted, after reaping. */
-    struct gathered {
-        std::vector<nixlMpStoreSnapshot> stores;
-        uint64_t live = 0;
-        uint64_t departed = 0;
-    };
-
-    /** One of the exporter's own families: values with their labels. */
-    struct ownFamily {
-        const char *name;
-        const char *help;
-        prometheus::MetricType type;
-        std::vector<std::pair<std::vector<prometheus::ClientMetric::Label>, double>> values;
-    };
-
-    std::vector<prometheus::MetricFamily>
-    collectLocked();
     gathered
     gatherLocked();
     /** Own metrics, scrape duration (since @p t0) last. */

@@ -40,7 +40,7 @@ namespace {
         std::vector<planEntry> entries;
     };
 
-    /** Families in order of first use, as buildFamilies() groups them. */
+    /** Families in order of first use, as prometheus-cpp families group them. */
     class familyPlan {
     public:
         planFamily &

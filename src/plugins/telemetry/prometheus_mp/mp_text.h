@@ -12,7 +12,7 @@
  * store's label set is escaped once and reused for all of its samples, numbers go through
  * std::to_chars (locale-independent), HELP/TYPE are written once per family.
  *
- * The output is the same text prometheus-cpp's TextSerializer gives for buildFamilies() of the
+ * The output is the same text prometheus-cpp's TextSerializer gives for the families of the
  * same stores (same family order, histogram lines _count, _sum, then cumulative _bucket{le}
  * ending with le="+Inf", values with 16 significant digits), except where that serializer is
  * wrong: HELP is escaped here and NaN is written "NaN".
@@ -82,7 +82,8 @@ private:
 
 /**
  * Appends NIXL's series for @p stores (one series per store and metric, never summed) in the
- * order and shape of buildFamilies(). Throws only std::bad_alloc.
+ * order and shape of prometheus-cpp families (test/unit/prometheus_mp/mp_families.h).
+ * Throws only std::bad_alloc.
  */
 void
 writeStoresText(const nixlMpSchema &schema,
