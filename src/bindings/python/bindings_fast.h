@@ -7,7 +7,8 @@
  * @brief The per-transfer path shared by nixl._bindings.nixlAgent's own entry points
  *        (bindings_fast.cpp) and the C methods of nixl._api.nixl_agent's base
  *        (bindings_api_fast.cpp): argument parsing without pybind11, the four agent calls on
- *        handle ints, and the handle object. Internal to src/bindings/python.
+ *        handle ints. The handle object (bindings_handle.h) and the index arguments
+ *        (bindings_indices.h) are included for them. Internal to src/bindings/python.
  *
  * Thread safety: the functions taking PyObject arguments need the GIL; the *Core functions
  * release it around the agent call and may be called from any number of threads at once.
@@ -22,6 +23,8 @@
 
 #include "bindings_agent.h"
 #include "bindings_common.h"
+#include "bindings_handle.h"
+#include "bindings_indices.h"
 
 namespace nixl_py {
 
@@ -33,24 +36,6 @@ constexpr PyCFunction
 asCFunction() {
     return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(F));
 }
-
-/** Layout of nixl._bindings._handle (the base of nixl._api's handle classes). */
-struct nixlPyHandleObject {
-    PyObject_HEAD
-    PyObject *handle; // the int the bindings gave out
-    PyObject *agent; // the nixl._bindings.nixlAgent
-    char released;
-};
-
-/** True when type is nixl._bindings._handle or derives from it. */
-bool
-isHandleType(PyTypeObject *type);
-
-/** A new instance of type (nixl._bindings._handle or a subclass) holding agent and the handle
- *  int h (both borrowed; the object takes its own references); nullptr with an exception set on
- *  failure. */
-PyObject *
-newHandleObject(PyTypeObject *type, PyObject *agent, PyObject *h);
 
 /** nixl._bindings.nixlAgent's type object. */
 PyTypeObject *
@@ -72,29 +57,6 @@ parseArgs(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
 /** A handle argument: an int (or an object with __index__) in [0, 2^64), else TypeError. */
 uint64_t
 handleArg(PyObject *obj, const char *fn, const char *arg);
-
-/**
- * Indices of makeXferReq: a sequence of ints, or a 1-D array of any integer or float dtype
- * whose values are cast to uint32 (as NIXL's binding forces the dtype to uint32). Appends to
- * out; raises TypeError, ValueError, IndexError or OverflowError naming what.
- */
-void
-toIndices(PyObject *obj, const char *what, std::vector<int> &out);
-
-/**
- * Appends the indices of the two common shapes and returns true: an exact list of exact ints in
- * int range, or a 1-D numpy.ndarray (once registered) of a native-order integer dtype (values
- * cast as toIndices does). Returns false, out untouched and no exception set, for anything
- * else: the caller then takes its general path, which raises what it raises.
- */
-bool
-fastIndices(PyObject *obj, std::vector<int> &out);
-
-/** Registers numpy.ndarray (or None), then read through its object layout by toIndices and
- *  fastIndices; probe is numpy.array([7, -9, 11], dtype=numpy.int64)[::2], read both ways to
- *  check the layout (a mismatch keeps the buffer protocol). */
-void
-setNdarrayType(PyObject *type, PyObject *probe);
 
 /** The Python object for NIXL_SUCCESS and NIXL_IN_PROG (the enum's own members), or a new
  *  nixl_status_t instance for any other status. New reference. */
