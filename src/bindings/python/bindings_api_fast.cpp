@@ -363,13 +363,10 @@ PyMemberDef gAgentMembers[] = {
 };
 
 PyTypeObject gAgentBaseType = [] {
-    PyTypeObject t;
-    std::memset(&t, 0, sizeof(t));
-    Py_SET_REFCNT(reinterpret_cast<PyObject *>(&t), 1);
-    t.tp_name = "nixl._bindings._agent_base";
-    t.tp_basicsize = sizeof(nixlPyApiAgentObject);
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC;
-    t.tp_doc = "Base of nixl._api.nixl_agent: its agent attribute as a slot.";
+    PyTypeObject t = staticPyType("nixl._bindings._agent_base",
+                                  sizeof(nixlPyApiAgentObject),
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+                                  "Base of nixl._api.nixl_agent: its agent attribute as a slot.");
     t.tp_new = agentBaseNew;
     t.tp_dealloc = agentBaseDealloc;
     t.tp_traverse = agentBaseTraverse;
@@ -488,17 +485,15 @@ PyGetSetDef gFastMethodGetSet[] = {
 };
 
 PyTypeObject gFastMethodType = [] {
-    PyTypeObject t;
-    std::memset(&t, 0, sizeof(t));
-    Py_SET_REFCNT(reinterpret_cast<PyObject *>(&t), 1);
-    t.tp_name = "nixl._bindings._fast_method";
-    t.tp_basicsize = sizeof(nixlPyFastMethodObject);
     // METHOD_DESCRIPTOR: obj.method(...) calls it with obj first, with no bound-method object
     // (as for a Python function).
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-                 Py_TPFLAGS_METHOD_DESCRIPTOR;
-    t.tp_doc = "_fast_method(func): a method of nixl._api.nixl_agent with a C path for its "
-               "common argument shapes; func (a method of the same name) handles the rest.";
+    PyTypeObject t = staticPyType(
+        "nixl._bindings._fast_method",
+        sizeof(nixlPyFastMethodObject),
+        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+            Py_TPFLAGS_METHOD_DESCRIPTOR,
+        "_fast_method(func): a method of nixl._api.nixl_agent with a C path for its "
+        "common argument shapes; func (a method of the same name) handles the rest.");
     t.tp_new = fastMethodNew;
     t.tp_dealloc = fastMethodDealloc;
     t.tp_traverse = fastMethodTraverse;

@@ -11,6 +11,7 @@
 #ifndef NIXL_BINDINGS_PYTHON_BINDINGS_COMMON_H
 #define NIXL_BINDINGS_PYTHON_BINDINGS_COMMON_H
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -65,6 +66,23 @@ public:
 private:
     PyThreadState *state_;
 };
+
+/**
+ * The start of one of the module's static C types (_handle, _agent_base, _fast_method): zeroed,
+ * one reference (static storage, never freed), its name, size, flags and doc; the caller sets
+ * its slots and PyType_Ready()s it.
+ */
+inline PyTypeObject
+staticPyType(const char *name, Py_ssize_t basicsize, unsigned long flags, const char *doc) {
+    PyTypeObject t;
+    std::memset(&t, 0, sizeof(t));
+    Py_SET_REFCNT(reinterpret_cast<PyObject *>(&t), 1);
+    t.tp_name = name;
+    t.tp_basicsize = basicsize;
+    t.tp_flags = flags;
+    t.tp_doc = doc;
+    return t;
+}
 
 /** Throws the exception of an error status (message: the status name); returns the status
  *  unchanged for NIXL_SUCCESS and NIXL_IN_PROG. An unknown value gives

@@ -54,6 +54,17 @@ asTuple(const py::handle &obj, size_t arity, const char *shape) {
     return t;
 }
 
+/** A descriptor of shape (addr, len, dev_id, <field>): the three numbers and one string. */
+template<class D>
+D
+withStringFromPy(const py::handle &obj, const char *shape, const char *field) {
+    py::tuple t = asTuple(obj, 4, shape);
+    return D(static_cast<uintptr_t>(toU64(t[0], "addr")),
+             static_cast<size_t>(toU64(t[1], "len")),
+             toU64(t[2], "dev_id"),
+             toStdString(t[3], field));
+}
+
 // Element conversion per descriptor kind.
 template<class D> struct DescTraits;
 
@@ -79,11 +90,7 @@ template<> struct DescTraits<nixlBlobDesc> {
 
     static nixlBlobDesc
     fromPy(const py::handle &obj) {
-        py::tuple t = asTuple(obj, 4, shape);
-        return nixlBlobDesc(static_cast<uintptr_t>(toU64(t[0], "addr")),
-                            static_cast<size_t>(toU64(t[1], "len")),
-                            toU64(t[2], "dev_id"),
-                            toStdString(t[3], "meta"));
+        return withStringFromPy<nixlBlobDesc>(obj, shape, "meta");
     }
 
     static py::tuple
@@ -97,11 +104,7 @@ template<> struct DescTraits<nixlRemoteDesc> {
 
     static nixlRemoteDesc
     fromPy(const py::handle &obj) {
-        py::tuple t = asTuple(obj, 4, shape);
-        return nixlRemoteDesc(static_cast<uintptr_t>(toU64(t[0], "addr")),
-                              static_cast<size_t>(toU64(t[1], "len")),
-                              toU64(t[2], "dev_id"),
-                              toStdString(t[3], "agent_name"));
+        return withStringFromPy<nixlRemoteDesc>(obj, shape, "agent_name");
     }
 
     static py::tuple

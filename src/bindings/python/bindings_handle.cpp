@@ -103,14 +103,11 @@ PyMemberDef gHandleMembers[] = {
 };
 
 PyTypeObject gHandleType = [] {
-    PyTypeObject t;
-    std::memset(&t, 0, sizeof(t));
-    Py_SET_REFCNT(reinterpret_cast<PyObject *>(&t), 1);
-    t.tp_name = "nixl._bindings._handle";
-    t.tp_basicsize = sizeof(nixlPyHandleObject);
-    t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
-    t.tp_doc = "Base of nixl._api's handle classes: _handle, _agent, _released; releases an "
-               "unreleased handle when collected.";
+    PyTypeObject t = staticPyType("nixl._bindings._handle",
+                                  sizeof(nixlPyHandleObject),
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+                                  "Base of nixl._api's handle classes: _handle, _agent, "
+                                  "_released; releases an unreleased handle when collected.");
     t.tp_new = handleNew;
     t.tp_dealloc = handleDealloc;
     t.tp_finalize = handleFinalize;

@@ -16,7 +16,7 @@ installed with metadata, or the libnixl version the build reports.
 
 import importlib as _importlib
 
-# NIXL's __all__: the names of nixl._api's __all__.
+# NIXL's __all__: the names nixl._api defines (its own __all__ is this list).
 __all__ = [
     "DEFAULT_COMM_PORT",
     "nixl_agent",

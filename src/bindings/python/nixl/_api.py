@@ -20,19 +20,14 @@ from typing import Optional
 import numpy as np
 
 import nixl._bindings as nixlBind
+from nixl import __all__ as _PACKAGE_ALL
 from nixl.logging import get_logger
 
 logger = get_logger()
 
-__all__ = [
-    "DEFAULT_COMM_PORT",
-    "nixl_agent",
-    "nixl_agent_config",
-    "nixl_backend_handle",
-    "nixl_prepped_dlist_handle",
-    "nixl_thread_sync_t",
-    "nixl_xfer_handle",
-]
+# The package's list (nixl/__init__.py), written once there: the package cannot import this
+# module to read it without losing its lazy import.
+__all__ = list(_PACKAGE_ALL)
 
 DEFAULT_COMM_PORT = nixlBind.DEFAULT_COMM_PORT
 
