@@ -95,6 +95,34 @@ nixlSharedRingFileIsOwn(const std::string &path, const struct stat &st, std::str
 }
 
 /**
+ * Opens a ring file for one side, as both ring classes do: the producer creates it (or reuses
+ * what is there; O_NOFOLLOW refuses a symlink), the consumer opens an existing one. The
+ * descriptor (O_CLOEXEC) is returned once fstat (into st) shows a regular file; otherwise -1,
+ * with error naming the file and the cause and nothing left open.
+ */
+inline int
+nixlSharedRingOpenFile(const std::string &path,
+                       bool create,
+                       mode_t mode,
+                       struct stat &st,
+                       std::string &error) {
+    const int fd = create ? ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, mode) :
+                            ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        const int e = errno;
+        error = "ring file " + path + (create ? ": cannot create: " : ": cannot open: ") +
+            std::strerror(e);
+        return -1;
+    }
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        error = "ring file " + path + ": not a regular file";
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/**
  * The 512-byte header at the start of a ring file. Plain integers so the struct is standard
  * layout (offsetof works) and the same bytes can be read from C or Python; the positions and the
  * lost counter are accessed through std::atomic_ref.
@@ -158,6 +186,18 @@ public:
         return kHeaderSize + static_cast<size_t>(capacity) * sizeof(T);
     }
 
+    /** Whether a new ring of path may have capacity slots (a power of two >= 2 whose file size
+     *  fits size_t); false with error naming the file otherwise. */
+    static bool
+    validCapacity(const std::string &path, uint64_t capacity, std::string &error) {
+        if (capacity < 2 || (capacity & (capacity - 1)) != 0 || fileSize(capacity) == 0) {
+            error = "ring file " + path + ": capacity " + std::to_string(capacity) +
+                " is not a power of two >= 2";
+            return false;
+        }
+        return true;
+    }
+
     /**
      * Creates path (or reuses an existing regular file) as a ring of capacity slots and resets
      * its header, dropping whatever it held. Opened O_CLOEXEC|O_NOFOLLOW, so a symlink at path
@@ -165,19 +205,16 @@ public:
      */
     static std::unique_ptr<nixlSharedRing>
     create(const std::string &path, uint64_t capacity, std::string &error, mode_t mode = 0644) {
-        if (capacity < 2 || (capacity & (capacity - 1)) != 0 || fileSize(capacity) == 0) {
-            error = "ring file " + path + ": capacity " + std::to_string(capacity) +
-                " is not a power of two >= 2";
-            return nullptr;
-        }
-        const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, mode);
-        if (fd < 0) {
-            error = "ring file " + path + ": cannot create: " + std::strerror(errno);
+        if (!validCapacity(path, capacity, error)) {
             return nullptr;
         }
         struct stat st {};
-        std::unique_ptr<nixlSharedRing> ring = adoptRegularFile(path, fd, st, error);
-        if (!ring || !nixlSharedRingFileIsOwn(path, st, error)) {
+        const int fd = nixlSharedRingOpenFile(path, true, mode, st, error);
+        if (fd < 0) {
+            return nullptr;
+        }
+        std::unique_ptr<nixlSharedRing> ring(new nixlSharedRing(path, fd));
+        if (!nixlSharedRingFileIsOwn(path, st, error)) {
             return nullptr;
         }
         const size_t bytes = fileSize(capacity);
@@ -220,16 +257,12 @@ public:
      */
     static std::unique_ptr<nixlSharedRing>
     attach(const std::string &path, std::string &error) {
-        const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-        if (fd < 0) {
-            error = "ring file " + path + ": cannot open: " + std::strerror(errno);
-            return nullptr;
-        }
         struct stat st {};
-        std::unique_ptr<nixlSharedRing> ring = adoptRegularFile(path, fd, st, error);
-        if (!ring) {
+        const int fd = nixlSharedRingOpenFile(path, false, 0, st, error);
+        if (fd < 0) {
             return nullptr;
         }
+        std::unique_ptr<nixlSharedRing> ring(new nixlSharedRing(path, fd));
         nixlSharedRingHeader h{};
         if (!readHeader(path, fd, static_cast<uint64_t>(st.st_size), h, error)) {
             return nullptr;
@@ -452,18 +485,6 @@ public:
 
 private:
     nixlSharedRing(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-
-    // Takes ownership of the open fd (closed with the ring on every path) and fills st; null,
-    // with error set, unless fd is a regular file.
-    static std::unique_ptr<nixlSharedRing>
-    adoptRegularFile(const std::string &path, int fd, struct stat &st, std::string &error) {
-        std::unique_ptr<nixlSharedRing> ring(new nixlSharedRing(path, fd));
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            error = "ring file " + path + ": not a regular file";
-            return nullptr;
-        }
-        return ring;
-    }
 
     bool
     map(size_t bytes, std::string &error) {

@@ -65,22 +65,15 @@ public:
      */
     static std::unique_ptr<nixlSharedRingIo>
     create(const std::string &path, uint64_t capacity, std::string &error, mode_t mode = 0644) {
-        if (capacity < 2 || (capacity & (capacity - 1)) != 0 || layout::fileSize(capacity) == 0) {
-            error = "ring file " + path + ": capacity " + std::to_string(capacity) +
-                " is not a power of two >= 2";
+        if (!layout::validCapacity(path, capacity, error)) {
             return nullptr;
         }
-        const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, mode);
+        struct stat st {};
+        const int fd = nixlSharedRingOpenFile(path, true, mode, st, error);
         if (fd < 0) {
-            error = "ring file " + path + ": cannot create: " + std::strerror(errno);
             return nullptr;
         }
         std::unique_ptr<nixlSharedRingIo> ring(new nixlSharedRingIo(path, fd));
-        struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            error = "ring file " + path + ": not a regular file";
-            return nullptr;
-        }
         if (!nixlSharedRingFileIsOwn(path, st, error)) {
             return nullptr;
         }
@@ -97,17 +90,12 @@ public:
      */
     static std::unique_ptr<nixlSharedRingIo>
     attach(const std::string &path, std::string &error) {
-        const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+        struct stat st {};
+        const int fd = nixlSharedRingOpenFile(path, false, 0, st, error);
         if (fd < 0) {
-            error = "ring file " + path + ": cannot open: " + std::strerror(errno);
             return nullptr;
         }
         std::unique_ptr<nixlSharedRingIo> ring(new nixlSharedRingIo(path, fd));
-        struct stat st {};
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            error = "ring file " + path + ": not a regular file";
-            return nullptr;
-        }
         nixlSharedRingHeader h{};
         if (!layout::readHeader(path, fd, static_cast<uint64_t>(st.st_size), h, error)) {
             return nullptr;
