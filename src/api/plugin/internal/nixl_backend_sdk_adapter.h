@@ -167,28 +167,64 @@ namespace detail {
         return guard("unloadMD", [&] { return engineOf(e)->unloadMD(mdOf(md)); });
     }
 
+    /** Runs get(s) for a string s and, when it succeeds, hands s to core's sink out. */
+    template<class Get>
+    nixl_status_t
+    bytesToSink(const nixl_plugin_bytes_sink_t *out, Get &&get) {
+        std::string s;
+        const nixl_status_t st = get(s);
+        if (st == NIXL_SUCCESS) {
+            return static_cast<nixl_status_t>(out->append(out->ctx, s.data(), s.size()));
+        }
+        return st;
+    }
+
+    /** Runs make(md) for a metadata pointer md and, when it succeeds, hands md to core (*out). */
+    template<class Make>
+    nixl_status_t
+    mdToCore(nixl_be_md_t **out, Make &&make) {
+        nixlBackendMD *md = nullptr;
+        const nixl_status_t st = make(md);
+        if (st == NIXL_SUCCESS) {
+            *out = toC(md);
+        }
+        return st;
+    }
+
+    /**
+     * prepXfer or postXfer (Method: the two share one signature) of the request in box, with
+     * the remote agent kept at prep time and the optional arguments filled into box's copy.
+     */
+    template<auto Method>
+    nixl_status_t
+    xferCall(nixl_be_engine_t *e,
+             reqBox &box,
+             uint32_t op,
+             const nixl_be_xfer_list_t *local,
+             const nixl_be_xfer_list_t *remote,
+             const nixl_be_opt_args_t *opt) {
+        const nixl_opt_b_args_t *o = fillOpt(box.opt, opt);
+        return (engineOf(e)->*Method)(static_cast<nixl_xfer_op_t>(op),
+                                      nixlMetaDlist(local),
+                                      nixlMetaDlist(remote),
+                                      box.remoteAgent,
+                                      box.handle,
+                                      o);
+    }
+
     inline nixl_plugin_status_t
     getPublicData(nixl_be_engine_t *e, const nixl_be_md_t *md, const nixl_plugin_bytes_sink_t *out) {
         return guard("getPublicData", [&] {
-            std::string s;
-            nixl_status_t st = engineOf(e)->getPublicData(
-                reinterpret_cast<const nixlBackendMD *>(md), s);
-            if (st == NIXL_SUCCESS) {
-                return static_cast<nixl_status_t>(out->append(out->ctx, s.data(), s.size()));
-            }
-            return st;
+            return bytesToSink(out, [&](std::string &s) {
+                return engineOf(e)->getPublicData(reinterpret_cast<const nixlBackendMD *>(md), s);
+            });
         });
     }
 
     inline nixl_plugin_status_t
     getConnInfo(nixl_be_engine_t *e, const nixl_plugin_bytes_sink_t *out) {
         return guard("getConnInfo", [&] {
-            std::string s;
-            nixl_status_t st = engineOf(e)->getConnInfo(s);
-            if (st == NIXL_SUCCESS) {
-                return static_cast<nixl_status_t>(out->append(out->ctx, s.data(), s.size()));
-            }
-            return st;
+            return bytesToSink(out, [&](std::string &s) { return engineOf(e)->getConnInfo(s); });
         });
     }
 
@@ -208,25 +244,18 @@ namespace detail {
                  nixl_be_md_t **out) {
         return guard("loadRemoteMD", [&] {
             nixlBlobDesc desc(d->addr, d->len, d->dev_id, std::string(toView(d->meta_info)));
-            nixlBackendMD *md = nullptr;
-            nixl_status_t st = engineOf(e)->loadRemoteMD(
-                desc, static_cast<nixl_mem_t>(mem), std::string(toView(remote)), md);
-            if (st == NIXL_SUCCESS) {
-                *out = toC(md);
-            }
-            return st;
+            return mdToCore(out, [&](nixlBackendMD *&md) {
+                return engineOf(e)->loadRemoteMD(
+                    desc, static_cast<nixl_mem_t>(mem), std::string(toView(remote)), md);
+            });
         });
     }
 
     inline nixl_plugin_status_t
     loadLocalMD(nixl_be_engine_t *e, nixl_be_md_t *in, nixl_be_md_t **out) {
         return guard("loadLocalMD", [&] {
-            nixlBackendMD *md = nullptr;
-            nixl_status_t st = engineOf(e)->loadLocalMD(mdOf(in), md);
-            if (st == NIXL_SUCCESS) {
-                *out = toC(md);
-            }
-            return st;
+            return mdToCore(
+                out, [&](nixlBackendMD *&md) { return engineOf(e)->loadLocalMD(mdOf(in), md); });
         });
     }
 
@@ -241,13 +270,8 @@ namespace detail {
         return guard("prepXfer", [&] {
             auto box = std::make_unique<reqBox>();
             box->remoteAgent.assign(toView(remote_agent));
-            const nixl_opt_b_args_t *o = fillOpt(box->opt, opt);
-            nixl_status_t st = engineOf(e)->prepXfer(static_cast<nixl_xfer_op_t>(op),
-                                                     nixlMetaDlist(local),
-                                                     nixlMetaDlist(remote),
-                                                     box->remoteAgent,
-                                                     box->handle,
-                                                     o);
+            const nixl_status_t st =
+                xferCall<&nixlBackendEngine::prepXfer>(e, *box, op, local, remote, opt);
             if (st == NIXL_SUCCESS) {
                 *out = reinterpret_cast<nixl_be_req_t *>(box.release());
             }
@@ -265,14 +289,8 @@ namespace detail {
              const nixl_be_opt_args_t *opt) {
         (void)remote_agent; // the box kept it at prep time
         return guard("postXfer", [&] {
-            auto *box = reinterpret_cast<reqBox *>(req);
-            const nixl_opt_b_args_t *o = fillOpt(box->opt, opt);
-            return engineOf(e)->postXfer(static_cast<nixl_xfer_op_t>(op),
-                                         nixlMetaDlist(local),
-                                         nixlMetaDlist(remote),
-                                         box->remoteAgent,
-                                         box->handle,
-                                         o);
+            return xferCall<&nixlBackendEngine::postXfer>(
+                e, *reinterpret_cast<reqBox *>(req), op, local, remote, opt);
         });
     }
 
