@@ -257,16 +257,12 @@ public:
      */
     static std::unique_ptr<nixlSharedRing>
     attach(const std::string &path, std::string &error) {
-        struct stat st {};
-        const int fd = nixlSharedRingOpenFile(path, false, 0, st, error);
+        nixlSharedRingHeader h{};
+        const int fd = openExisting(path, h, error);
         if (fd < 0) {
             return nullptr;
         }
         std::unique_ptr<nixlSharedRing> ring(new nixlSharedRing(path, fd));
-        nixlSharedRingHeader h{};
-        if (!readHeader(path, fd, static_cast<uint64_t>(st.st_size), h, error)) {
-            return nullptr;
-        }
         const size_t bytes = fileSize(h.capacity);
         if (!ring->map(bytes, error)) {
             return nullptr;
@@ -282,11 +278,27 @@ public:
     }
 
     /**
+     * The consumer's first step, for both ring kinds: opens the existing ring file path and
+     * reads its header into h (readHeader). The descriptor, or -1 with error set and nothing
+     * left open.
+     */
+    static int
+    openExisting(const std::string &path, nixlSharedRingHeader &h, std::string &error) {
+        struct stat st {};
+        const int fd = nixlSharedRingOpenFile(path, false, 0, st, error);
+        if (fd >= 0 && !readHeader(path, fd, static_cast<uint64_t>(st.st_size), h, error)) {
+            ::close(fd);
+            return -1;
+        }
+        return fd;
+    }
+
+    /**
      * Reads the header of the open file fd (size bytes) with pread and validates it in the
      * documented order (version field present, version 6, whole header, capacity a power of two
      * with mask == capacity - 1, size == fileSize(capacity)). False, with error naming path and
      * the cause, when the file is not a version-6 ring of T. Never maps anything, so a short or
-     * foreign file cannot raise SIGBUS. Shared by attach() and nixlSharedRingIo.
+     * foreign file cannot raise SIGBUS. Used by openExisting().
      */
     static bool
     readHeader(const std::string &path,

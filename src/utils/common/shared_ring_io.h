@@ -85,21 +85,17 @@ public:
     }
 
     /**
-     * Consumer: opens an existing ring file after validating it (nixlSharedRing::readHeader)
+     * Consumer: opens an existing ring file after validating it (nixlSharedRing::openExisting)
      * and resumes at its stored read_pos. Null, with error, on failure.
      */
     static std::unique_ptr<nixlSharedRingIo>
     attach(const std::string &path, std::string &error) {
-        struct stat st {};
-        const int fd = nixlSharedRingOpenFile(path, false, 0, st, error);
+        nixlSharedRingHeader h{};
+        const int fd = layout::openExisting(path, h, error);
         if (fd < 0) {
             return nullptr;
         }
         std::unique_ptr<nixlSharedRingIo> ring(new nixlSharedRingIo(path, fd));
-        nixlSharedRingHeader h{};
-        if (!layout::readHeader(path, fd, static_cast<uint64_t>(st.st_size), h, error)) {
-            return nullptr;
-        }
         if (h.writePos > h.mask || h.readPos > h.mask) {
             error = "ring file " + path + ": write_pos " + std::to_string(h.writePos) +
                 " or read_pos " + std::to_string(h.readPos) + " is outside the " +
