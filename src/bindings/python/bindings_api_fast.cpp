@@ -85,16 +85,8 @@ PyObject *gHandleNames[std::size(kHandleNames)] = {};
 bool
 bindArgs(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *const *names,
          Py_ssize_t n, Py_ssize_t required, PyObject **out) {
-    if (nargs > n) {
-        return false;
-    }
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        out[i] = i < nargs ? args[i] : nullptr;
-    }
-    if (kwnames != nullptr) {
-        const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-        for (Py_ssize_t k = 0; k < nkw; ++k) {
-            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+    const nixlPyBindResult r =
+        bindVectorcall(args, nargs, kwnames, n, required, out, [&](PyObject *key) -> Py_ssize_t {
             Py_ssize_t i = 0;
             while (i < n && key != names[i]) {
                 ++i;
@@ -105,22 +97,15 @@ bindArgs(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject *c
                     ++i;
                 }
                 if (PyErr_Occurred()) {
-                    PyErr_Clear();
-                    return false;
+                    return -1;
                 }
             }
-            if (i == n || out[i] != nullptr) {
-                return false;
-            }
-            out[i] = args[nargs + k];
-        }
+            return i;
+        });
+    if (r.error == nixlPyBindError::LOOKUP_FAILED) {
+        PyErr_Clear();
     }
-    for (Py_ssize_t i = 0; i < required; ++i) {
-        if (out[i] == nullptr) {
-            return false;
-        }
-    }
-    return true;
+    return r.error == nixlPyBindError::NONE;
 }
 
 /** Owns a reference for the duration of a call. */

@@ -68,38 +68,33 @@ statusObject(nixl_status_t st) {
 void
 parseArgs(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
           const char *const *names, Py_ssize_t n, Py_ssize_t required, PyObject **out) {
-    if (nargs > n) {
-        throw py::type_error(std::string(fn) + "() takes at most " + std::to_string(n) +
-                             " arguments (" + std::to_string(nargs) + " given)");
-    }
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        out[i] = i < nargs ? args[i] : nullptr;
-    }
-    if (kwnames != nullptr) {
-        const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-        for (Py_ssize_t k = 0; k < nkw; ++k) {
-            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+    const nixlPyBindResult r =
+        bindVectorcall(args, nargs, kwnames, n, required, out, [&](PyObject *key) {
             Py_ssize_t i = 0;
             while (i < n && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) {
                 ++i;
             }
-            if (i == n) {
-                throw py::type_error(std::string(fn) + "() got an unexpected keyword argument '" +
-                                     PyUnicode_AsUTF8(key) + "'");
-            }
-            if (out[i] != nullptr) {
-                throw py::type_error(std::string(fn) + "() got multiple values for argument '" +
-                                     names[i] + "'");
-            }
-            out[i] = args[nargs + k];
-        }
+            return i;
+        });
+    switch (r.error) {
+    case nixlPyBindError::NONE:
+        return;
+    case nixlPyBindError::TOO_MANY:
+        throw py::type_error(std::string(fn) + "() takes at most " + std::to_string(n) +
+                             " arguments (" + std::to_string(nargs) + " given)");
+    case nixlPyBindError::UNKNOWN_KEYWORD:
+        throw py::type_error(std::string(fn) + "() got an unexpected keyword argument '" +
+                             PyUnicode_AsUTF8(r.key) + "'");
+    case nixlPyBindError::REPEATED:
+        throw py::type_error(std::string(fn) + "() got multiple values for argument '" +
+                             names[r.index] + "'");
+    case nixlPyBindError::MISSING:
+        throw py::type_error(std::string(fn) + "() missing required argument '" +
+                             names[r.index] + "' (pos " + std::to_string(r.index + 1) + ")");
+    case nixlPyBindError::LOOKUP_FAILED:
+        break;
     }
-    for (Py_ssize_t i = 0; i < required; ++i) {
-        if (out[i] == nullptr) {
-            throw py::type_error(std::string(fn) + "() missing required argument '" + names[i] +
-                                 "' (pos " + std::to_string(i + 1) + ")");
-        }
-    }
+    throw py::error_already_set();
 }
 
 nixlPyAgent &

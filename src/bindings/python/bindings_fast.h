@@ -45,6 +45,57 @@ agentPyType();
 nixlPyAgent &
 agentOf(PyObject *self);
 
+/** Why vectorcall arguments did not bind (bindVectorcall). */
+enum class nixlPyBindError { NONE, TOO_MANY, UNKNOWN_KEYWORD, REPEATED, MISSING, LOOKUP_FAILED };
+
+struct nixlPyBindResult {
+    nixlPyBindError error = nixlPyBindError::NONE;
+    Py_ssize_t index = 0; ///< REPEATED, MISSING: the argument's index
+    PyObject *key = nullptr; ///< UNKNOWN_KEYWORD, REPEATED: the keyword (borrowed)
+};
+
+/**
+ * Binds vectorcall arguments (self excluded) to out[0..n) (borrowed; nullptr where absent):
+ * positions first, then each keyword at find(key), which returns the keyword's index, n when
+ * it names no argument, or -1 when the lookup raised (the exception stays set). The first
+ * leading `required` arguments must be present. Stops at the first failure, which the two
+ * callers (parseArgs, and nixl._api's C path) report each in their own way.
+ */
+template<class Find>
+nixlPyBindResult
+bindVectorcall(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t n,
+               Py_ssize_t required, PyObject **out, Find &&find) {
+    if (nargs > n) {
+        return {nixlPyBindError::TOO_MANY};
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        out[i] = i < nargs ? args[i] : nullptr;
+    }
+    if (kwnames != nullptr) {
+        const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+        for (Py_ssize_t k = 0; k < nkw; ++k) {
+            PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+            const Py_ssize_t i = find(key);
+            if (i < 0) {
+                return {nixlPyBindError::LOOKUP_FAILED, 0, key};
+            }
+            if (i >= n) {
+                return {nixlPyBindError::UNKNOWN_KEYWORD, 0, key};
+            }
+            if (out[i] != nullptr) {
+                return {nixlPyBindError::REPEATED, i, key};
+            }
+            out[i] = args[nargs + k];
+        }
+    }
+    for (Py_ssize_t i = 0; i < required; ++i) {
+        if (out[i] == nullptr) {
+            return {nixlPyBindError::MISSING, i};
+        }
+    }
+    return {};
+}
+
 /**
  * Fills out[0..n) from vectorcall arguments by position and keyword (borrowed references;
  * nullptr where an optional argument is absent). Raises TypeError as CPython's own functions

@@ -185,14 +185,7 @@ toIndices(PyObject *obj, const char *what, std::vector<int> &out) {
         }
         const long long v = PyLong_AsLongLong(idx);
         Py_DECREF(idx);
-        if (v == -1 && PyErr_Occurred()) {
-            throw py::error_already_set();
-        }
-        if (v < INT_MIN || v > INT_MAX) {
-            throw py::index_error(std::string(what) + ": index " + std::to_string(v) +
-                                  " out of range");
-        }
-        out.push_back(static_cast<int>(v));
+        push(v);
     }
 }
 
