@@ -123,6 +123,28 @@ nixlSharedRingOpenFile(const std::string &path,
 }
 
 /**
+ * Sizes the ring file fd to exactly bytes and reserves every block of it, as both ring kinds'
+ * producers do. Reserved now, a file system that fills up later cannot fail the ring's
+ * writes one by one, nor turn a store to an unbacked page of a mapped sparse file into a
+ * SIGBUS (issue 29 item 2): a full one refuses the ring here. False, with error naming path.
+ */
+inline bool
+nixlSharedRingSizeFile(const std::string &path, int fd, size_t bytes, std::string &error) {
+    if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        const int e = errno;
+        error = "ring file " + path + ": cannot resize to " + std::to_string(bytes) +
+            " bytes: " + std::strerror(e);
+        return false;
+    }
+    if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
+        error = "ring file " + path + ": cannot reserve " + std::to_string(bytes) +
+            " bytes: " + std::strerror(err);
+        return false;
+    }
+    return true;
+}
+
+/**
  * The 512-byte header at the start of a ring file. Plain integers so the struct is standard
  * layout (offsetof works) and the same bytes can be read from C or Python; the positions and the
  * lost counter are accessed through std::atomic_ref.
@@ -218,19 +240,8 @@ public:
             return nullptr;
         }
         const size_t bytes = fileSize(capacity);
-        if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-            error = "ring file " + path + ": cannot resize to " + std::to_string(bytes) +
-                " bytes: " + std::strerror(errno);
-            return nullptr;
-        }
-        // Back every page before the mapping writes it: on a full file system a store to an
-        // unbacked page of a sparse file is a SIGBUS, not an error (issue 29 item 2).
-        if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)); err != 0) {
-            error = "ring file " + path + ": cannot reserve " + std::to_string(bytes) +
-                " bytes: " + std::strerror(err);
-            return nullptr;
-        }
-        if (!ring->map(bytes, error)) {
+        // Every page backed before the mapping writes it (nixlSharedRingSizeFile).
+        if (!nixlSharedRingSizeFile(path, fd, bytes, error) || !ring->map(bytes, error)) {
             return nullptr;
         }
         nixlSharedRingHeader *h = ring->header_;

@@ -178,17 +178,9 @@ public:
     bool
     reset(std::string &error) {
         const uint64_t cap = capacity();
-        const size_t bytes = layout::fileSize(cap);
-        if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) {
-            error = "ring file " + path_ + ": cannot resize to " + std::to_string(bytes) +
-                " bytes: " + std::strerror(errno);
-            return false;
-        }
-        // The space is taken now, so a file system that fills up later cannot fail the
-        // producer's writes one by one (issue 29 item 2): a full one refuses the ring here.
-        if (const int err = ::posix_fallocate(fd_, 0, static_cast<off_t>(bytes)); err != 0) {
-            error = "ring file " + path_ + ": cannot reserve " + std::to_string(bytes) +
-                " bytes: " + std::strerror(err);
+        // The space is taken now (nixlSharedRingSizeFile): a full file system refuses the
+        // ring here instead of failing the producer's writes one by one.
+        if (!nixlSharedRingSizeFile(path_, fd_, layout::fileSize(cap), error)) {
             return false;
         }
         nixlSharedRingHeader h{};
