@@ -4,6 +4,7 @@
  */
 #include "lf_wire.h"
 
+#include "codec/nixl_byte_codec.h"
 #include "codec/nixl_crc32c.h"
 
 #include <array>
@@ -13,79 +14,9 @@ namespace nixlLf {
 
 namespace {
 
-    /** Little-endian writer. */
-    class writer {
-    public:
-        explicit writer(std::string &out) : out_(out) {}
-
-        template<typename T>
-        void
-        put(T v) {
-            for (size_t i = 0; i < sizeof(T); ++i) {
-                out_.push_back(static_cast<char>(static_cast<uint64_t>(v) >> (8 * i)));
-            }
-        }
-
-        void
-        bytes16(std::string_view s) {
-            put<uint16_t>(static_cast<uint16_t>(s.size()));
-            out_.append(s);
-        }
-
-    private:
-        std::string &out_;
-    };
-
-    /** Bounds-checked little-endian reader: every read fails rather than run past the end. */
-    class reader {
-    public:
-        explicit reader(std::string_view in) : in_(in) {}
-
-        template<typename T>
-        bool
-        get(T &v) {
-            if (in_.size() - pos_ < sizeof(T)) {
-                return false;
-            }
-            uint64_t x = 0;
-            for (size_t i = 0; i < sizeof(T); ++i) {
-                x |= uint64_t(static_cast<uint8_t>(in_[pos_ + i])) << (8 * i);
-            }
-            v = static_cast<T>(x);
-            pos_ += sizeof(T);
-            return true;
-        }
-
-        bool
-        bytes16(std::string_view &s, size_t max) {
-            uint16_t n = 0;
-            if (!get(n) || n > max || in_.size() - pos_ < n) {
-                return false;
-            }
-            s = in_.substr(pos_, n);
-            pos_ += n;
-            return true;
-        }
-
-        bool
-        raw(std::string_view &s, size_t n) {
-            if (in_.size() - pos_ < n) {
-                return false;
-            }
-            s = in_.substr(pos_, n);
-            pos_ += n;
-            return true;
-        }
-
-        size_t
-        left() const noexcept {
-            return in_.size() - pos_;
-        }
-
-    private:
-        std::string_view in_;
-        size_t pos_ = 0;
-    };
+    // LIBFABRIC's strings carry a u16 length (names and endpoint addresses are short).
+    using writer = nixlCodec::nixlByteWriter<uint16_t>;
+    using reader = nixlCodec::nixlByteReader<uint16_t>;
 
     void
     seal(std::string &out) {
@@ -143,16 +74,16 @@ encodeConnInfo(const connInfoWire &in) {
     w.put<uint32_t>(conn_magic);
     w.put<uint16_t>(in.version);
     w.put<uint64_t>(in.nonce);
-    w.bytes16(in.hostId);
+    w.bytes(in.hostId);
     w.put<int32_t>(in.pid);
     w.put<uint8_t>(static_cast<uint8_t>(in.rails.size()));
     for (const auto &r : in.rails) {
-        w.bytes16(r.prov);
-        w.bytes16(r.addr);
+        w.bytes(r.prov);
+        w.bytes(r.addr);
     }
     if (in.version >= 2) {
         w.put<uint64_t>(in.startTime);
-        w.bytes16(in.regTable);
+        w.bytes(in.regTable);
         w.put<uint64_t>(in.regSlots);
         w.put<uint64_t>(in.probeAddr);
     }
@@ -172,7 +103,7 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
     uint8_t n = 0;
     out = connInfoWire{};
     out.version = version;
-    if (!r.get(out.nonce) || !r.bytes16(host, max_host_id) || !r.get(out.pid) || !r.get(n)) {
+    if (!r.get(out.nonce) || !r.bytes(host, max_host_id) || !r.get(out.pid) || !r.get(n)) {
         why = "truncated header";
         return false;
     }
@@ -183,7 +114,7 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
     out.hostId = host;
     for (uint8_t i = 0; i < n; ++i) {
         std::string_view prov, addr;
-        if (!r.bytes16(prov, max_prov_name) || !r.bytes16(addr, max_ep_addr)) {
+        if (!r.bytes(prov, max_prov_name) || !r.bytes(addr, max_ep_addr)) {
             why = "provider " + std::to_string(i) + " truncated or too long";
             return false;
         }
@@ -195,7 +126,7 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
     }
     if (version >= 2) {
         std::string_view table;
-        if (!r.get(out.startTime) || !r.bytes16(table, max_table_name) || !r.get(out.regSlots) ||
+        if (!r.get(out.startTime) || !r.bytes(table, max_table_name) || !r.get(out.regSlots) ||
             !r.get(out.probeAddr)) {
             why = "registration table fields truncated or too long";
             return false;
@@ -224,7 +155,7 @@ encodePublicData(const publicDataWire &in) {
     w.put<uint64_t>(in.len);
     w.put<uint8_t>(static_cast<uint8_t>(in.rails.size()));
     for (const auto &r : in.rails) {
-        w.bytes16(r.prov);
+        w.bytes(r.prov);
         w.put<uint64_t>(r.key);
         w.put<uint8_t>(r.virtAddr);
     }
@@ -265,7 +196,7 @@ decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
     for (uint8_t i = 0; i < n; ++i) {
         std::string_view prov;
         mdRailWire m;
-        if (!r.bytes16(prov, max_prov_name) || !r.get(m.key) || !r.get(m.virtAddr)) {
+        if (!r.bytes(prov, max_prov_name) || !r.get(m.key) || !r.get(m.virtAddr)) {
             why = "provider " + std::to_string(i) + " truncated or too long";
             return false;
         }
@@ -320,12 +251,12 @@ encodeNotifFrag(const notifFragWire &in, std::string &out) {
     w.put<uint32_t>(in.total);
     w.put<uint32_t>(in.offset);
     if (first) {
-        w.bytes16(in.sender);
+        w.bytes(in.sender);
         if (in.traced) {
-            out.append(reinterpret_cast<const char *>(in.trace), sizeof(in.trace));
+            w.raw(std::string_view(reinterpret_cast<const char *>(in.trace), sizeof(in.trace)));
         }
     }
-    out.append(in.payload);
+    w.raw(in.payload);
 }
 
 bool
@@ -350,7 +281,7 @@ decodeNotifFrag(std::string_view in, notifFragWire &out, std::string &why) {
         return false;
     }
     if (first) {
-        if (!r.bytes16(out.sender, max_agent_name)) {
+        if (!r.bytes(out.sender, max_agent_name)) {
             why = "notification sender name truncated";
             return false;
         }
