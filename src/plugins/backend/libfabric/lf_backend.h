@@ -41,6 +41,7 @@
 #include <sys/uio.h>
 
 #include "nixl_backend_sdk.h"
+#include "lf_config.h"
 #include "lf_notif.h"
 #include "lf_wire.h"
 #include "proc_identity.h"
@@ -196,35 +197,6 @@ public:
     /** Queued or running in the pool (written under poolMu_): its turns progress the rail,
      *  so checkXfer does not (it would only contend for the rail's mutex). */
     std::atomic<bool> poolActive{false};
-};
-
-/** Engine parameters after validation. */
-struct lfConfig {
-    std::vector<std::string> providers; ///< empty: auto (shm and tcp;ofi_rxm)
-    size_t splitBatch = 1024;
-    /** num_threads: posting pool threads (0: the caller and progress post, as before). */
-    size_t numThreads = 0;
-    size_t notifFrag = 8192; ///< under tcp;ofi_rxm's eager size, so fragments stay eager
-    size_t recvBufs = 64;
-    std::chrono::milliseconds peerCheck{100};
-    /** 0: off. On by default: libfabric 1.17's shm drops an operation with a stale key
-     *  without answering, and only this ends such a request (docs: failure model). */
-    std::chrono::milliseconds stallTimeout{10000};
-    size_t notifPeerMax = size_t(256) << 20; ///< bytes held reassembling one sender's notifications
-    size_t notifTotalMax = size_t(1) << 30; ///< ... all senders'
-    /** genNotif bytes to one peer posted and not yet completed: genNotif refuses more with
-     *  NIXL_ERR_REPOST_ACTIVE (one message always goes). */
-    size_t notifSendMax = size_t(64) << 20;
-    /** shm fast RMA (off: every operation with FI_DELIVERY_COMPLETE, as before 2026-12). */
-    bool fastRma = true;
-    /** How long deregisterMem waits for a peer's fast RMA in flight. */
-    uint64_t releaseTimeoutMs = 2000;
-    /** Longest wait of an idle progress thread whose rails all have wait fds (tcp;ofi_rxm): a
-     *  bound against a lost wake-up, not a period (traffic and posts wake it at once). */
-    uint64_t progressIdleMs = 100;
-    /** Fault injection for tests (fault_hold_mark): a request keeps its mark in the peer's
-     *  table until it is released, as if a fast operation were still copying. */
-    bool faultHoldMark = false;
 };
 
 class lfEngine : public nixlBackendEngine {
@@ -411,7 +383,8 @@ private:
     bool
     openPeerTable(lfPeer &peer, const lfRail &rail, std::string &why) const;
 
-    lfConfig cfg_;
+    nixl_status_t cfgStatus_ = NIXL_SUCCESS; ///< before cfg_: parsing cfg_ sets it
+    const lfConfig cfg_;
     bool progThread_ = false;
     uint64_t pthrDelayUs_ = 0;
     std::string hostId_;
