@@ -36,10 +36,6 @@ namespace {
         return id + "/" + (n > 0 ? std::string(ns, static_cast<size_t>(n)) : "");
     }
 
-    /** Slots of an engine's registration table (8 MiB, touched as registrations use them). */
-    constexpr size_t reg_table_slots = size_t(1) << 20;
-    constexpr const char *reg_table_tag = "lf";
-
 } // namespace
 
 nixl_b_params_t
@@ -98,18 +94,7 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         anyFast = false;
     }
     if (anyFast) {
-        std::string why;
-        regTab_ = nixlReg::nixlRegTable::create(reg_table_tag, self_, nonce_, reg_table_slots,
-                                                why);
-        if (regTab_ == nullptr || regTab_->name().empty()) {
-            // Without a named table no peer can check our registrations: they keep the
-            // delivery-complete path (our own fast RMA to them is unaffected).
-            NIXL_SDK_WARN("agent " << localAgent
-                                   << ": LIBFABRIC: no shared registration table (" << why
-                                   << "); same-host peers write and read this agent with "
-                                      "delivery-complete RMA");
-            regTab_.reset();
-        }
+        registry_.open(localAgent, self_, nonce_);
     }
     if (progThread_) {
         wakeFd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -191,31 +176,11 @@ lfEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlB
         md->descs.push_back(fi_mr_desc(mr));
         md->keys.push_back(r->provKey ? fi_mr_key(mr) : key);
     }
-    if (regTab_ != nullptr) {
+    if (registry_.enabled()) {
         // Ids come from the key counter: unique in the engine and never reused, so a slot
         // given to a later registration never matches the id a peer holds for this one.
         md->regId = nextKey_.fetch_add(1, std::memory_order_relaxed);
-        std::lock_guard<std::mutex> g(regMu_);
-        if (!freeSlots_.empty()) {
-            md->slot = freeSlots_.back();
-            freeSlots_.pop_back();
-        } else if (nextSlot_ < regTab_->slotCount()) {
-            // A new slot's page must be backed before it is written (/dev/shm may be full).
-            std::string why;
-            if (regTab_->reserve(nextSlot_, why)) {
-                md->slot = nextSlot_++;
-                slotsUnbacked_ = false;
-            } else if (!slotsUnbacked_) {
-                slotsUnbacked_ = true; // one line until a reservation succeeds again
-                NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC registration of [0x"
-                                       << std::hex << mem.addr << std::dec << ", +" << mem.len
-                                       << ") in no table slot (" << why
-                                       << "); peers reach it with delivery-complete RMA");
-            }
-        } // else: in no slot; peers reach it with delivery-complete RMA
-        if (md->slot != 0) {
-            regTab_->slots()[md->slot].store(md->regId, std::memory_order_release);
-        }
+        registry_.assign(localAgent, *md);
     }
     out = md.release();
     return NIXL_SUCCESS;
@@ -224,23 +189,7 @@ lfEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlB
 nixl_status_t
 lfEngine::deregisterMem(nixlBackendMD *meta) {
     auto *md = static_cast<lfLocalMD *>(meta);
-    nixl_status_t st = NIXL_SUCCESS;
-    if (md->slot != 0) {
-        // Peers check the slot inside a mark before every fast RMA; seq_cst store, then the
-        // fence (reg_table.h): fast RMA that passed its check before this store has completed
-        // when the fence returns, and none can pass it after.
-        regTab_->slots()[md->slot].store(0, std::memory_order_seq_cst);
-        std::string who;
-        if (!regTab_->fence(cfg_.releaseTimeoutMs, who)) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC deregisterMem of " << md->len
-                                    << " bytes at 0x" << std::hex << md->base << std::dec
-                                    << ": a peer, " << who
-                                    << "; the range may still be accessed until it leaves");
-            st = NIXL_ERR_BACKEND;
-        }
-        std::lock_guard<std::mutex> g(regMu_);
-        freeSlots_.push_back(md->slot); // only now may another registration take it
-    }
+    const nixl_status_t st = registry_.release(localAgent, *md, cfg_.releaseTimeoutMs);
     for (size_t i = 0; i < md->mrs.size(); ++i) {
         std::lock_guard<std::mutex> g(rails_[i]->mu);
         fi_close(&md->mrs[i]->fid);
@@ -251,7 +200,7 @@ lfEngine::deregisterMem(nixlBackendMD *meta) {
 
 nixl_status_t
 lfEngine::connect(const std::string &remote_agent) {
-    if (remote_agent == localAgent || findPeer(remote_agent) != nullptr) {
+    if (remote_agent == localAgent || peers_.find(remote_agent) != nullptr) {
         return NIXL_SUCCESS;
     }
     NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC: no connection info of "
@@ -261,14 +210,7 @@ lfEngine::connect(const std::string &remote_agent) {
 
 nixl_status_t
 lfEngine::disconnect(const std::string &remote_agent) {
-    std::unique_lock<std::shared_mutex> g(peersMu_);
-    auto it = peers_.find(remote_agent);
-    if (it != peers_.end()) {
-        // Requests hold the peer; its address-vector entry stays valid for them (entries are
-        // not removed: a later connection gets a new one).
-        it->second->dead = true;
-        peers_.erase(it);
-    }
+    peers_.remove(remote_agent);
     return NIXL_SUCCESS;
 }
 
@@ -305,10 +247,8 @@ lfEngine::getConnInfo(std::string &str) const {
         w.rails.push_back({r->prov, r->addr});
     }
     w.startTime = self_.startTime;
-    if (regTab_ != nullptr) {
-        w.regTable = regTab_->name();
-        w.regSlots = regTab_->slotCount();
-    }
+    w.regTable = registry_.name();
+    w.regSlots = registry_.slotCount();
     w.probeAddr = reinterpret_cast<uintptr_t>(&probeWord_);
     str = encodeConnInfo(w);
     return NIXL_SUCCESS;
@@ -381,7 +321,7 @@ lfEngine::loadRemoteConnInfo(const std::string &remote_agent, const std::string 
     peer->rail = r.index;
     if (r.fastRma) {
         std::string whyNot;
-        if (openPeerTable(*peer, r, whyNot)) {
+        if (openPeerTable(*peer, r.fastRma, self_, nonce_, localAgent, whyNot)) {
             reason += "; fast RMA (initiator copies, checked against the peer's registration "
                       "table)";
         } else {
@@ -390,13 +330,7 @@ lfEngine::loadRemoteConnInfo(const std::string &remote_agent, const std::string 
     }
     NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC connection to " << remote_agent
                             << " over " << r.prov << ": " << reason);
-    std::unique_lock<std::shared_mutex> g(peersMu_);
-    auto &seq = seqByPeer_[remote_agent];
-    if (!seq) {
-        seq = std::make_shared<std::atomic<uint32_t>>(0);
-    }
-    peer->seq = seq;
-    peers_[remote_agent] = std::move(peer);
+    peers_.add(std::move(peer));
     return NIXL_SUCCESS;
 }
 
@@ -433,7 +367,7 @@ lfEngine::loadRemoteMD(const nixlBlobDesc &input,
     // Each registration names the engine that made it (version 3): one of another engine
     // than the loaded connection info's (a blob spliced from two agents') would be written
     // through the connection, into the memory of whichever process it reaches.
-    std::shared_ptr<lfPeer> peer = findPeer(remote_agent);
+    std::shared_ptr<lfPeer> peer = peers_.find(remote_agent);
     if (peer == nullptr) {
         NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC public data of " << remote_agent
                                 << " [0x" << std::hex << input.addr << std::dec << ", +"
@@ -495,62 +429,6 @@ lfEngine::loadLocalMD(nixlBackendMD *input, nixlBackendMD *&output) {
     md->local = in;
     output = md.release();
     return NIXL_SUCCESS;
-}
-
-bool
-lfEngine::openPeerTable(lfPeer &peer, const lfRail &rail, std::string &why) const {
-    const connInfoWire &ci = peer.conn;
-    if (!rail.fastRma || !peer.sameHost) {
-        why = "not shm";
-        return false;
-    }
-    if (ci.version < 2 || ci.regTable.empty()) {
-        why = ci.version < 2 ? "the peer's plugin publishes no registration table" :
-                               "the peer has no shared registration table";
-        return false;
-    }
-    if (self_.pid == 0) {
-        why = "this process's identity is unknown";
-        return false;
-    }
-    // shm copies with process_vm_writev/readv only if the kernel lets this process into the
-    // peer's (same uid or CAP_SYS_PTRACE, Yama): otherwise it falls back to target-executed
-    // RMA, whose completion need not wait for the data. Probe the way shm will copy.
-    uint64_t word = 0;
-    struct iovec liov = {&word, sizeof(word)};
-    struct iovec riov = {reinterpret_cast<void *>(ci.probeAddr), sizeof(word)};
-    const ssize_t n = ::process_vm_readv(ci.pid, &liov, 1, &riov, 1, 0);
-    const int e = errno;
-    if (n != static_cast<ssize_t>(sizeof(word)) || word != ci.nonce) {
-        why = n != static_cast<ssize_t>(sizeof(word)) ?
-            std::string("cannot read the peer's memory: process_vm_readv: ") + std::strerror(e) :
-            std::string("the CMA probe read another value (another process has that pid)");
-        return false;
-    }
-    nixlReg::procIdentity pid;
-    pid.pid = ci.pid;
-    pid.startTime = ci.startTime;
-    std::string err;
-    peer.table = nixlReg::nixlRegTable::open(ci.regTable, ci.nonce, pid, ci.regSlots, self_,
-                                             nonce_, err);
-    if (peer.table == nullptr) {
-        // A table that fails its checks (another uid, wrong mode, another engine's) is not
-        // trusted: the peer is reached the safe way, and the cause is worth one line.
-        NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC: registration table of "
-                               << peer.name << " refused: " << err
-                               << "; delivery-complete RMA to it");
-        why = "its registration table was refused: " + err;
-        return false;
-    }
-    peer.sameProcess = ci.pid == self_.pid && ci.startTime == self_.startTime;
-    return true;
-}
-
-std::shared_ptr<lfPeer>
-lfEngine::findPeer(const std::string &name) const {
-    std::shared_lock<std::shared_mutex> g(peersMu_);
-    auto it = peers_.find(name);
-    return it == peers_.end() ? nullptr : it->second;
 }
 
 } // namespace nixlLf

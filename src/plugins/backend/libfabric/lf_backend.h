@@ -41,7 +41,10 @@
 #include <sys/uio.h>
 
 #include "nixl_backend_sdk.h"
+#include "lf_clock.h"
 #include "lf_config.h"
+#include "lf_peers.h"
+#include "lf_registry.h"
 #include "lf_notif.h"
 #include "lf_wire.h"
 #include "proc_identity.h"
@@ -106,55 +109,6 @@ struct lfRail {
     std::vector<lfReq *> postQueue; ///< requests with descriptors not yet posted (FI_EAGAIN)
     std::vector<lfReq *> notifQueue; ///< data done, notification still to post
     size_t rmaInflight = 0; ///< RMA operations posted and not yet completed
-};
-
-/** A remote agent: the rail chosen for it and its address there. */
-struct lfPeer {
-    std::string name;
-    connInfoWire conn;
-    bool sameHost = false;
-    size_t rail = 0;
-    fi_addr_t addr = FI_ADDR_UNSPEC;
-    std::atomic<bool> dead{false};
-    /** The peer's registration table, mapped: fast RMA to it (shm, same uid, CMA probe
-     *  passed). Null: every operation goes with FI_DELIVERY_COMPLETE. */
-    std::unique_ptr<nixlReg::nixlRegTable> table;
-    /** The peer is an agent of this process (same pid and start time): fast RMA is memcpy. */
-    bool sameProcess = false;
-    /** Next notification number to this peer; shared with later connections to the same
-     *  name (the receiver delivers each sender's notifications in this order). */
-    std::shared_ptr<std::atomic<uint32_t>> seq;
-    /** Bytes of genNotif fragments to this peer posted or backlogged, not yet completed. */
-    std::shared_ptr<std::atomic<size_t>> notifSendHeld = std::make_shared<std::atomic<size_t>>(0);
-};
-
-/** One of the engine's own registrations: a memory region in every rail's domain. */
-class lfLocalMD : public nixlBackendMD {
-public:
-    lfLocalMD() : nixlBackendMD(true) {}
-
-    uintptr_t base = 0;
-    size_t len = 0;
-    std::vector<fid_mr *> mrs; ///< by rail index
-    std::vector<void *> descs;
-    std::vector<uint64_t> keys;
-    uint64_t slot = 0; ///< in the engine's registration table; 0: none
-    uint64_t regId = 0;
-};
-
-/** A peer's registration (or, with local set, one of ours for loopback). */
-class lfRemoteMD : public nixlBackendMD {
-public:
-    lfRemoteMD() : nixlBackendMD(false) {}
-
-    uintptr_t base = 0;
-    size_t len = 0;
-    lfLocalMD *local = nullptr; ///< loopback: our own registration
-    std::vector<uint64_t> keys; ///< by our rail index (what the peer gave for that provider)
-    std::vector<uint8_t> virtAddr;
-    std::vector<uint8_t> hasRail;
-    uint64_t slot = 0; ///< in the owner's registration table; 0: none (or an old peer)
-    uint64_t regId = 0;
 };
 
 /** A transfer request. Counters are changed under its rail's mutex; status is read lock-free. */
@@ -370,18 +324,11 @@ private:
     nixl_status_t
     postLoopback(lfReq &req, const nixl_meta_dlist_t &local, const nixl_meta_dlist_t &remote,
                  const nixl_opt_b_args_t *opt) const;
-    bool
-    peerGone(lfReq &req) const;
     /** Fails a running request now with st (its outstanding operations are left to drain). */
     void
     abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const;
     void
     deliverNotif(std::string sender, std::string msg) const;
-    std::shared_ptr<lfPeer>
-    findPeer(const std::string &name) const;
-    /** Maps peer's registration table when fast RMA to it is possible; why it is not, else. */
-    bool
-    openPeerTable(lfPeer &peer, const lfRail &rail, std::string &why) const;
 
     nixl_status_t cfgStatus_ = NIXL_SUCCESS; ///< before cfg_: parsing cfg_ sets it
     const lfConfig cfg_;
@@ -394,27 +341,20 @@ private:
 
     /** Same-host fast RMA: this process, and the table peers check before copying. */
     nixlReg::procIdentity self_;
-    std::unique_ptr<nixlReg::nixlRegTable> regTab_;
+    lfRegistry registry_;
     /** Holds nonce_ for peers' CMA probe (its address is in the connection info). */
     uint64_t probeWord_ = 0;
-    std::mutex regMu_;
-    std::vector<uint64_t> freeSlots_; ///< regMu_
-    uint64_t nextSlot_ = 1; ///< regMu_ (slot 0 holds the nonce)
-    bool slotsUnbacked_ = false; ///< regMu_: the last slot reservation failed (logged once)
 
-    mutable std::shared_mutex peersMu_;
-    std::map<std::string, std::shared_ptr<lfPeer>> peers_;
+    lfPeerTable peers_{cfg_.peerCheck};
 
     mutable std::mutex notifMu_;
     /** Delivered, not yet taken by getNotifs; bounded by notif_total_max_bytes (notifMu_). */
     mutable std::unique_ptr<deliveredNotifs> notifs_;
-    std::map<std::string, std::shared_ptr<std::atomic<uint32_t>>> seqByPeer_; ///< peersMu_
     /** Messages being received, in bounded memory (lf_notif.h); under notifMu_. */
     mutable std::unique_ptr<notifReassembler> reasm_;
 
     mutable std::mutex reqsMu_;
     mutable std::unordered_set<lfReq *> reqs_; ///< live requests, freed at destruction at last
-    mutable std::atomic<int64_t> lastPeerCheckMs_{0};
     /** Messages genNotif reported sent that were lost (said when the engine goes). */
     mutable std::atomic<uint64_t> notifLost_{0};
     mutable int64_t malformedLogMs_ = INT64_MIN / 2; ///< notifMu_: last line about a bad fragment
@@ -436,20 +376,6 @@ private:
      *  seq_cst with the rails' mutexes: see progressLoop. */
     mutable std::atomic<bool> idleWait_{false};
 };
-
-inline int64_t
-nowMs() noexcept {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-/** A trace phase's time: nixlTraceNow, so core stamps it with its (TSC) trace clock, as UCX and
- *  TEST do; cheaper than a steady_clock read, and none at all when the agent does not trace. */
-inline constexpr uint64_t
-nowUs() noexcept {
-    return nixlTraceNow;
-}
 
 } // namespace nixlLf
 

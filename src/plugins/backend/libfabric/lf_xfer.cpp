@@ -54,7 +54,7 @@ lfEngine::prepXfer(const nixl_xfer_op_t &op,
     req->remote = remote_agent;
     const bool loopback = remote_agent == localAgent;
     if (!loopback) {
-        req->peer = findPeer(remote_agent);
+        req->peer = peers_.find(remote_agent);
         if (req->peer == nullptr) {
             NIXL_SDK_ERROR_LIMITED(who << ": no connection info loaded for it");
             return NIXL_ERR_NOT_FOUND;
@@ -201,30 +201,6 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
     return st;
 }
 
-bool
-lfEngine::peerGone(lfReq &req) const {
-    lfPeer &p = *req.peer;
-    if (p.dead.load()) {
-        return true;
-    }
-    if (!p.sameHost) {
-        return false; // another host: the connection's own errors tell (docs: failure model)
-    }
-    const int64_t now = nowMs();
-    int64_t last = lastPeerCheckMs_.load(std::memory_order_relaxed);
-    if (now - last < cfg_.peerCheck.count() ||
-        !lastPeerCheckMs_.compare_exchange_strong(last, now)) {
-        return false;
-    }
-    if (::kill(p.conn.pid, 0) == 0 || errno != ESRCH) {
-        return false;
-    }
-    NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC: peer " << p.name << " (pid "
-                            << p.conn.pid << ") has exited; its transfers fail");
-    p.dead = true;
-    return true;
-}
-
 nixl_status_t
 lfEngine::checkXfer(nixlBackendReqH *handle) const {
     auto *req = static_cast<lfReq *>(handle);
@@ -241,7 +217,7 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
         progressLocked(r);
     }
     st = static_cast<nixl_status_t>(req->status.load(std::memory_order_acquire));
-    if (st == NIXL_IN_PROG && peerGone(*req)) {
+    if (st == NIXL_IN_PROG && peers_.gone(*req->peer, localAgent)) {
         std::lock_guard<std::mutex> g(r.mu);
         abandonLocked(r, req, NIXL_ERR_REMOTE_DISCONNECT);
         st = NIXL_ERR_REMOTE_DISCONNECT;
@@ -343,7 +319,7 @@ lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) cons
         deliverNotif(localAgent, msg);
         return NIXL_SUCCESS;
     }
-    auto peer = findPeer(remote_agent);
+    auto peer = peers_.find(remote_agent);
     if (peer == nullptr) {
         NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC notification to " << remote_agent
                                 << ": no connection info loaded for it");
