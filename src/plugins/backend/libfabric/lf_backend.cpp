@@ -53,8 +53,6 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         initErrStatus = cfgStatus_;
         return;
     }
-    reasm_ = std::make_unique<notifReassembler>(cfg_.notifPeerMax, cfg_.notifTotalMax);
-    notifs_ = std::make_unique<deliveredNotifs>(cfg_.notifTotalMax);
     hostId_ = readHostId();
     nonce_ = std::random_device{}() | (uint64_t(std::random_device{}()) << 32);
     const bool autoProv = cfg_.providers.empty();

@@ -43,6 +43,7 @@
 #include "nixl_backend_sdk.h"
 #include "lf_clock.h"
 #include "lf_config.h"
+#include "lf_inbox.h"
 #include "lf_peers.h"
 #include "lf_registry.h"
 #include "lf_notif.h"
@@ -327,8 +328,6 @@ private:
     /** Fails a running request now with st (its outstanding operations are left to drain). */
     void
     abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const;
-    void
-    deliverNotif(std::string sender, std::string msg) const;
 
     nixl_status_t cfgStatus_ = NIXL_SUCCESS; ///< before cfg_: parsing cfg_ sets it
     const lfConfig cfg_;
@@ -347,18 +346,13 @@ private:
 
     lfPeerTable peers_{cfg_.peerCheck};
 
-    mutable std::mutex notifMu_;
-    /** Delivered, not yet taken by getNotifs; bounded by notif_total_max_bytes (notifMu_). */
-    mutable std::unique_ptr<deliveredNotifs> notifs_;
-    /** Messages being received, in bounded memory (lf_notif.h); under notifMu_. */
-    mutable std::unique_ptr<notifReassembler> reasm_;
+    /** Received notifications, reassembled and queued for getNotifs (lf_inbox.h). */
+    mutable lfNotifInbox inbox_{localAgent, cfg_.notifPeerMax, cfg_.notifTotalMax};
 
     mutable std::mutex reqsMu_;
     mutable std::unordered_set<lfReq *> reqs_; ///< live requests, freed at destruction at last
     /** Messages genNotif reported sent that were lost (said when the engine goes). */
     mutable std::atomic<uint64_t> notifLost_{0};
-    mutable int64_t malformedLogMs_ = INT64_MIN / 2; ///< notifMu_: last line about a bad fragment
-    mutable uint64_t malformedUnlogged_ = 0; ///< notifMu_
 
     /** Posting pool (num_threads > 0): requests with turns to post, in order. */
     mutable std::mutex poolMu_;

@@ -407,59 +407,8 @@ lfEngine::repost(lfRail &r, recvCtx *rc) const {
 
 void
 lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
-    notifFragWire f;
-    std::string why;
     std::vector<notifReassembler::message> ready;
-    {
-        std::lock_guard<std::mutex> g(notifMu_);
-        const int64_t nowMsec = nowMs();
-        if (!decodeNotifFrag(std::string_view(rc->buf.data(), std::min(len, rc->buf.size())), f,
-                             why)) {
-            // A peer's bytes: at most one line a second, however many arrive.
-            if (nowMsec - malformedLogMs_ >= 1000) {
-                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
-                                        << ": dropped a message: " << why << " ("
-                                        << malformedUnlogged_ << " more since the last line)");
-                malformedLogMs_ = nowMsec;
-                malformedUnlogged_ = 0;
-            } else {
-                ++malformedUnlogged_;
-            }
-            return;
-        }
-        auto res = reasm_->feed(f, nowMsec, ready);
-        if (res.log) {
-            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
-                                    << ": dropped a notification from "
-                                    << (res.sender.empty() ? std::string("an unnamed sender")
-                                                           : "agent " + res.sender)
-                                    << " (nonce 0x" << std::hex << f.nonce << std::dec
-                                    << "): " << res.why << "; " << res.senderDrops
-                                    << " dropped from it so far, " << res.suppressed
-                                    << " not logged since the last line");
-        }
-        for (auto &m : ready) {
-            const size_t len = m.data.size();
-            const std::string sender = m.sender;
-            if (notifs_->push(std::move(m.sender), std::move(m.data))) {
-                continue;
-            }
-            m.traced = false; // dropped: no phases for it
-            if (nowMsec - notifs_->lastLogMs >= 1000) {
-                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
-                                        << ": dropped a notification of " << len
-                                        << " bytes from agent " << sender << ": "
-                                        << notifs_->heldBytes()
-                                        << " bytes of notifications wait for getNotifs "
-                                           "(notif_total_max_bytes); "
-                                        << notifs_->dropped() << " dropped so far, "
-                                        << notifs_->unlogged - 1
-                                        << " not logged since the last line");
-                notifs_->lastLogMs = nowMsec;
-                notifs_->unlogged = 0;
-            }
-        }
-    }
+    inbox_.receive(r.prov, std::string_view(rc->buf.data(), std::min(len, rc->buf.size())), ready);
     const uint64_t now = nowUs();
     for (const auto &m : ready) {
         nixl_be_trace_ctx_t tc{};

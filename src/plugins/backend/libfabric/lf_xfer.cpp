@@ -133,7 +133,7 @@ lfEngine::postLoopback(lfReq &req,
     const uint64_t done = nowUs();
     recordPhase(req.trace, NIXL_BE_PHASE_WIRE_COMPLETED, "libfabric.memcpy", done);
     if (opt != nullptr && opt->hasNotif) {
-        deliverNotif(localAgent, opt->notifMsg);
+        inbox_.pushLocal(localAgent, opt->notifMsg);
         recordPhase(req.trace, NIXL_BE_PHASE_NOTIF_SENT, "libfabric.notif", done);
         recordPhase(req.trace, NIXL_BE_PHASE_NOTIF_RECEIVED, "libfabric.notif", done);
         recordPhase(req.trace, NIXL_BE_PHASE_REMOTE_OBSERVED, "libfabric.notif", done);
@@ -291,19 +291,12 @@ lfEngine::releaseReqH(nixlBackendReqH *handle) const {
     return NIXL_SUCCESS;
 }
 
-void
-lfEngine::deliverNotif(std::string sender, std::string msg) const {
-    std::lock_guard<std::mutex> g(notifMu_);
-    notifs_->pushLocal(std::move(sender), std::move(msg));
-}
-
 nixl_status_t
 lfEngine::getNotifs(notif_list_t &notif_list) {
     if (!progThread_) {
         progressAll();
     }
-    std::lock_guard<std::mutex> g(notifMu_);
-    notifs_->take(notif_list);
+    inbox_.take(notif_list);
     return NIXL_SUCCESS;
 }
 
@@ -316,7 +309,7 @@ lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) cons
         return NIXL_ERR_INVALID_PARAM;
     }
     if (remote_agent == localAgent) {
-        deliverNotif(localAgent, msg);
+        inbox_.pushLocal(localAgent, msg);
         return NIXL_SUCCESS;
     }
     auto peer = peers_.find(remote_agent);
