@@ -7,152 +7,54 @@
  * @brief The LIBFABRIC backend: DRAM READ/WRITE between agents over libfabric RDM endpoints
  *        (shm between processes of one host, tcp;ofi_rxm otherwise), with notifications.
  *
- * Structure: one "rail" per opened provider (fabric, domain, address vector, completion queue,
- * endpoint); every registration is registered in every rail's domain; each peer is reached over
- * one rail chosen when its connection info is loaded. Parameters, data paths and the failure
- * model: docs/backends/libfabric.md.
+ * Structure: the engine owns components, each with its own state, lock and thread-safety
+ * contract in its header, and keeps the SDK overrides, which delegate to them:
+ *   lfConfig (lf_config.h)      parameters, parsed once, immutable;
+ *   lfPeerTable (lf_peers.h)    peers by name and their liveness;
+ *   lfRegistry (lf_registry.h)  registrations and the shared registration table's slots;
+ *   lfNotifInbox (lf_inbox.h)   received notifications until getNotifs;
+ *   lfRail (lf_rail.h)          one per opened provider: the data path of the peers it reaches;
+ *   the posting pool (lf_pool.cpp) and the progress thread (lf_progress.cpp).
+ * Every registration is registered in every rail's domain; each peer is reached over one rail
+ * chosen when its connection info is loaded. Parameters, data paths and the failure model:
+ * docs/backends/libfabric.md.
  *
  * Thread safety: core serialises control calls. Transfer calls (postXfer, checkXfer,
  * releaseReqH, genNotif, getNotifs) may run concurrently (NIXL_THREAD_SYNC_RW) and with the
  * progress thread: every call into a rail's libfabric objects, and every change of a request's
- * counters, happens under that rail's mutex (rails are FI_THREAD_DOMAIN to libfabric). The peer
- * table has a shared mutex; received notifications their own.
+ * counters, happens under that rail's mutex. Each component takes only its own lock and calls
+ * no other component, so its lock is always innermost (progress holds a rail's mutex while it
+ * feeds the inbox). The engine's own shared state is the request set (reqsMu_), the pool's
+ * queue (poolMu_) and the progress thread's wake-up, each documented where declared.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
 #define NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
 
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <unordered_set>
 #include <vector>
 
 #include <rdma/fabric.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_rma.h>
-#include <sys/uio.h>
 
 #include "nixl_backend_sdk.h"
 #include "lf_clock.h"
 #include "lf_config.h"
 #include "lf_inbox.h"
 #include "lf_peers.h"
+#include "lf_rail.h"
 #include "lf_registry.h"
-#include "lf_notif.h"
 #include "lf_wire.h"
+#include "lf_xfer.h"
 #include "proc_identity.h"
-#include "reg_table.h"
 
 namespace nixlLf {
-
-class lfReq;
-
-/** What a completion's op_context points to; fctx first, as FI_CONTEXT2 mode wants. */
-struct opCtx {
-    enum kind_t : uint8_t { RMA, SEND, RECV };
-    fi_context2 fctx{};
-    kind_t kind = RMA;
-    lfReq *req = nullptr; ///< RMA and SEND of a transfer's notification; null otherwise
-};
-
-/** A notification fragment in flight; freed by its completion. */
-struct sendCtx : opCtx {
-    std::string buf;
-    fi_addr_t dest = FI_ADDR_UNSPEC;
-    /** genNotif only: the peer's bytes in flight it is charged to (notif_send_max_bytes),
-     *  shared so that it outlives the peer's record. */
-    std::shared_ptr<std::atomic<size_t>> budget;
-    bool lastOfMsg = false; ///< genNotif: the message's last fragment (counts it once)
-};
-
-/** A posted receive buffer, reposted after each message. */
-struct recvCtx : opCtx {
-    std::vector<char> buf;
-};
-
-/** One opened provider. All members after `mu` are guarded by it. */
-struct lfRail {
-    std::string prov;
-    size_t index = 0;
-    fi_info *info = nullptr;
-    fid_fabric *fabric = nullptr;
-    fid_domain *domain = nullptr;
-    fid_av *av = nullptr;
-    fid_cq *cq = nullptr;
-    fid_ep *ep = nullptr;
-    bool virtAddr = false; ///< the returned mr_mode has FI_MR_VIRT_ADDR (or FI_MR_BASIC)
-    bool provKey = false; ///< the returned mr_mode has FI_MR_PROV_KEY
-    bool localDesc = false; ///< the returned mr_mode has FI_MR_LOCAL
-    bool delivery = false; ///< FI_DELIVERY_COMPLETE accepted as a default op flag
-    /** shm opened for its initiator-only RMA (FI_MR_VIRT_ADDR, no RMA ordering): an operation
-     *  posted without FI_DELIVERY_COMPLETE is copied by the initiator with CMA, unchecked by
-     *  the target, so only under the registration table's check and mark (docs). */
-    bool fastRma = false;
-    size_t fragSize = 0; ///< receive buffer size = largest notification fragment
-    std::string addr;
-    /** The completion queue's wait fd (FI_WAIT_FD, opened only for a progress thread), which
-     *  the provider signals on incoming traffic and completions; -1: this rail must be polled
-     *  (shm 1.17 has no wait object). */
-    int waitFd = -1;
-
-    std::mutex mu;
-    std::vector<std::unique_ptr<recvCtx>> recvs;
-    std::unordered_set<sendCtx *> sends; ///< posted or in sendBacklog
-    std::deque<sendCtx *> sendBacklog; ///< fragments the transmit queue had no room for, in order
-    std::vector<lfReq *> postQueue; ///< requests with descriptors not yet posted (FI_EAGAIN)
-    std::vector<lfReq *> notifQueue; ///< data done, notification still to post
-    size_t rmaInflight = 0; ///< RMA operations posted and not yet completed
-};
-
-/** A transfer request. Counters are changed under its rail's mutex; status is read lock-free. */
-class lfReq : public nixlBackendReqH {
-public:
-    nixl_xfer_op_t op = NIXL_WRITE;
-    std::string remote;
-    std::shared_ptr<lfPeer> peer; ///< null for loopback
-    lfRail *rail = nullptr;
-    std::vector<opCtx> ctxs; ///< one per descriptor
-    std::vector<struct iovec> iov;
-    std::vector<void *> desc;
-    std::vector<fi_rma_iov> rma;
-    /** The remote buffers in the peer's address space: fast RMA copies to them itself. */
-    std::vector<struct iovec> riov;
-    /** Per descriptor: the remote registration's slot and id (slot 0: delivery-complete). */
-    std::vector<std::pair<uint64_t, uint64_t>> gen;
-    const nixl_be_trace_ctx_t *trace = nullptr;
-    bool hasNotif = false;
-    std::string notif;
-
-    std::atomic<int> status{NIXL_SUCCESS};
-    uint32_t pending = 0; ///< operations posted and not completed, +1 while posting (rail->mu)
-    size_t nextPost = 0; ///< first descriptor not yet posted
-    bool posting = false; ///< descriptors remain to post (the +1 in pending)
-    nixl_status_t firstErr = NIXL_SUCCESS;
-    bool released = false;
-    bool dataDone = false;
-    std::atomic<int64_t> lastProgressMs{0}; ///< post or latest completion (stall_timeout_ms)
-    /** The mark held in the peer's table while this request's fast copies run (rail->mu):
-     *  taken and left within one postMoreLocked (fault_hold_mark: until release). */
-    nixlReg::nixlRegTable::mark_t mark;
-    bool markHeld = false;
-    /** num_threads > 0: the posting pool posts this request's turns (engine's poolMu_). */
-    bool poolQueued = false; ///< in the pool's queue
-    bool poolRunning = false; ///< a pool thread is posting a turn of it
-    bool poolCancel = false; ///< released: not queued again
-    /** Reposted while a turn of the previous post ran: that turn queues it again. */
-    bool poolAgain = false;
-    /** Queued or running in the pool (written under poolMu_): its turns progress the rail,
-     *  so checkXfer does not (it would only contend for the rail's mutex). */
-    std::atomic<bool> poolActive{false};
-};
 
 class lfEngine : public nixlBackendEngine {
 public:
@@ -207,20 +109,15 @@ public:
     nixl_status_t
     loadLocalMD(nixlBackendMD *input, nixlBackendMD *&output) override;
 
+    // prepXfer and postXfer take the SDK's same six parameters.
     nixl_status_t
-    prepXfer(const nixl_xfer_op_t &op,
-             const nixl_meta_dlist_t &local,
-             const nixl_meta_dlist_t &remote,
-             const std::string &remote_agent,
-             nixlBackendReqH *&handle,
-             const nixl_opt_b_args_t *opt_args) const override;
+    prepXfer(const nixl_xfer_op_t &op, const nixl_meta_dlist_t &local,
+             const nixl_meta_dlist_t &remote, const std::string &remote_agent,
+             nixlBackendReqH *&handle, const nixl_opt_b_args_t *opt_args) const override;
     nixl_status_t
-    postXfer(const nixl_xfer_op_t &op,
-             const nixl_meta_dlist_t &local,
-             const nixl_meta_dlist_t &remote,
-             const std::string &remote_agent,
-             nixlBackendReqH *&handle,
-             const nixl_opt_b_args_t *opt_args) const override;
+    postXfer(const nixl_xfer_op_t &op, const nixl_meta_dlist_t &local,
+             const nixl_meta_dlist_t &remote, const std::string &remote_agent,
+             nixlBackendReqH *&handle, const nixl_opt_b_args_t *opt_args) const override;
     nixl_status_t
     checkXfer(nixlBackendReqH *handle) const override;
     nixl_status_t
@@ -231,15 +128,22 @@ public:
     genNotif(const std::string &remote_agent, const std::string &msg) const override;
 
 private:
-    // lf_rail.cpp
+    // lf_rail.cpp: opening and closing a rail
     bool
     openRail(const std::string &prov, std::string &why);
-    void
-    closeRail(lfRail &r);
     /** Opens r's completion queue: with a wait fd (r.waitFd) when a progress thread will wait
      *  on it and the provider has one, else without a wait object. */
     int
     openCq(lfRail &r, fi_cq_attr &attr) const;
+    void
+    closeRail(lfRail &r);
+    void
+    repost(lfRail &r, recvCtx *rc) const;
+
+    // lf_progress.cpp: completions, finished requests, received fragments, the progress thread
+    /** Reads r's completion queue until empty; r.mu held. */
+    void
+    readCqLocked(lfRail &r) const;
     /** Reads r's completion queue dry and posts queued notifications; r.mu held. */
     void
     progressLocked(lfRail &r) const;
@@ -248,9 +152,23 @@ private:
     void
     onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const;
     void
+    finishReqLocked(lfRail &r, lfReq *req) const;
+    /** Ends req's mark (its fast operations completed or were abandoned); r.mu held. */
+    static void
+    leaveMarkLocked(lfReq *req) noexcept;
+    void
     onRecv(lfRail &r, recvCtx *rc, size_t len) const;
     void
-    repost(lfRail &r, recvCtx *rc) const;
+    progressLoop();
+    /** Nothing of ours is outstanding on r: the progress thread may wait for r's wait fd
+     *  alone; r.mu held. */
+    static bool
+    railIdleLocked(const lfRail &r) noexcept;
+    /** After a call that left work for the progress thread: wakes it if it waits idle. */
+    void
+    wakeProgressIfIdle() const noexcept;
+
+    // lf_post.cpp: posting RMA and notification fragments
     /**
      * Posts req's descriptors from nextPost on until the transmit queue is full (it stays in
      * r.postQueue then, and progress posts the rest: posting never waits for a target that
@@ -262,9 +180,6 @@ private:
      *  process_vm_writev/readv (memcpy within one process), inside req's mark; r.mu held. */
     nixl_status_t
     copyFastLocked(lfReq &req, size_t first, size_t count) const;
-    /** Flushes r.sendBacklog in order; r.mu held. */
-    void
-    flushSendsLocked(lfRail &r) const;
     /** Posts one fragment, or queues it behind earlier ones; r.mu held. */
     nixl_status_t
     postSend(lfRail &r,
@@ -273,9 +188,9 @@ private:
              lfReq *req,
              const lfPeer *notifPeer = nullptr,
              bool lastOfMsg = false) const;
-    /** A send context leaves: uncharges a genNotif fragment; lost: count its message lost. */
+    /** Flushes r.sendBacklog in order; r.mu held. */
     void
-    sendDone(sendCtx &s, bool lost) const noexcept;
+    flushSendsLocked(lfRail &r) const;
     /** Sends msg to peer in fragments; r.mu held. Number posted in *posted. */
     nixl_status_t
     sendNotifLocked(lfRail &r,
@@ -284,23 +199,9 @@ private:
                     const nixl_be_trace_ctx_t *trace,
                     lfReq *req,
                     uint32_t *posted) const;
+    /** A send context leaves: uncharges a genNotif fragment; lost: count its message lost. */
     void
-    finishReqLocked(lfRail &r, lfReq *req) const;
-    /** Reads r's completion queue until empty; r.mu held. */
-    void
-    readCqLocked(lfRail &r) const;
-    /** Ends req's mark (its fast operations completed or were abandoned); r.mu held. */
-    static void
-    leaveMarkLocked(lfReq *req) noexcept;
-    void
-    progressLoop();
-    /** Nothing of ours is outstanding on r: the progress thread may wait for r's wait fd
-     *  alone; r.mu held. */
-    static bool
-    railIdleLocked(const lfRail &r) noexcept;
-    /** After a call that left work for the progress thread: wakes it if it waits idle. */
-    void
-    wakeProgressIfIdle() const noexcept;
+    sendDone(sendCtx &s, bool lost) const noexcept;
 
     // lf_pool.cpp
     /** Starts the num_threads posting threads; false (logged) if one cannot start. */
