@@ -89,12 +89,8 @@ private:
  * why otherwise (a refused table is also logged, for agent).
  */
 bool
-openPeerTable(lfPeer &peer,
-              bool fastRail,
-              const nixlReg::procIdentity &self,
-              uint64_t nonce,
-              const std::string &agent,
-              std::string &why);
+openPeerTable(lfPeer &peer, bool fastRail, const nixlReg::procIdentity &self, uint64_t nonce,
+              const std::string &agent, std::string &why);
 
 } // namespace nixlLf
 
