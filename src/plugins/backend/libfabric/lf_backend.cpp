@@ -58,10 +58,18 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
     const bool autoProv = cfg_.providers.empty();
     std::vector<std::string> provs =
         autoProv ? std::vector<std::string>{"shm", "tcp;ofi_rxm"} : cfg_.providers;
+    lfRailOptions railOpts;
+    railOpts.fastRma = cfg_.fastRma;
+    railOpts.waitFd = progThread_;
+    railOpts.fragSize = cfg_.notifFrag;
+    railOpts.recvBufs = cfg_.recvBufs;
     std::string whyAll;
     for (const auto &prov : provs) {
         std::string why;
-        if (!openRail(prov, why)) {
+        auto rail = std::make_unique<lfRail>();
+        if (rail->open(localAgent, prov, rails_.size(), railOpts, why)) {
+            rails_.push_back(std::move(rail));
+        } else {
             if (!autoProv) {
                 NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC provider " << prov
                                         << " cannot be opened: " << why);
@@ -119,12 +127,17 @@ lfEngine::~lfEngine() {
     }
     // No flush of queued notifications here: progressing shm (libfabric 1.17) after a peer
     // in this process closed its endpoint faults inside fi_cq_read. What is left is counted
-    // as lost by closeRail and said below.
+    // as lost as each rail closes, and said below.
     if (wakeFd_ >= 0) {
         ::close(wakeFd_);
     }
     for (auto &r : rails_) {
-        closeRail(*r);
+        // Whatever is left was never sent; genNotif reported its messages sent, so they are
+        // counted (said below).
+        for (sendCtx *s : r->close()) {
+            sendDone(*s, true);
+            delete s;
+        }
     }
     if (const uint64_t lost = notifLost_.load(std::memory_order_relaxed); lost > 0) {
         NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC engine closing: " << lost

@@ -128,15 +128,7 @@ public:
     genNotif(const std::string &remote_agent, const std::string &msg) const override;
 
 private:
-    // lf_rail.cpp: opening and closing a rail
-    bool
-    openRail(const std::string &prov, std::string &why);
-    /** Opens r's completion queue: with a wait fd (r.waitFd) when a progress thread will wait
-     *  on it and the provider has one, else without a wait object. */
-    int
-    openCq(lfRail &r, fi_cq_attr &attr) const;
-    void
-    closeRail(lfRail &r);
+    // lf_rail.cpp (the rest of it is lfRail's own)
     void
     repost(lfRail &r, recvCtx *rc) const;
 

@@ -64,7 +64,7 @@ lfEngine::poolLoop() {
     for (;;) {
         poolCv_.wait(lk, [this] { return poolStop_ || !poolQueue_.empty(); });
         if (poolStop_) {
-            return; // requests still queued are the engine's teardown's (closeRail)
+            return; // requests still queued are the engine's teardown's (as its rails close)
         }
         lfReq *req = poolQueue_.front();
         poolQueue_.pop_front();

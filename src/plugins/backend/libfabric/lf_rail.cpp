@@ -2,13 +2,15 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// Rails: opening a provider (fabric, domain, address vector, completion queue, endpoint), its
-// receive buffers, and closing it.
+// Rails: opening a provider (fabric, domain, address vector, completion queue, endpoint) with
+// its receive buffers, and closing it (lfRail); the engine's reposting of a receive buffer.
 
 #include "lf_backend.h"
+#include "lf_rail.h"
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
@@ -17,8 +19,11 @@
 namespace nixlLf {
 
 bool
-lfEngine::openRail(const std::string &prov, std::string &why) {
-    auto r = std::make_unique<lfRail>();
+lfRail::open(const std::string &agent,
+             const std::string &provName,
+             size_t railIndex,
+             const lfRailOptions &opts,
+             std::string &why) {
     fi_info *hints = fi_allocinfo();
     if (hints == nullptr) {
         why = "fi_allocinfo failed";
@@ -30,25 +35,25 @@ lfEngine::openRail(const std::string &prov, std::string &why) {
     // Ask for every mode we can serve; what the provider returns is what we then follow.
     hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
-    hints->fabric_attr->prov_name = strdup(prov.c_str());
+    hints->fabric_attr->prov_name = strdup(provName.c_str());
     hints->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
     int rc = -FI_ENODATA;
-    if (prov == "shm" && cfg_.fastRma) {
+    if (provName == "shm" && opts.fastRma) {
         // shm's initiator-only RMA needs FI_MR_VIRT_ADDR and no ordering that involves RMA.
         // No SAW is needed: every operation is either delivery-complete (the data is in the
         // target before the notification is posted) or a fast one, whose data is copied before
         // its completion (and so, again, before the notification).
         hints->tx_attr->msg_order = FI_ORDER_SAS;
-        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
         if (rc == 0 &&
-            ((r->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) == 0 ||
-             (r->info->tx_attr->op_flags & FI_DELIVERY_COMPLETE) == 0 ||
-             (r->info->tx_attr->msg_order & FI_ORDER_SAS) == 0)) {
-            fi_freeinfo(r->info); // not what fast RMA needs: the rail as before
-            r->info = nullptr;
+            ((info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) == 0 ||
+             (info->tx_attr->op_flags & FI_DELIVERY_COMPLETE) == 0 ||
+             (info->tx_attr->msg_order & FI_ORDER_SAS) == 0)) {
+            fi_freeinfo(info); // not what fast RMA needs: the rail as before
+            info = nullptr;
             rc = -FI_ENODATA;
         } else if (rc == 0) {
-            r->fastRma = true;
+            fastRma = true;
         }
     }
     if (rc != 0) {
@@ -56,27 +61,27 @@ lfEngine::openRail(const std::string &prov, std::string &why) {
         // behind them (SAW), which backs the completion-ordered notification. tcp;ofi_rxm has
         // no SAR; a READ's notification waits for the read's completion at the initiator.
         hints->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_SAW;
-        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
     }
     if (rc != 0) {
         // Without delivery-complete the notification still waits for the initiator's
         // completions; the ordering above keeps it behind the data.
         hints->tx_attr->op_flags = 0;
-        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &r->info);
+        rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
     }
     fi_freeinfo(hints);
     if (rc != 0) {
         why = "fi_getinfo: " + fiErr(rc);
         return false;
     }
-    r->prov = r->info->fabric_attr->prov_name;
-    r->index = rails_.size();
-    const uint64_t mm = static_cast<uint64_t>(r->info->domain_attr->mr_mode);
-    r->virtAddr = (mm & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
-    r->provKey = (mm & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
-    r->localDesc = (mm & FI_MR_LOCAL) != 0;
-    r->delivery = (r->info->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0;
-    r->fragSize = cfg_.notifFrag;
+    prov = info->fabric_attr->prov_name;
+    index = railIndex;
+    const uint64_t mm = static_cast<uint64_t>(info->domain_attr->mr_mode);
+    virtAddr = (mm & (FI_MR_VIRT_ADDR | FI_MR_BASIC)) != 0;
+    provKey = (mm & (FI_MR_PROV_KEY | FI_MR_BASIC)) != 0;
+    localDesc = (mm & FI_MR_LOCAL) != 0;
+    delivery = (info->tx_attr->op_flags & FI_DELIVERY_COMPLETE) != 0;
+    fragSize = opts.fragSize;
 
     fi_cq_attr cq_attr{};
     cq_attr.format = FI_CQ_FORMAT_DATA;
@@ -84,120 +89,114 @@ lfEngine::openRail(const std::string &prov, std::string &why) {
     cq_attr.size = 0;
     fi_av_attr av_attr{};
     av_attr.type = FI_AV_TABLE;
-    if ((rc = fi_fabric(r->info->fabric_attr, &r->fabric, nullptr)) != 0) {
+    if ((rc = fi_fabric(info->fabric_attr, &fabric, nullptr)) != 0) {
         why = "fi_fabric: " + fiErr(rc);
-    } else if ((rc = fi_domain(r->fabric, r->info, &r->domain, nullptr)) != 0) {
+    } else if ((rc = fi_domain(fabric, info, &domain, nullptr)) != 0) {
         why = "fi_domain: " + fiErr(rc);
-    } else if ((rc = openCq(*r, cq_attr)) != 0) {
+    } else if ((rc = openCq(agent, opts.waitFd, cq_attr)) != 0) {
         why = "fi_cq_open: " + fiErr(rc);
-    } else if ((rc = fi_av_open(r->domain, &av_attr, &r->av, nullptr)) != 0) {
+    } else if ((rc = fi_av_open(domain, &av_attr, &av, nullptr)) != 0) {
         why = "fi_av_open: " + fiErr(rc);
-    } else if ((rc = fi_endpoint(r->domain, r->info, &r->ep, nullptr)) != 0) {
+    } else if ((rc = fi_endpoint(domain, info, &ep, nullptr)) != 0) {
         why = "fi_endpoint: " + fiErr(rc);
-    } else if ((rc = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV)) != 0) {
+    } else if ((rc = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)) != 0) {
         why = "fi_ep_bind(cq): " + fiErr(rc);
-    } else if ((rc = fi_ep_bind(r->ep, &r->av->fid, 0)) != 0) {
+    } else if ((rc = fi_ep_bind(ep, &av->fid, 0)) != 0) {
         why = "fi_ep_bind(av): " + fiErr(rc);
-    } else if ((rc = fi_enable(r->ep)) != 0) {
+    } else if ((rc = fi_enable(ep)) != 0) {
         why = "fi_enable: " + fiErr(rc);
     } else {
         char name[max_ep_addr];
         size_t len = sizeof(name);
-        if ((rc = fi_getname(&r->ep->fid, name, &len)) != 0) {
+        if ((rc = fi_getname(&ep->fid, name, &len)) != 0) {
             why = "fi_getname: " + fiErr(rc);
         } else {
-            r->addr.assign(name, len);
+            addr.assign(name, len);
         }
     }
     if (rc == 0) {
-        std::lock_guard<std::mutex> g(r->mu);
-        for (size_t i = 0; i < cfg_.recvBufs && rc == 0; ++i) {
+        std::lock_guard<std::mutex> g(mu);
+        for (size_t i = 0; i < opts.recvBufs && rc == 0; ++i) {
             auto rc_ctx = std::make_unique<recvCtx>();
             rc_ctx->kind = opCtx::RECV;
-            rc_ctx->buf.resize(r->fragSize);
-            rc = static_cast<int>(fi_recv(r->ep, rc_ctx->buf.data(), rc_ctx->buf.size(), nullptr,
+            rc_ctx->buf.resize(fragSize);
+            rc = static_cast<int>(fi_recv(ep, rc_ctx->buf.data(), rc_ctx->buf.size(), nullptr,
                                           FI_ADDR_UNSPEC, &rc_ctx->fctx));
             if (rc != 0) {
                 why = "fi_recv: " + fiErr(rc);
             }
-            r->recvs.push_back(std::move(rc_ctx));
+            recvs.push_back(std::move(rc_ctx));
         }
     }
     if (rc != 0) {
-        closeRail(*r);
+        close(); // nothing was sent yet: no contexts come back
         return false;
     }
-    NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC provider " << r->prov << " open (domain "
-                            << r->info->domain_attr->name << ", mr_mode 0x" << std::hex << mm
+    NIXL_SDK_DEBUG("agent " << agent << ": LIBFABRIC provider " << prov << " open (domain "
+                            << info->domain_attr->name << ", mr_mode 0x" << std::hex << mm
                             << std::dec << ", remote addresses are "
-                            << (r->virtAddr ? "virtual" : "offsets") << ", delivery-complete "
-                            << (r->delivery ? "yes" : "no") << ", fast RMA "
-                            << (r->fastRma ? "possible" : "no") << ")");
-    rails_.push_back(std::move(r));
+                            << (virtAddr ? "virtual" : "offsets") << ", delivery-complete "
+                            << (delivery ? "yes" : "no") << ", fast RMA "
+                            << (fastRma ? "possible" : "no") << ")");
     return true;
 }
 
 int
-lfEngine::openCq(lfRail &r, fi_cq_attr &attr) const {
-    if (progThread_) {
+lfRail::openCq(const std::string &agent, bool wantWaitFd, fi_cq_attr &attr) {
+    if (wantWaitFd) {
         // A wait fd lets the progress thread sleep until the provider has something for it
         // (tcp;ofi_rxm: a socket became readable) instead of waking every pthrDelay.
         attr.wait_obj = FI_WAIT_FD;
-        if (fi_cq_open(r.domain, &attr, &r.cq, nullptr) == 0) {
+        if (fi_cq_open(domain, &attr, &cq, nullptr) == 0) {
             int fd = -1;
-            const int rc = fi_control(&r.cq->fid, FI_GETWAIT, &fd);
+            const int rc = fi_control(&cq->fid, FI_GETWAIT, &fd);
             if (rc == 0 && fd >= 0) {
-                r.waitFd = fd;
+                waitFd = fd;
                 return 0;
             }
-            NIXL_SDK_DEBUG("agent " << localAgent << ": LIBFABRIC " << r.prov
+            NIXL_SDK_DEBUG("agent " << agent << ": LIBFABRIC " << prov
                                     << ": no wait fd from the completion queue ("
                                     << fiErr(rc) << "); polled every pthrDelay");
-            fi_close(&r.cq->fid);
-            r.cq = nullptr;
+            fi_close(&cq->fid);
+            cq = nullptr;
         }
         // shm 1.17: FI_WAIT_FD is not implemented. Such a rail is polled.
     }
     attr.wait_obj = FI_WAIT_NONE;
-    return fi_cq_open(r.domain, &attr, &r.cq, nullptr);
+    return fi_cq_open(domain, &attr, &cq, nullptr);
 }
 
-void
-lfEngine::closeRail(lfRail &r) {
+std::unordered_set<sendCtx *>
+lfRail::close() {
     // The endpoint goes first: after it is closed no completion names our contexts any more.
-    if (r.ep != nullptr) {
-        fi_close(&r.ep->fid);
+    if (ep != nullptr) {
+        fi_close(&ep->fid);
     }
-    if (r.av != nullptr) {
-        fi_close(&r.av->fid);
+    if (av != nullptr) {
+        fi_close(&av->fid);
     }
-    if (r.cq != nullptr) {
-        fi_close(&r.cq->fid);
+    if (cq != nullptr) {
+        fi_close(&cq->fid);
     }
-    if (r.domain != nullptr) {
-        fi_close(&r.domain->fid);
+    if (domain != nullptr) {
+        fi_close(&domain->fid);
     }
-    if (r.fabric != nullptr) {
-        fi_close(&r.fabric->fid);
+    if (fabric != nullptr) {
+        fi_close(&fabric->fid);
     }
-    if (r.info != nullptr) {
-        fi_freeinfo(r.info);
+    if (info != nullptr) {
+        fi_freeinfo(info);
     }
-    r.ep = nullptr;
-    r.av = nullptr;
-    r.cq = nullptr;
-    r.waitFd = -1; // closed with the queue
-    r.domain = nullptr;
-    r.fabric = nullptr;
-    r.info = nullptr;
-    // Whatever is left was never sent; genNotif reported its messages sent, so they are
-    // counted (the destructor says how many).
-    for (sendCtx *s : r.sends) {
-        sendDone(*s, true);
-        delete s;
-    }
-    r.sends.clear();
-    r.recvs.clear();
+    ep = nullptr;
+    av = nullptr;
+    cq = nullptr;
+    waitFd = -1; // closed with the queue
+    domain = nullptr;
+    fabric = nullptr;
+    info = nullptr;
+    recvs.clear();
+    sendBacklog.clear(); // its entries are in sends too
+    return std::exchange(sends, {});
 }
 
 void

@@ -8,8 +8,9 @@
  *        queue, endpoint), the data path of every peer reached over it, and the contexts its
  *        completions point to.
  *
- * Thread safety: the fields above `mu` are written while the engine opens the rail (before any
- * other thread exists), except waitFd, which only the progress thread changes; everything after
+ * Thread safety: the fields above `mu` are written by open() and close(), which the engine calls
+ * before any other thread uses the rail and after all have stopped; only waitFd also changes
+ * later, by the progress thread (the only one reading it). Everything after
  * `mu` is guarded by it, and so is every call into the rail's libfabric objects (rails are
  * FI_THREAD_DOMAIN to libfabric).
  */
@@ -56,8 +57,35 @@ struct recvCtx : opCtx {
     std::vector<char> buf;
 };
 
+/** How the engine wants its rails opened (from its configuration). */
+struct lfRailOptions {
+    bool fastRma = true; ///< shm_fast_rma: try shm's initiator-only RMA
+    bool waitFd = false; ///< a progress thread will wait on the completion queue's fd
+    size_t fragSize = 8192; ///< notif_fragment_size: each receive buffer's size
+    size_t recvBufs = 64; ///< receive buffers posted
+};
+
 /** One opened provider. All members after `mu` are guarded by it. */
 struct lfRail {
+    /**
+     * Opens provider prov as the engine's rail number index (for agent's log lines): fabric,
+     * domain, completion queue, address vector, endpoint, receive buffers. False and why if any
+     * step fails; the rail is then closed again.
+     */
+    bool
+    open(const std::string &agent,
+         const std::string &prov,
+         size_t index,
+         const lfRailOptions &opts,
+         std::string &why);
+
+    /**
+     * Closes the endpoint first (no completion names a context after it), then the rest;
+     * returns the send contexts never completed, for the engine to account and free.
+     */
+    std::unordered_set<sendCtx *>
+    close();
+
     std::string prov;
     size_t index = 0;
     fi_info *info = nullptr;
@@ -88,6 +116,12 @@ struct lfRail {
     std::vector<lfReq *> postQueue; ///< requests with descriptors not yet posted (FI_EAGAIN)
     std::vector<lfReq *> notifQueue; ///< data done, notification still to post
     size_t rmaInflight = 0; ///< RMA operations posted and not yet completed
+
+private:
+    /** Opens cq: with a wait fd (waitFd) when wanted and the provider has one, else without a
+     *  wait object. */
+    int
+    openCq(const std::string &agent, bool wantWaitFd, fi_cq_attr &attr);
 };
 
 /** A libfabric return code as text and number, for log lines. */
