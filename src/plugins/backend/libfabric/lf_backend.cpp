@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <sys/eventfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -103,8 +102,7 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
         registry_.open(localAgent, self_, nonce_);
     }
     if (progThread_) {
-        wakeFd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (wakeFd_ < 0) {
+        if (!wake_.open()) {
             NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC progress thread: eventfd: "
                                     << std::strerror(errno));
             initErr = true;
@@ -119,18 +117,13 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
 
 lfEngine::~lfEngine() {
     stopPool(); // first: its threads post on the rails
-    stop_.store(true, std::memory_order_release);
+    wake_.stop();
     if (progress_.joinable()) {
-        const uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(wakeFd_, &one, sizeof(one));
         progress_.join();
     }
     // No flush of queued notifications here: progressing shm (libfabric 1.17) after a peer
     // in this process closed its endpoint faults inside fi_cq_read. What is left is counted
     // as lost as each rail closes, and said below.
-    if (wakeFd_ >= 0) {
-        ::close(wakeFd_);
-    }
     for (auto &r : rails_) {
         // Whatever is left was never sent; genNotif reported its messages sent, so they are
         // counted (said below).

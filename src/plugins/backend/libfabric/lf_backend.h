@@ -14,7 +14,8 @@
  *   lfRegistry (lf_registry.h)  registrations and the shared registration table's slots;
  *   lfNotifInbox (lf_inbox.h)   received notifications until getNotifs;
  *   lfRail (lf_rail.h)          one per opened provider: the data path of the peers it reaches;
- *   the posting pool (lf_pool.cpp) and the progress thread (lf_progress.cpp).
+ *   lfProgressWake (lf_wake.h)  waking the progress thread (lf_progress.cpp);
+ *   the posting pool (lf_pool.cpp).
  * Every registration is registered in every rail's domain; each peer is reached over one rail
  * chosen when its connection info is loaded. Parameters, data paths and the failure model:
  * docs/backends/libfabric.md.
@@ -24,8 +25,8 @@
  * progress thread: every call into a rail's libfabric objects, and every change of a request's
  * counters, happens under that rail's mutex. Each component takes only its own lock and calls
  * no other component, so its lock is always innermost (progress holds a rail's mutex while it
- * feeds the inbox). The engine's own shared state is the request set (reqsMu_), the pool's
- * queue (poolMu_) and the progress thread's wake-up, each documented where declared.
+ * feeds the inbox). The engine's own shared state is the request set (reqsMu_) and the pool's
+ * queue (poolMu_), each documented where declared; the progress thread's wake-up is lf_wake.h.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
 #define NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
@@ -50,6 +51,7 @@
 #include "lf_peers.h"
 #include "lf_rail.h"
 #include "lf_registry.h"
+#include "lf_wake.h"
 #include "lf_wire.h"
 #include "lf_xfer.h"
 #include "proc_identity.h"
@@ -158,7 +160,9 @@ private:
     railIdleLocked(const lfRail &r) noexcept;
     /** After a call that left work for the progress thread: wakes it if it waits idle. */
     void
-    wakeProgressIfIdle() const noexcept;
+    wakeProgressIfIdle() const noexcept {
+        wake_.wakeIfIdle();
+    }
 
     // lf_post.cpp: posting RMA and notification fragments
     /**
@@ -255,13 +259,9 @@ private:
     bool poolStop_ = false; ///< poolMu_
     std::vector<std::thread> pool_;
 
-    std::atomic<bool> stop_{false};
     std::thread progress_;
-    /** eventfd that ends the progress thread's wait (stop, or work posted while it waits). */
-    int wakeFd_ = -1;
-    /** The progress thread waits idle (up to progress_idle_ms): posters wake it.
-     *  seq_cst with the rails' mutexes: see progressLoop. */
-    mutable std::atomic<bool> idleWait_{false};
+    /** Ends the progress thread's wait: stop, or work posted while it waits idle. */
+    mutable lfProgressWake wake_;
 };
 
 } // namespace nixlLf

@@ -212,15 +212,6 @@ lfEngine::railIdleLocked(const lfRail &r) noexcept {
 }
 
 void
-lfEngine::wakeProgressIfIdle() const noexcept {
-    // seq_cst: this load follows our unlock of the rail's mutex; see progressLoop.
-    if (wakeFd_ >= 0 && idleWait_.load(std::memory_order_seq_cst)) {
-        const uint64_t one = 1;
-        [[maybe_unused]] ssize_t n = ::write(wakeFd_, &one, sizeof(one));
-    }
-}
-
-void
 lfEngine::progressLoop() {
     ::pthread_setname_np(::pthread_self(), "nixl_lf_prog");
     const auto delay = std::chrono::microseconds(std::max<uint64_t>(pthrDelayUs_, 50));
@@ -230,7 +221,7 @@ lfEngine::progressLoop() {
     // What the thread waits on: the wake eventfd, then each rail's wait fd. A rail without one
     // (shm) must be polled, so the thread never waits longer than pthrDelay while one is open.
     std::vector<pollfd> fds;
-    fds.push_back({wakeFd_, POLLIN, 0});
+    fds.push_back({wake_.fd(), POLLIN, 0});
     bool allWaitable = true;
     for (const auto &r : rails_) {
         if (r->waitFd >= 0) {
@@ -239,7 +230,7 @@ lfEngine::progressLoop() {
             allWaitable = false;
         }
     }
-    while (!stop_.load(std::memory_order_acquire)) {
+    while (!wake_.stopping()) {
         progressAll();
         // Idle wait (up to progress_idle_ms) only when every rail can wake us and none has work of
         // ours outstanding. The flag is raised before the rails are checked, each under its
@@ -247,7 +238,7 @@ lfEngine::progressLoop() {
         // we see its work, or it sees the flag and writes the eventfd (both seq_cst).
         bool idle = allWaitable;
         if (idle) {
-            idleWait_.store(true, std::memory_order_seq_cst);
+            wake_.enterIdle();
         }
         // fi_trywait arms each wait fd; -FI_EAGAIN: completions are already there.
         bool armed = true;
@@ -278,7 +269,7 @@ lfEngine::progressLoop() {
         if (!idle) {
             // A short wait ends by itself: posters need not write the eventfd meanwhile (during
             // a transfer the flag would otherwise cost every post a system call).
-            idleWait_.store(false, std::memory_order_relaxed);
+            wake_.leaveIdle();
         }
         if (armed) {
             timespec ts{};
@@ -291,11 +282,10 @@ lfEngine::progressLoop() {
             }
             if (::ppoll(fds.data(), fds.size(), &ts, nullptr) > 0 &&
                 (fds[0].revents & POLLIN) != 0) {
-                uint64_t v = 0;
-                [[maybe_unused]] ssize_t n = ::read(wakeFd_, &v, sizeof(v));
+                wake_.drain();
             }
         }
-        idleWait_.store(false, std::memory_order_relaxed);
+        wake_.leaveIdle();
     }
 }
 
