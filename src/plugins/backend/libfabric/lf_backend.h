@@ -154,10 +154,6 @@ private:
     onRecv(lfRail &r, recvCtx *rc, size_t len) const;
     void
     progressLoop();
-    /** Nothing of ours is outstanding on r: the progress thread may wait for r's wait fd
-     *  alone; r.mu held. */
-    static bool
-    railIdleLocked(const lfRail &r) noexcept;
     /** After a call that left work for the progress thread: wakes it if it waits idle. */
     void
     wakeProgressIfIdle() const noexcept {

@@ -205,12 +205,6 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
     }
 }
 
-bool
-lfEngine::railIdleLocked(const lfRail &r) noexcept {
-    // r.sends holds the posted and the backlogged notification fragments.
-    return r.rmaInflight == 0 && r.sends.empty() && r.postQueue.empty() && r.notifQueue.empty();
-}
-
 void
 lfEngine::progressLoop() {
     ::pthread_setname_np(::pthread_self(), "nixl_lf_prog");
@@ -244,7 +238,7 @@ lfEngine::progressLoop() {
         bool armed = true;
         for (const auto &r : rails_) {
             std::lock_guard<std::mutex> g(r->mu);
-            if (idle && !railIdleLocked(*r)) {
+            if (idle && !r->idleLocked()) {
                 idle = false;
             }
             if (r->waitFd >= 0) {

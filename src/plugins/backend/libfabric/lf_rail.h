@@ -117,6 +117,13 @@ struct lfRail {
     std::vector<lfReq *> notifQueue; ///< data done, notification still to post
     size_t rmaInflight = 0; ///< RMA operations posted and not yet completed
 
+    /** Nothing of the engine's is outstanding here (sends holds the posted and the backlogged
+     *  notification fragments): the progress thread may wait for waitFd alone; mu held. */
+    bool
+    idleLocked() const noexcept {
+        return rmaInflight == 0 && sends.empty() && postQueue.empty() && notifQueue.empty();
+    }
+
 private:
     /** Opens cq: with a wait fd (waitFd) when wanted and the provider has one, else without a
      *  wait object. */
