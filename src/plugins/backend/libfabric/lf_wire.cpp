@@ -5,7 +5,6 @@
 #include "lf_wire.h"
 
 #include "codec/nixl_byte_codec.h"
-#include "codec/nixl_crc32c.h"
 
 #include <array>
 #include <cstring>
@@ -61,11 +60,6 @@ namespace {
     }
 
 } // namespace
-
-uint32_t
-crc32c(const void *data, size_t len, uint32_t crc) noexcept {
-    return nixlCodec::crc32c(data, len, crc);
-}
 
 std::string
 encodeConnInfo(const connInfoWire &in) {

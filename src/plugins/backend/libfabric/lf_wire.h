@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include "codec/nixl_crc32c.h"
+
 namespace nixlLf {
 
 /** "NXLC", "NXLM", "NXLN": first four bytes of connection info, public data, a fragment. */
@@ -48,8 +50,8 @@ inline constexpr size_t max_table_name = 64;
 /** Largest notification (message bytes) we send or reassemble. */
 inline constexpr uint32_t max_notif_len = 64u << 20;
 
-uint32_t
-crc32c(const void *data, size_t len, uint32_t crc = 0) noexcept;
+/** The seal of connection info and public data: the one CRC32C of the plugins. */
+using nixlCodec::crc32c;
 
 /** One opened provider ("rail") of an engine: its name and its endpoint address. */
 struct railWire {
