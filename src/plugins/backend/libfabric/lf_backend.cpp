@@ -2,7 +2,7 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The LIBFABRIC engine: parameters, rails, registrations, connections and metadata.
+// The LIBFABRIC engine: set-up and teardown, registrations, connections and metadata.
 
 #include "lf_backend.h"
 

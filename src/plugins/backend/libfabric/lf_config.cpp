@@ -168,7 +168,6 @@ lfConfig::parse(const std::string &agent, const nixl_b_params_t &p, nixl_status_
                                         << std::min(max_agent_name, cfg.notifFrag / 2 - 128)
                                         << " with notif_fragment_size " << cfg.notifFrag);
         status = NIXL_ERR_BACKEND;
-        return cfg;
     }
     return cfg;
 }
