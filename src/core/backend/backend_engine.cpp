@@ -5,11 +5,9 @@
 #include "backend/backend_engine.h"
 
 #include <exception>
-#include <map>
-#include <mutex>
 
 #include "common/nixl_log.h"
-#include "config/config.h"
+#include "plugin/core_services.h"
 
 namespace {
 
@@ -81,31 +79,6 @@ putQuery(void *ctx, size_t index, nixl_plugin_str_t key, nixl_plugin_str_t value
     }
 }
 
-void
-coreLog(void *ctx, int32_t level, const char *msg, size_t len) noexcept {
-    if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
-        level = static_cast<int32_t>(nixl::log::level::ERROR);
-    }
-    auto lvl = static_cast<nixl::log::level>(level);
-    if (!nixl::log::enabled(lvl)) {
-        return;
-    }
-    const auto *plugin = static_cast<const nixlLoadedPlugin *>(ctx);
-    try {
-        std::string line = "plugin " + plugin->name() + ": ";
-        line.append(msg != nullptr ? msg : "", msg != nullptr ? len : 0);
-        nixl::log::write(lvl, plugin->path().c_str(), 0, line);
-    }
-    catch (...) {
-    }
-}
-
-int32_t
-coreLogEnabled(void *ctx, int32_t level) noexcept {
-    (void)ctx;
-    return nixl::log::enabled(static_cast<nixl::log::level>(level)) ? 1 : 0;
-}
-
 // Exceptions are not supposed to cross the C boundary, but a plugin written without the SDK
 // may let one through; it must not take the application down. Nor may a status that is not a
 // nixl_status_t reach the application: core detects that one, so core logs it.
@@ -133,24 +106,6 @@ guarded(const nixl_backend_t &type, const char *what, Fn &&fn) noexcept {
 
 } // namespace
 
-const nixl_plugin_core_services_t *
-nixlCoreServices(const nixlLoadedPlugin &plugin) {
-    static std::mutex mutex;
-    static std::map<const nixlLoadedPlugin *, std::unique_ptr<nixl_plugin_core_services_t>> all;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto &slot = all[&plugin];
-    if (!slot) {
-        slot = std::make_unique<nixl_plugin_core_services_t>();
-        slot->size = sizeof(nixl_plugin_core_services_t);
-        slot->ctx = const_cast<nixlLoadedPlugin *>(&plugin);
-        slot->log = coreLog;
-        slot->log_enabled = coreLogEnabled;
-        slot->get_config = nixlConfig::serviceLookup;
-        slot->record_phases = nixl::trace::nixlTracePhaseSink::recordPhases;
-    }
-    return slot.get();
-}
-
 nixl_status_t
 nixlBackendEngineProxy::create(const std::shared_ptr<const nixlLoadedPlugin> &plugin,
                                const std::string &agent_name,
@@ -176,7 +131,10 @@ nixlBackendEngineProxy::create(const std::shared_ptr<const nixlLoadedPlugin> &pl
     ip.sync_mode = static_cast<uint32_t>(cfg.syncMode);
     ip.pthr_delay_us = cfg.pthrDelay;
     ip.enable_telemetry = telemetry ? 1 : 0;
-    ip.core = nixlCoreServices(*plugin);
+    // Lines read "plugin <name>: ..." and name the plugin's file.
+    ip.core = nixlPluginCoreServices(nixlPluginServicesSpec{
+        "plugin", plugin->name(), plugin->path(), nullptr,
+        nixl::trace::nixlTracePhaseSink::recordPhases});
     // Made before the engine and handed to the proxy, which destroys it after the engine.
     std::unique_ptr<nixl::trace::nixlTracePhaseSink> sink;
     if (tracer != nullptr) {

@@ -199,11 +199,4 @@ nixlBackendPluginDefaults(const nixlLoadedPlugin &plugin,
                           nixl_mem_list_t &mems,
                           nixl_b_params_t &params);
 
-/**
- * The core services handed to a plugin: logging into libnixl's log, each line prefixed with the
- * plugin's name. One struct per plugin, living until the process exits.
- */
-const nixl_plugin_core_services_t *
-nixlCoreServices(const nixlLoadedPlugin &plugin);
-
 #endif // NIXL_SRC_CORE_BACKEND_BACKEND_ENGINE_H

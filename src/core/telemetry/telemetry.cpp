@@ -8,16 +8,12 @@
 
 #include <algorithm>
 #include <exception>
-#include <map>
 #include <stdexcept>
 #include <utility>
 
 #include "common/fast_clock.h"
 #include "common/nixl_log.h"
-#include "config/config.h"
-#include "plugin/plugin_loader.h"
-#include "telemetry/buffer_exporter.h"
-#include "telemetry/nop_exporter.h"
+#include "plugin/core_services.h"
 
 using nixlEnumStrings::statusStr;
 
@@ -26,22 +22,6 @@ namespace {
 std::string
 statusText(nixl_plugin_status_t st) {
     return statusStr(static_cast<nixl_status_t>(st));
-}
-
-/** Empty when ops is usable, else why not. */
-std::string
-checkOps(const nixl_telemetry_exporter_ops_t *ops) {
-    if (ops == nullptr) {
-        return "it has no operations table";
-    }
-    if (ops->size < sizeof(nixl_telemetry_exporter_ops_t)) {
-        return "its operations table is " + std::to_string(ops->size) + " bytes, expected " +
-            std::to_string(sizeof(nixl_telemetry_exporter_ops_t));
-    }
-    if (ops->create == nullptr || ops->destroy == nullptr || ops->export_events == nullptr) {
-        return "its operations table lacks create, destroy or export_events";
-    }
-    return {};
 }
 
 /**
@@ -69,102 +49,7 @@ thrownText() {
     return what;
 }
 
-/** What an exporter's log lines are attributed to. */
-struct exporterLogCtx {
-    std::string name;
-    std::string origin;
-    nixl_plugin_core_services_t services{};
-};
-
-void
-exporterLog(void *ctx, int32_t level, const char *msg, size_t len) noexcept {
-    if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
-        level = static_cast<int32_t>(nixl::log::level::ERROR);
-    }
-    const auto lvl = static_cast<nixl::log::level>(level);
-    if (!nixl::log::enabled(lvl)) {
-        return;
-    }
-    const auto *self = static_cast<const exporterLogCtx *>(ctx);
-    try {
-        std::string line = "telemetry exporter " + self->name + ": ";
-        line.append(msg != nullptr ? msg : "", msg != nullptr ? len : 0);
-        nixl::log::write(lvl, self->origin.c_str(), 0, line);
-    }
-    catch (...) {
-    }
-}
-
-int32_t
-exporterLogEnabled(void *ctx, int32_t level) noexcept {
-    (void)ctx;
-    if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
-        return 1;
-    }
-    return nixl::log::enabled(static_cast<nixl::log::level>(level)) ? 1 : 0;
-}
-
-/**
- * Core services of one exporter implementation. They live as long as the process, like the
- * loaded plugin: the SDK keeps the pointer of the latest create in plugin-global state, so
- * per-instance storage would dangle once that instance's agent is gone.
- */
-const nixl_plugin_core_services_t *
-exporterServices(const nixlTelemetryExporterRef &ref) {
-    static std::mutex mutex;
-    static std::map<std::pair<std::string, std::string>, std::unique_ptr<exporterLogCtx>> all;
-    std::lock_guard<std::mutex> lock(mutex);
-    auto &slot = all[{ref.name, ref.origin}];
-    if (!slot) {
-        slot = std::make_unique<exporterLogCtx>();
-        slot->name = ref.name;
-        slot->origin = ref.origin;
-        slot->services.size = sizeof(nixl_plugin_core_services_t);
-        slot->services.ctx = slot.get();
-        slot->services.log = exporterLog;
-        slot->services.log_enabled = exporterLogEnabled;
-        slot->services.get_config = nixlConfig::serviceLookup;
-    }
-    return &slot->services;
-}
-
 } // namespace
-
-nixlTelemetryExporterRef
-nixlFindTelemetryExporter(const std::string &agent, const nixlTelemetryConfig &cfg) {
-    nixlTelemetryExporterRef ref;
-    ref.name = cfg.exporter;
-    if (cfg.exporter == nixl_telemetry_buffer_exporter) {
-        ref.origin = "built-in";
-        ref.ops = nixlBufferExporterOps();
-    } else if (cfg.exporter == nixl_telemetry_nop_exporter) {
-        ref.origin = "built-in";
-        ref.ops = nixlNopExporterOps();
-    } else {
-        std::shared_ptr<const nixlLoadedPlugin> plugin;
-        auto &loader = nixlPluginLoader::instance();
-        nixl_status_t st =
-            loader.load(nixl_plugin_kind_t::TELEMETRY_EXPORTER, cfg.exporter, plugin);
-        if (st != NIXL_SUCCESS) {
-            // The loader logged the file and the cause.
-            throw std::runtime_error("agent " + agent + ": " + cfg.exporterOrigin +
-                                     ": cannot load telemetry exporter " +
-                                     NIXL_TELEMETRY_EXPORTER_PLUGIN_PREFIX + cfg.exporter +
-                                     ".so from " + loader.defaultDirectory() + " (" +
-                                     statusStr(st) + ")");
-        }
-        ref.origin = plugin->path();
-        ref.ops = plugin->as<nixl_telemetry_exporter_plugin_t>()->ops;
-    }
-    const std::string bad = checkOps(ref.ops);
-    if (!bad.empty()) {
-        const std::string msg = "agent " + agent + ": " + cfg.exporterOrigin +
-            ": telemetry exporter " + ref.name + " (" + ref.origin + ") is unusable: " + bad;
-        NIXL_ERROR << msg;
-        throw std::runtime_error(msg);
-    }
-    return ref;
-}
 
 std::unique_ptr<nixlTelemetry>
 nixlTelemetry::create(const std::string &agent) {
@@ -195,7 +80,9 @@ nixlTelemetry::nixlTelemetry(const std::string &agent,
       queue_(cfg.bufferSize) {
     nixl_telemetry_exporter_init_params_t params{};
     params.size = sizeof(params);
-    params.core = exporterServices(exporter_);
+    // Lines read "telemetry exporter <name>: ..." and name the exporter's origin.
+    params.core = nixlPluginCoreServices(
+        nixlPluginServicesSpec{"telemetry exporter", exporter_.name, exporter_.origin});
     params.agent_name = nixl_plugin_str_t{agent_.data(), agent_.size()};
     params.max_events_buffered = cfg.bufferSize;
     params.event_types = nixlTelemetryEventTable();

@@ -37,22 +37,7 @@
 #include "telemetry/staging_queue.h"
 #include "telemetry/telemetry_config.h"
 #include "telemetry/telemetry_event.h"
-
-/** An exporter implementation: its name, where it came from, and its operations. */
-struct nixlTelemetryExporterRef {
-    std::string name;
-    std::string origin; ///< "built-in" or the plugin's path
-    const nixl_telemetry_exporter_ops_t *ops = nullptr;
-};
-
-/**
- * Finds the exporter cfg names: the built-in BUFFER or NOP, else the plugin loaded through
- * nixlPluginLoader. A plugin that cannot be loaded, or whose operations table is missing, too
- * small or lacks create/destroy/export_events, is one ERROR line (the loader's, or this one's)
- * and std::runtime_error naming the agent, cfg.exporterOrigin and the cause.
- */
-nixlTelemetryExporterRef
-nixlFindTelemetryExporter(const std::string &agent, const nixlTelemetryConfig &cfg);
+#include "telemetry/telemetry_exporter.h"
 
 /**
  * Longest ~nixlTelemetry waits for the flush thread's final flush. An exporter call still

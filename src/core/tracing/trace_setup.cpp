@@ -10,14 +10,13 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <system_error>
 #include <utility>
 
 #include "common/nixl_log.h"
 #include "config/config.h"
 #include "nixl_plugin_names.h"
+#include "plugin/core_services.h"
 #include "plugin/plugin_loader.h"
 #include "tracing/trace_clock.h"
 #include "tracing/tracing.h"
@@ -37,72 +36,20 @@ namespace {
 
     thread_local createWatch *tlsWatch = nullptr;
 
-    /** What a trace plugin's log lines are attributed to. */
-    struct pluginLogCtx {
-        std::string name;
-        std::string origin;
-        nixl_plugin_core_services_t services{};
-    };
-
-    void
-    pluginLog(void *ctx, int32_t level, const char *msg, size_t len) noexcept {
-        if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
-            level = static_cast<int32_t>(nixl::log::level::ERROR);
-        }
-        const auto lvl = static_cast<nixl::log::level>(level);
+    /**
+     * The trace plugins' log hook: notes an error logged during create (see createWatch) and
+     * names the agent being created, as every core line does.
+     */
+    std::string_view
+    createAgent(nixl::log::level lvl) noexcept {
         createWatch *watch = tlsWatch;
-        if (watch != nullptr && lvl >= nixl::log::level::ERROR) {
+        if (watch == nullptr) {
+            return {};
+        }
+        if (lvl >= nixl::log::level::ERROR) {
             watch->loggedError = true;
         }
-        if (!nixl::log::enabled(lvl)) {
-            return;
-        }
-        const auto *self = static_cast<const pluginLogCtx *>(ctx);
-        try {
-            std::string line;
-            if (watch != nullptr) {
-                // During create the agent is known; name it, as every core line does.
-                line = "agent " + *watch->agent + ": ";
-            }
-            line += "trace backend " + self->name + ": ";
-            line.append(msg != nullptr ? msg : "", msg != nullptr ? len : 0);
-            nixl::log::write(lvl, self->origin.c_str(), 0, line);
-        }
-        catch (...) {
-        }
-    }
-
-    int32_t
-    pluginLogEnabled(void *ctx, int32_t level) noexcept {
-        (void)ctx;
-        if (level < 0 || level > static_cast<int32_t>(nixl::log::level::FATAL)) {
-            return 1;
-        }
-        return nixl::log::enabled(static_cast<nixl::log::level>(level)) ? 1 : 0;
-    }
-
-    /**
-     * Core services of one trace backend implementation, alive for the whole process: the SDK
-     * keeps the pointer of the latest create in plugin-global state, so storage owned by one
-     * agent would dangle once that agent is gone.
-     */
-    const nixl_plugin_core_services_t *
-    pluginServices(const TraceBackendRef &ref) {
-        static std::mutex mutex;
-        static std::map<std::pair<std::string, std::string>, std::unique_ptr<pluginLogCtx>> all;
-        std::lock_guard<std::mutex> lock(mutex);
-        auto &slot = all[{ref.name, ref.origin}];
-        if (!slot) {
-            slot = std::make_unique<pluginLogCtx>();
-            slot->name = ref.name;
-            slot->origin = ref.origin;
-            slot->services.size = sizeof(nixl_plugin_core_services_t);
-            slot->services.ctx = slot.get();
-            slot->services.log = pluginLog;
-            slot->services.log_enabled = pluginLogEnabled;
-            slot->services.get_config = nixlConfig::serviceLookup;
-        }
-        return &slot->services;
+        return *watch->agent;
     }
 
     /** Empty when ops is usable, else why not. */
@@ -157,7 +104,9 @@ Tracer::create(const std::string &agent, const std::vector<TraceBackendRef> &bac
         }
         nixl_trace_backend_init_params_t params{};
         params.size = sizeof(params);
-        params.core = pluginServices(ref);
+        // Lines read "trace backend <name>: ..." and name the plugin's file.
+        params.core = nixlPluginCoreServices(
+            nixlPluginServicesSpec{"trace backend", ref.name, ref.origin, createAgent});
         params.agent_name = nixl_plugin_str_t{t->agent_.data(), t->agent_.size()};
         params.names = names.data();
         params.name_count = static_cast<uint32_t>(names.size());
