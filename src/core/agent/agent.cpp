@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "agent/agent_data.h"
+#include "agent/agent_trace.h"
 #include "agent/exchange.h"
 #include "common/nixl_log.h"
 #include "config/config.h"
@@ -414,15 +415,26 @@ registerMemImpl(nixlAgentData *data,
     return NIXL_SUCCESS;
 }
 
+/** A registration call traced as a span carrying the memory type of descs. */
+template<typename Call>
+static nixl_status_t
+nixlMemTraced(const nixlAgentData &data,
+              nixl::trace::NameId name,
+              const nixl_reg_dlist_t &descs,
+              Call &&call) {
+    return nixlTraced(
+        data, name,
+        [&](nixl::trace::Span &span) {
+            span.add(nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(descs.getType()));
+        },
+        call);
+}
+
 nixl_status_t
 nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(*data->tracer,
-                               nixl::trace::NameId::REGISTER_MEM,
-                               {{nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(descs.getType())}});
-        return nixlTraceStatus(span, registerMemImpl(data.get(), descs, extra_params));
-    }
-    return registerMemImpl(data.get(), descs, extra_params);
+    return nixlMemTraced(*data, nixl::trace::NameId::REGISTER_MEM, descs, [&] {
+        return registerMemImpl(data.get(), descs, extra_params);
+    });
 }
 
 static nixl_status_t
@@ -597,13 +609,9 @@ deregisterMemImpl(nixlAgentData *data,
 
 nixl_status_t
 nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(*data->tracer,
-                               nixl::trace::NameId::DEREGISTER_MEM,
-                               {{nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(descs.getType())}});
-        return nixlTraceStatus(span, deregisterMemImpl(data.get(), descs, extra_params));
-    }
-    return deregisterMemImpl(data.get(), descs, extra_params);
+    return nixlMemTraced(*data, nixl::trace::NameId::DEREGISTER_MEM, descs, [&] {
+        return deregisterMemImpl(data.get(), descs, extra_params);
+    });
 }
 
 nixl_status_t

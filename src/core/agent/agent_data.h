@@ -657,14 +657,4 @@ nixlNoteStatus(const nixlAgentData &d, nixl_status_t st) noexcept {
     return st;
 }
 
-/** Adds the "status" attribute (the status's name) to a traced call's span when st is an
- *  error, so failed calls stand out in a trace; returns st. */
-inline nixl_status_t
-nixlTraceStatus(nixl::trace::Span &span, nixl_status_t st) noexcept {
-    if (st < 0) {
-        span.add(nixl::trace::KeyId::STATUS, nixl_plugin_status_name(st));
-    }
-    return st;
-}
-
 #endif // NIXL_SRC_CORE_AGENT_AGENT_DATA_H

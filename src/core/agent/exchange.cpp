@@ -9,6 +9,7 @@
 // through nixlAgentMdSink.
 
 #include "agent/exchange.h"
+#include "agent/agent_trace.h"
 
 #include <cstring>
 
@@ -230,12 +231,10 @@ fetchRemoteMDImpl(nixlAgentData *data,
 
 nixl_status_t
 nixlAgent::fetchRemoteMD(const std::string remote_name, const nixl_opt_args_t *extra_params) {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(
-            *data->tracer, nixl::trace::NameId::FETCH_REMOTE_MD, {{"remote_agent", remote_name}});
-        return nixlTraceStatus(span, fetchRemoteMDImpl(data.get(), remote_name, extra_params));
-    }
-    return fetchRemoteMDImpl(data.get(), remote_name, extra_params);
+    return nixlTraced(
+        *data, nixl::trace::NameId::FETCH_REMOTE_MD,
+        [&](nixl::trace::Span &span) { span.add("remote_agent", remote_name); },
+        [&] { return fetchRemoteMDImpl(data.get(), remote_name, extra_params); });
 }
 
 nixl_status_t

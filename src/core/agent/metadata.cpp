@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "agent/agent_data.h"
+#include "agent/agent_trace.h"
 #include "common/nixl_log.h"
 #include "metadata/md_blob.h"
 
@@ -320,15 +321,16 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
 
 nixl_status_t
 nixlAgent::loadRemoteMD(const nixl_blob_t &remote_metadata, std::string &agent_name) {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(*data->tracer, nixl::trace::NameId::LOAD_REMOTE_MD);
-        const nixl_status_t st = loadRemoteMDImpl(data.get(), remote_metadata, agent_name);
-        if (st == NIXL_SUCCESS) {
-            span.add(nixl::trace::KeyId::REMOTE_AGENT, agent_name); // known only once the blob is decoded
-        }
-        return nixlTraceStatus(span, st);
-    }
-    return loadRemoteMDImpl(data.get(), remote_metadata, agent_name);
+    return nixlTraced(*data, nixl::trace::NameId::LOAD_REMOTE_MD, nixl_no_trace_attrs,
+                      [&](nixl::trace::Span *span) {
+                          const nixl_status_t st =
+                              loadRemoteMDImpl(data.get(), remote_metadata, agent_name);
+                          if (span != nullptr && st == NIXL_SUCCESS) {
+                              // Known only once the blob is decoded.
+                              span->add(nixl::trace::KeyId::REMOTE_AGENT, agent_name);
+                          }
+                          return st;
+                      });
 }
 
 nixl_status_t
@@ -400,12 +402,10 @@ makeConnectionImpl(nixlAgentData *data,
 
 nixl_status_t
 nixlAgent::makeConnection(const std::string &remote_agent, const nixl_opt_args_t *extra_params) {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(
-            *data->tracer, nixl::trace::NameId::MAKE_CONNECTION, {{nixl::trace::KeyId::REMOTE_AGENT, remote_agent}});
-        return nixlTraceStatus(span, makeConnectionImpl(data.get(), remote_agent, extra_params));
-    }
-    return makeConnectionImpl(data.get(), remote_agent, extra_params);
+    return nixlTraced(
+        *data, nixl::trace::NameId::MAKE_CONNECTION,
+        [&](nixl::trace::Span &span) { span.add(nixl::trace::KeyId::REMOTE_AGENT, remote_agent); },
+        [&] { return makeConnectionImpl(data.get(), remote_agent, extra_params); });
 }
 
 nixl_status_t

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "agent/agent_data.h"
+#include "agent/agent_trace.h"
 #include "common/nixl_log.h"
 #include "nixl_trace_context.h"
 #include "tracing/trace_context.h"
@@ -488,19 +489,17 @@ nixlAgent::makeXferReq(const nixl_xfer_op_t &operation,
                        nixlXferReqH *&req_hndl,
                        const nixl_opt_args_t *extra_params) const {
     req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(*data->tracer,
-                               nixl::trace::NameId::MAKE_XFER_REQ,
-                               {{nixl::trace::KeyId::DESC_COUNT, local_indices.size()}});
-        return nixlTraceStatus(
-            span,
-            nixlNoteStatus(*data,
-                           makeXferReqImpl(data.get(), operation, local_side, local_indices,
-                                           remote_side, remote_indices, req_hndl, extra_params)));
-    }
-    return nixlNoteStatus(*data,
-                          makeXferReqImpl(data.get(), operation, local_side, local_indices,
-                                          remote_side, remote_indices, req_hndl, extra_params));
+    return nixlTraced(
+        *data, nixl::trace::NameId::MAKE_XFER_REQ,
+        [&](nixl::trace::Span &span) {
+            span.add(nixl::trace::KeyId::DESC_COUNT, local_indices.size());
+        },
+        [&] {
+            return nixlNoteStatus(*data,
+                                  makeXferReqImpl(data.get(), operation, local_side,
+                                                  local_indices, remote_side, remote_indices,
+                                                  req_hndl, extra_params));
+        });
 }
 
 static nixl_status_t
@@ -640,20 +639,18 @@ nixlAgent::createXferReq(const nixl_xfer_op_t &operation,
                          nixlXferReqH *&req_hndl,
                          const nixl_opt_args_t *extra_params) const {
     req_hndl = nullptr; // NIXL 1.4: null on entry, so a failed call leaves null
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(*data->tracer,
-                               nixl::trace::NameId::CREATE_XFER_REQ,
-                               {{nixl::trace::KeyId::REMOTE_AGENT, remote_agent},
-                                {nixl::trace::KeyId::DESC_COUNT, local_descs.descCount()}});
-        return nixlTraceStatus(
-            span,
-            nixlNoteStatus(*data,
-                           createXferReqImpl(data.get(), operation, local_descs, remote_descs,
-                                             remote_agent, req_hndl, extra_params)));
-    }
-    return nixlNoteStatus(*data,
-                          createXferReqImpl(data.get(), operation, local_descs, remote_descs,
-                                            remote_agent, req_hndl, extra_params));
+    return nixlTraced(
+        *data, nixl::trace::NameId::CREATE_XFER_REQ,
+        [&](nixl::trace::Span &span) {
+            span.add(nixl::trace::KeyId::REMOTE_AGENT, remote_agent)
+                .add(nixl::trace::KeyId::DESC_COUNT, local_descs.descCount());
+        },
+        [&] {
+            return nixlNoteStatus(*data,
+                                  createXferReqImpl(data.get(), operation, local_descs,
+                                                    remote_descs, remote_agent, req_hndl,
+                                                    extra_params));
+        });
 }
 
 nixl_status_t

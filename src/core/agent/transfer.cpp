@@ -10,6 +10,7 @@
 // fixed-size events to the agent's staging queue (telemetry/telemetry.h).
 
 #include "agent/agent_data.h"
+#include "agent/agent_trace.h"
 #include "common/nixl_log.h"
 
 using nixlEnumStrings::statusStr;
@@ -427,46 +428,38 @@ prepMemViewImpl(const nixlAgentData *data, nixlMemViewH &mvh) {
     return NIXL_ERR_NOT_SUPPORTED;
 }
 
+/** prepMemView of either list kind; extra_params is unused (no backend offers views). */
 template<typename Dlist>
 static nixl_status_t
-prepMemViewTraced(const nixlAgentData *data, const Dlist &dlist, nixlMemViewH &mvh) {
-    nixl::trace::Span span(*data->tracer,
-                           nixl::trace::NameId::PREP_MEM_VIEW,
-                           {{nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(dlist.getType())},
-                            {nixl::trace::KeyId::DESC_COUNT, dlist.descCount()}});
-    return nixlTraceStatus(span, prepMemViewImpl(data, mvh));
+prepMemViewOf(const nixlAgentData *data, const Dlist &dlist, nixlMemViewH &mvh) {
+    return nixlTraced(
+        *data, nixl::trace::NameId::PREP_MEM_VIEW,
+        [&](nixl::trace::Span &span) {
+            span.add(nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(dlist.getType()))
+                .add(nixl::trace::KeyId::DESC_COUNT, dlist.descCount());
+        },
+        [&] { return prepMemViewImpl(data, mvh); });
 }
 
 nixl_status_t
 nixlAgent::prepMemView(const nixl_remote_dlist_t &dlist,
                        nixlMemViewH &mvh,
-                       const nixl_opt_args_t *extra_params) const {
-    (void)extra_params;
-    if (data->tracer) [[unlikely]] {
-        return prepMemViewTraced(data.get(), dlist, mvh);
-    }
-    return prepMemViewImpl(data.get(), mvh);
+                       const nixl_opt_args_t *) const {
+    return prepMemViewOf(data.get(), dlist, mvh);
 }
 
 nixl_status_t
 nixlAgent::prepMemView(const nixl_local_dlist_t &dlist,
                        nixlMemViewH &mvh,
-                       const nixl_opt_args_t *extra_params) const {
-    (void)extra_params;
-    if (data->tracer) [[unlikely]] {
-        return prepMemViewTraced(data.get(), dlist, mvh);
-    }
-    return prepMemViewImpl(data.get(), mvh);
+                       const nixl_opt_args_t *) const {
+    return prepMemViewOf(data.get(), dlist, mvh);
 }
 
 void
 nixlAgent::releaseMemView(nixlMemViewH mvh) const {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(*data->tracer, nixl::trace::NameId::RELEASE_MEM_VIEW);
+    nixlTraced(*data, nixl::trace::NameId::RELEASE_MEM_VIEW, nixl_no_trace_attrs, [&] {
         NIXL_WARN << "agent " << data->name << ": releaseMemView: unknown view handle " << mvh;
-        return;
-    }
-    NIXL_WARN << "agent " << data->name << ": releaseMemView: unknown view handle " << mvh;
+    });
 }
 
 // Notifications run under the reader lock, like the transfer calls: they read only the engine
@@ -503,11 +496,8 @@ getNotifsImpl(nixlAgentData *data, nixl_notifs_t &notif_map, const nixl_opt_args
 
 nixl_status_t
 nixlAgent::getNotifs(nixl_notifs_t &notif_map, const nixl_opt_args_t *extra_params) {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(*data->tracer, nixl::trace::NameId::GET_NOTIFS);
-        return nixlTraceStatus(span, getNotifsImpl(data.get(), notif_map, extra_params));
-    }
-    return getNotifsImpl(data.get(), notif_map, extra_params);
+    return nixlTraced(*data, nixl::trace::NameId::GET_NOTIFS, nixl_no_trace_attrs,
+                      [&] { return getNotifsImpl(data.get(), notif_map, extra_params); });
 }
 
 static nixl_status_t
@@ -552,10 +542,8 @@ nixl_status_t
 nixlAgent::genNotif(const std::string &remote_agent,
                     const nixl_blob_t &msg,
                     const nixl_opt_args_t *extra_params) const {
-    if (data->tracer) [[unlikely]] {
-        nixl::trace::Span span(
-            *data->tracer, nixl::trace::NameId::GEN_NOTIF, {{nixl::trace::KeyId::REMOTE_AGENT, remote_agent}});
-        return nixlTraceStatus(span, genNotifImpl(data.get(), remote_agent, msg, extra_params));
-    }
-    return genNotifImpl(data.get(), remote_agent, msg, extra_params);
+    return nixlTraced(
+        *data, nixl::trace::NameId::GEN_NOTIF,
+        [&](nixl::trace::Span &span) { span.add(nixl::trace::KeyId::REMOTE_AGENT, remote_agent); },
+        [&] { return genNotifImpl(data.get(), remote_agent, msg, extra_params); });
 }
