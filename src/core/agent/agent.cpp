@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "metadata/md_blob.h"
 #include "nixl_plugin_names.h"
+#include "tracing/trace_setup.h"
 
 using nixlEnumStrings::memTypeStr;
 using nixlEnumStrings::statusStr;

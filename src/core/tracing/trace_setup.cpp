@@ -19,7 +19,7 @@
 #include "plugin/core_services.h"
 #include "plugin/plugin_loader.h"
 #include "tracing/trace_clock.h"
-#include "tracing/tracing.h"
+#include "tracing/trace_setup.h"
 
 namespace nixl::trace {
 

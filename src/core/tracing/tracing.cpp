@@ -2,9 +2,9 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The hot half of the tracing facade: names, clock, span ids, the per-thread span and
-// correlation chains, and the fan-out of events. Creation and configuration are in
-// trace_setup.cpp.
+// The hot half of the tracing facade: clock, span ids, the per-thread span and correlation
+// chains, and the fan-out of events. The name and key tables are in trace_names.cpp; creation
+// and configuration in trace_setup.cpp.
 
 #include "tracing/tracing.h"
 
@@ -16,55 +16,6 @@
 namespace nixl::trace {
 
 namespace {
-
-    constexpr nixl_trace_name_t kNames[] = {
-        {0, NIXL_TRACE_KIND_MEMORY_W, "nixl::registerMem"},
-        {1, NIXL_TRACE_KIND_GENERIC, "nixl::deregisterMem"},
-        {2, NIXL_TRACE_KIND_GENERIC, "nixl::makeConnection"},
-        {3, NIXL_TRACE_KIND_GENERIC, "nixl::makeXferReq"},
-        {4, NIXL_TRACE_KIND_GENERIC, "nixl::createXferReq"},
-        {5, NIXL_TRACE_KIND_COMM_SEND, "nixl::postXferReq.write"},
-        {6, NIXL_TRACE_KIND_COMM_RECV, "nixl::postXferReq.read"},
-        {7, NIXL_TRACE_KIND_METADATA, "nixl::xfer.complete"},
-        {8, NIXL_TRACE_KIND_METADATA, "nixl::getNotifs"},
-        {9, NIXL_TRACE_KIND_METADATA, "nixl::genNotif"},
-        {10, NIXL_TRACE_KIND_METADATA, "nixl::loadRemoteMD"},
-        {11, NIXL_TRACE_KIND_METADATA, "nixl::fetchRemoteMD"},
-        {12, NIXL_TRACE_KIND_MEMORY_R, "nixl::prepMemView"},
-        {13, NIXL_TRACE_KIND_GENERIC, "nixl::releaseMemView"},
-        {14, NIXL_TRACE_KIND_COMM_SEND, "nixl::backend.submit"},
-        {15, NIXL_TRACE_KIND_COMM_SEND, "nixl::backend.wire_submitted"},
-        {16, NIXL_TRACE_KIND_COMM_SEND, "nixl::backend.wire_completed"},
-        {17, NIXL_TRACE_KIND_METADATA, "nixl::backend.notif_sent"},
-        {18, NIXL_TRACE_KIND_METADATA, "nixl::backend.notif_received"},
-        {19, NIXL_TRACE_KIND_COMM_RECV, "nixl::backend.remote_observed"},
-    };
-    static_assert(std::size(kNames) == static_cast<size_t>(NameId::COUNT),
-                  "one table entry per NameId");
-
-    constexpr nixl_trace_key_t
-    key(KeyId id) noexcept {
-        const char *text = detail::key_texts[static_cast<size_t>(id)];
-        return nixl_trace_key_t{static_cast<uint32_t>(id),
-                                static_cast<uint32_t>(std::char_traits<char>::length(text)),
-                                text};
-    }
-
-    constexpr nixl_trace_key_t kKeys[] = {
-        key(KeyId::REMOTE_AGENT),
-        key(KeyId::BYTES),
-        key(KeyId::TRACE_ID),
-        key(KeyId::PARENT_ID),
-        key(KeyId::STATUS),
-        key(KeyId::DESC_COUNT),
-        key(KeyId::MEM_TYPE),
-        key(KeyId::PHASE_BACKEND),
-        key(KeyId::PHASE_NAME),
-        key(KeyId::PHASE_LABEL),
-        key(KeyId::PHASE_TRACE_ID),
-    };
-    static_assert(std::size(kKeys) == static_cast<size_t>(KeyId::COUNT),
-                  "one table entry per KeyId");
 
     /** The fields of an event that only a span_end with a folded completion sets. */
     inline void
@@ -116,28 +67,6 @@ namespace {
 
 } // namespace
 
-std::span<const nixl_trace_name_t>
-nameTable() noexcept {
-    return std::span<const nixl_trace_name_t>(kNames);
-}
-
-std::span<const nixl_trace_key_t>
-keyTable() noexcept {
-    return std::span<const nixl_trace_key_t>(kKeys);
-}
-
-const char *
-nameOf(NameId id) noexcept {
-    const auto i = static_cast<size_t>(id);
-    return i < std::size(kNames) ? kNames[i].name : "nixl::unknown";
-}
-
-Kind
-kindOf(NameId id) noexcept {
-    const auto i = static_cast<size_t>(id);
-    return i < std::size(kNames) ? static_cast<Kind>(kNames[i].kind) : Kind::Generic;
-}
-
 uint64_t
 nowNs() noexcept {
     return clockNs();
@@ -148,17 +77,17 @@ nowNs() noexcept {
 
 Span::Span(const Tracer &tracer, NameId name, std::initializer_list<Attr> attrs) noexcept
     : tracer_(tracer),
-      name_(kNames[static_cast<size_t>(name)].name), // NameId values index the table
+      name_(detail::entry(name).name), // NameId values index the table
       nameId_(static_cast<uint32_t>(name)),
-      kind_(static_cast<Kind>(kNames[static_cast<size_t>(name)].kind)) {
+      kind_(static_cast<Kind>(detail::entry(name).kind)) {
     start(attrs);
 }
 
 Span::Span(const Tracer &tracer, NameId name, DeferBegin) noexcept
     : tracer_(tracer),
-      name_(kNames[static_cast<size_t>(name)].name),
+      name_(detail::entry(name).name),
       nameId_(static_cast<uint32_t>(name)),
-      kind_(static_cast<Kind>(kNames[static_cast<size_t>(name)].kind)) {}
+      kind_(static_cast<Kind>(detail::entry(name).kind)) {}
 
 Span::Span(const Tracer &tracer,
            const char *name,
@@ -169,6 +98,21 @@ Span::Span(const Tracer &tracer,
       nameId_(NIXL_TRACE_NAME_DYNAMIC),
       kind_(kind) {
     start(attrs);
+}
+
+inline void
+Span::fillEvent(nixl_trace_event_t &ev, uint64_t begin_ns, uint64_t end_ns) const noexcept {
+    ev.end_ns = end_ns;
+    ev.size = sizeof(ev);
+    ev.name_id = nameId_;
+    ev.kind = static_cast<uint32_t>(kind_);
+    ev.name = name_;
+    ev.span_id = id_;
+    ev.parent_span_id = parent_;
+    ev.correlation_id = correlation_;
+    ev.begin_ns = begin_ns;
+    ev.attrs = count_ != 0 ? attrs_ : nullptr;
+    ev.attr_count = count_;
 }
 
 void
@@ -210,17 +154,7 @@ Span::start(std::initializer_list<Attr> attrs) noexcept {
     }
     beginNs_ = TraceClock::toNs(beginTicks_);
     nixl_trace_event_t ev;
-    ev.size = sizeof(ev);
-    ev.name_id = nameId_;
-    ev.kind = static_cast<uint32_t>(kind_);
-    ev.name = name_;
-    ev.span_id = id_;
-    ev.parent_span_id = parent_;
-    ev.correlation_id = correlation_;
-    ev.end_ns = 0;
-    ev.attrs = count_ != 0 ? attrs_ : nullptr;
-    ev.attr_count = count_;
-    ev.begin_ns = beginNs_;
+    fillEvent(ev, beginNs_, 0);
     noCompletion(ev);
     for (const Tracer::target &i : tracer_.spanBegin_) {
         i.fn(i.backend, &ev);
@@ -261,7 +195,7 @@ Span::~Span() {
     }
     if (completeNs != 0 && !tracer_.markNoEnd_.empty()) [[unlikely]] {
         // Plugins without span_end still see the completion, as the mark it stands for.
-        const nixl_trace_name_t &n = kNames[static_cast<size_t>(NameId::XFER_COMPLETE)];
+        const nixl_trace_name_t &n = detail::entry(NameId::XFER_COMPLETE);
         nixl_trace_event_t m;
         m.size = sizeof(m);
         m.name_id = n.id;
@@ -284,20 +218,10 @@ Span::~Span() {
         return;
     }
     nixl_trace_event_t ev;
-    ev.end_ns = endNs;
-    ev.size = sizeof(ev);
-    ev.name_id = nameId_;
-    ev.kind = static_cast<uint32_t>(kind_);
-    ev.name = name_;
-    ev.span_id = id_;
-    ev.parent_span_id = parent_;
-    ev.correlation_id = correlation_;
-    ev.begin_ns = beginNs;
-    ev.attrs = count_ != 0 ? attrs_ : nullptr;
-    ev.attr_count = count_;
+    fillEvent(ev, beginNs, endNs);
     ev.complete_ns = completeNs;
     if (completeNs != 0) {
-        const nixl_trace_name_t &n = kNames[static_cast<size_t>(NameId::XFER_COMPLETE)];
+        const nixl_trace_name_t &n = detail::entry(NameId::XFER_COMPLETE);
         ev.complete_name = n.name;
         ev.complete_name_id = n.id;
         ev.complete_kind = n.kind;
@@ -364,13 +288,13 @@ Tracer::currentCorrelation() const noexcept {
 
 void
 Tracer::mark(NameId name, std::initializer_list<Attr> attrs) const noexcept {
-    const nixl_trace_name_t &n = kNames[static_cast<size_t>(name)];
+    const nixl_trace_name_t &n = detail::entry(name);
     emitMark(n.id, n.name, static_cast<Kind>(n.kind), 0, attrs);
 }
 
 void
 Tracer::markAt(NameId name, uint64_t at_ns, std::initializer_list<Attr> attrs) const noexcept {
-    const nixl_trace_name_t &n = kNames[static_cast<size_t>(name)];
+    const nixl_trace_name_t &n = detail::entry(name);
     emitMark(n.id, n.name, static_cast<Kind>(n.kind), at_ns, attrs);
 }
 

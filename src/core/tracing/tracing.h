@@ -21,6 +21,9 @@
  * operations), and no heap allocation: attributes live in a fixed array inside the Span,
  * which lives on the caller's stack.
  *
+ * The names and keys events use are in trace_names.h; choosing and loading the backends of an
+ * agent (NIXL_TRACE_BACKENDS, makeTracer) in trace_setup.h.
+ *
  * Usage (inside an `if (tracer) [[unlikely]]` branch):
  * @code
  *   nixl::trace::CorrelationScope corr(tracer, reinterpret_cast<uintptr_t>(req));
@@ -46,112 +49,11 @@
 
 #include "nixl_trace_backend_plugin.h"
 #include "tracing/trace_clock.h"
+#include "tracing/trace_names.h"
 
 class nixlLoadedPlugin;
 
 namespace nixl::trace {
-
-/** What a span or mark represents; values are those of nixl_trace_kind_t. */
-enum class Kind : std::uint8_t {
-    Generic = NIXL_TRACE_KIND_GENERIC,
-    Compute = NIXL_TRACE_KIND_COMPUTE,
-    MemoryR = NIXL_TRACE_KIND_MEMORY_R,
-    MemoryW = NIXL_TRACE_KIND_MEMORY_W,
-    CommSend = NIXL_TRACE_KIND_COMM_SEND,
-    CommRecv = NIXL_TRACE_KIND_COMM_RECV,
-    CommColl = NIXL_TRACE_KIND_COMM_COLL,
-    Metadata = NIXL_TRACE_KIND_METADATA,
-};
-
-/**
- * The span and mark names core uses. The value is the name's id in the table every plugin
- * receives at create (nameTable()), so plugins can register names up front.
- */
-enum class NameId : std::uint32_t {
-    REGISTER_MEM = 0, ///< nixl::registerMem (MemoryW)
-    DEREGISTER_MEM, ///< nixl::deregisterMem (Generic)
-    MAKE_CONNECTION, ///< nixl::makeConnection (Generic)
-    MAKE_XFER_REQ, ///< nixl::makeXferReq (Generic)
-    CREATE_XFER_REQ, ///< nixl::createXferReq (Generic)
-    POST_XFER_WRITE, ///< nixl::postXferReq.write (CommSend)
-    POST_XFER_READ, ///< nixl::postXferReq.read (CommRecv)
-    XFER_COMPLETE, ///< nixl::xfer.complete (Metadata), a mark
-    GET_NOTIFS, ///< nixl::getNotifs (Metadata)
-    GEN_NOTIF, ///< nixl::genNotif (Metadata)
-    LOAD_REMOTE_MD, ///< nixl::loadRemoteMD (Metadata)
-    FETCH_REMOTE_MD, ///< nixl::fetchRemoteMD (Metadata)
-    PREP_MEM_VIEW, ///< nixl::prepMemView (MemoryR)
-    RELEASE_MEM_VIEW, ///< nixl::releaseMemView (Generic)
-    // Backend trace phases (nixl_be_trace_phase_t, in its order), marks the trace sink emits;
-    // NIXL_BE_PHASE_OTHER has no entry: its label names it (NIXL_TRACE_NAME_DYNAMIC).
-    BACKEND_SUBMIT, ///< nixl::backend.submit (CommSend), a mark
-    BACKEND_WIRE_SUBMITTED, ///< nixl::backend.wire_submitted (CommSend), a mark
-    BACKEND_WIRE_COMPLETED, ///< nixl::backend.wire_completed (CommSend), a mark
-    BACKEND_NOTIF_SENT, ///< nixl::backend.notif_sent (Metadata), a mark
-    BACKEND_NOTIF_RECEIVED, ///< nixl::backend.notif_received (Metadata), a mark
-    BACKEND_REMOTE_OBSERVED, ///< nixl::backend.remote_observed (CommRecv), a mark
-    COUNT
-};
-
-/**
- * The attribute keys core uses, interned: the value is the key's id in the table every plugin
- * receives at create (keyTable()), so a plugin measures, escapes or registers a key once.
- */
-enum class KeyId : std::uint32_t {
-    REMOTE_AGENT = 0, ///< "remote_agent"
-    BYTES, ///< "bytes"
-    TRACE_ID, ///< "trace_id"
-    PARENT_ID, ///< "parent_id"
-    STATUS, ///< "status"
-    DESC_COUNT, ///< "desc_count"
-    MEM_TYPE, ///< "mem_type"
-    PHASE_BACKEND, ///< "nixl.phase.backend"
-    PHASE_NAME, ///< "nixl.phase.name"
-    PHASE_LABEL, ///< "nixl.phase.label"
-    PHASE_TRACE_ID, ///< "nixl.phase.trace_id"
-    COUNT
-};
-
-/** The key table passed to every plugin at create: entry i has id i. Static storage. */
-std::span<const nixl_trace_key_t>
-keyTable() noexcept;
-
-namespace detail {
-    /** The texts of KeyId, in its order (the key table's entries point at these). */
-    inline constexpr const char *key_texts[] = {
-        "remote_agent",
-        "bytes",
-        "trace_id",
-        "parent_id",
-        "status",
-        "desc_count",
-        "mem_type",
-        "nixl.phase.backend",
-        "nixl.phase.name",
-        "nixl.phase.label",
-        "nixl.phase.trace_id",
-    };
-    static_assert(std::size(key_texts) == static_cast<std::size_t>(KeyId::COUNT),
-                  "one text per KeyId");
-} // namespace detail
-
-/** A key's text (NUL-terminated, static). Inline: a constant on the hot path, not a call. */
-inline const char *
-keyOf(KeyId id) noexcept {
-    const auto i = static_cast<std::size_t>(id);
-    return i < std::size(detail::key_texts) ? detail::key_texts[i] : "unknown";
-}
-
-/** The name table passed to every plugin at create: entry i has id i. Static storage. */
-std::span<const nixl_trace_name_t>
-nameTable() noexcept;
-
-/** A name's text and kind, from the table. */
-const char *
-nameOf(NameId id) noexcept;
-
-Kind
-kindOf(NameId id) noexcept;
 
 /** CLOCK_MONOTONIC in nanoseconds: the time base of every event (TraceClock, trace_clock.h). */
 std::uint64_t
@@ -382,6 +284,10 @@ private:
     void
     start(std::initializer_list<Attr> attrs) noexcept;
 
+    /** The event fields every begin and end of this span carries (not the completion's). */
+    void
+    fillEvent(nixl_trace_event_t &ev, std::uint64_t begin_ns, std::uint64_t end_ns) const noexcept;
+
     const Tracer &tracer_;
     const Span *prev_ = nullptr; ///< the span that was innermost on this thread before this one
     const char *name_;
@@ -547,37 +453,6 @@ private:
     // Instances with mark but no span_end: they get a span's folded completion as a mark.
     std::vector<target> markNoEnd_;
 };
-
-/** Which backends an agent wants, and why (for messages). */
-struct TracerConfig {
-    std::vector<std::string> backends;
-    /** e.g. "NIXL_TRACE_BACKENDS=nvtx,chrome" or "NVTX_INJECTION64_PATH is set". */
-    std::string origin;
-};
-
-/**
- * Names of a NIXL_TRACE_BACKENDS value: comma-separated, each trimmed of white space, empty
- * items and repeats dropped, first occurrence's order kept.
- */
-std::vector<std::string>
-parseBackendList(std::string_view text);
-
-/**
- * The process's tracing setting, read now: NIXL_TRACE_BACKENDS from the environment (set but
- * empty means off, and then nothing else is consulted), else from the configuration file; when
- * set nowhere and NVTX_INJECTION64_PATH is set and non-empty (the process runs under Nsight
- * Systems), {"nvtx"}. Empty backends: tracing off.
- */
-TracerConfig
-tracerConfigFromEnvironment();
-
-/**
- * The Tracer of an agent, or null when tracing is off or no backend could be used. Each
- * backend is loaded from dir (the plugin directory when empty); a name with no plugin file is
- * one WARN line, a plugin the loader refuses is its one ERROR line; the agent works either way.
- */
-std::unique_ptr<Tracer>
-makeTracer(const std::string &agent, const TracerConfig &cfg, const std::string &dir = "");
 
 } // namespace nixl::trace
 

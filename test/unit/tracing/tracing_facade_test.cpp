@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "tracing/trace_setup.h"
 #include "tracing/tracing.h"
 #include "tracing_test_utils.h"
 
