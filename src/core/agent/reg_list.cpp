@@ -6,7 +6,7 @@
 #include <limits>
 #include <utility>
 
-#include "agent/agent_data.h"
+#include "agent/reg_list.h"
 
 namespace {
 
