@@ -172,37 +172,43 @@ nixlStopMdExchange(nixlAgentData &data) noexcept {
     }
 }
 
-nixl_status_t
-nixlAgent::sendLocalMD(const nixl_opt_args_t *extra_params) const {
+/**
+ * Sends this agent's metadata, made by get_blob (full, or partial when partial), through the
+ * P2P listener when extra names a peer, else through the central exchange (call names the API
+ * call in the line logged when there is none).
+ */
+template<typename GetBlob>
+static nixl_status_t
+sendLocalBlob(const nixlAgentData &data,
+              const char *call,
+              bool partial,
+              const nixl_opt_args_t *extra,
+              GetBlob &&get_blob) {
     nixl_status_t st = NIXL_SUCCESS;
-    nixlMdExchange *x = wantsP2P(extra_params) ? data->p2p.get() :
-                                                 centralOrLog(*data, "sendLocalMD", st);
+    nixlMdExchange *x = wantsP2P(extra) ? data.p2p.get() : centralOrLog(data, call, st);
     if (x == nullptr) {
         return st;
     }
     nixl_blob_t blob;
-    st = getLocalMD(blob);
+    st = get_blob(blob);
     if (st != NIXL_SUCCESS) {
-        return st; // getLocalMD logged why
+        return st; // the getter logged why
     }
-    return x->sendLocal(blob, false, extra_params);
+    return x->sendLocal(blob, partial, extra);
+}
+
+nixl_status_t
+nixlAgent::sendLocalMD(const nixl_opt_args_t *extra_params) const {
+    return sendLocalBlob(*data, "sendLocalMD", false, extra_params,
+                         [&](nixl_blob_t &blob) { return getLocalMD(blob); });
 }
 
 nixl_status_t
 nixlAgent::sendLocalPartialMD(const nixl_reg_dlist_t &descs,
                               const nixl_opt_args_t *extra_params) const {
-    nixl_status_t st = NIXL_SUCCESS;
-    nixlMdExchange *x = wantsP2P(extra_params) ? data->p2p.get() :
-                                                 centralOrLog(*data, "sendLocalPartialMD", st);
-    if (x == nullptr) {
-        return st;
-    }
-    nixl_blob_t blob;
-    st = getLocalPartialMD(descs, blob, extra_params);
-    if (st != NIXL_SUCCESS) {
-        return st;
-    }
-    return x->sendLocal(blob, true, extra_params);
+    return sendLocalBlob(*data, "sendLocalPartialMD", true, extra_params, [&](nixl_blob_t &blob) {
+        return getLocalPartialMD(descs, blob, extra_params);
+    });
 }
 
 static nixl_status_t

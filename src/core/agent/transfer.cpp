@@ -76,14 +76,16 @@ estimateXferCostImpl(nixlAgentData *data,
                    << req_hndl->remoteAgent << " was invalidated";
         return NIXL_ERR_NOT_FOUND;
     }
-    return req_hndl->engine->estimateXferCost(req_hndl->op,
-                                              req_hndl->localList,
-                                              req_hndl->remoteList,
-                                              req_hndl->remoteAgent,
-                                              req_hndl->beReq,
-                                              duration,
-                                              err_margin,
-                                              method);
+    nixlXferCostEstimate cost;
+    const nixl_status_t st = req_hndl->engine->estimateXferCost(
+        req_hndl->op, req_hndl->localList, req_hndl->remoteList, req_hndl->remoteAgent,
+        req_hndl->beReq, cost);
+    if (st == NIXL_SUCCESS) {
+        duration = cost.duration;
+        err_margin = cost.errMargin;
+        method = cost.method;
+    }
+    return st;
 }
 
 nixl_status_t

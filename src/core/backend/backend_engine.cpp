@@ -399,9 +399,7 @@ nixlBackendEngineProxy::estimateXferCost(nixl_xfer_op_t op,
                                          const nixl_be_xfer_list_t &remote,
                                          const std::string &remote_agent,
                                          nixl_be_req_t *req,
-                                         std::chrono::microseconds &duration,
-                                         std::chrono::microseconds &err_margin,
-                                         nixl_cost_t &method) {
+                                         nixlXferCostEstimate &cost) {
     if (ops_->estimate_xfer_cost == nullptr) {
         return NIXL_ERR_NOT_SUPPORTED;
     }
@@ -420,9 +418,9 @@ nixlBackendEngineProxy::estimateXferCost(nixl_xfer_op_t op,
                                         &how);
     });
     if (st == NIXL_SUCCESS) {
-        duration = std::chrono::microseconds(d);
-        err_margin = std::chrono::microseconds(m);
-        method = static_cast<nixl_cost_t>(how);
+        cost.duration = std::chrono::microseconds(d);
+        cost.errMargin = std::chrono::microseconds(m);
+        cost.method = static_cast<nixl_cost_t>(how);
     }
     return st;
 }

@@ -45,6 +45,13 @@ nixlStatusKnown(nixl_status_t st) noexcept {
     return raw >= NIXL_ERR_NO_TELEMETRY && raw <= NIXL_IN_PROG;
 }
 
+/** What estimateXferCost answers: the expected duration, its margin and how it was estimated. */
+struct nixlXferCostEstimate {
+    std::chrono::microseconds duration{0};
+    std::chrono::microseconds errMargin{0};
+    nixl_cost_t method{};
+};
+
 class nixlBackendEngineProxy {
 public:
     /**
@@ -166,15 +173,15 @@ public:
     genNotif(const std::string &remote, const nixl_blob_t &msg);
     nixl_status_t
     queryMem(const nixl_reg_dlist_t &descs, std::vector<nixl_query_resp_t> &resp);
+    /** The backend's estimate of a prepared request (estimate_xfer_cost); cost is written
+     *  only on success. */
     nixl_status_t
     estimateXferCost(nixl_xfer_op_t op,
                      const nixl_be_xfer_list_t &local,
                      const nixl_be_xfer_list_t &remote,
                      const std::string &remote_agent,
                      nixl_be_req_t *req,
-                     std::chrono::microseconds &duration,
-                     std::chrono::microseconds &err_margin,
-                     nixl_cost_t &method);
+                     nixlXferCostEstimate &cost);
     nixl_status_t
     getParams(nixl_b_params_t &params);
 
