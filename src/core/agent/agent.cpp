@@ -294,17 +294,12 @@ nixlAgent::createBackend(const nixl_backend_t &type,
 // registerMem and deregisterMem are *Impl functions doing the work and public wrappers that
 // trace the call when the agent traces: one branch when it does not.
 
+/** The work of registerMem, under the writer lock, its hints checked (registrationCall). */
 static nixl_status_t
 registerMemImpl(nixlAgentData *data,
                 const nixl_reg_dlist_t &descs,
                 const nixl_opt_args_t *extra_params) {
-    nixlWriteGuard guard(data->lock);
     const nixl_mem_t mem = descs.getType();
-    if (nixlHasForeignHint(*data, extra_params)) {
-        NIXL_ERROR << "agent " << data->name
-                   << ": registerMem: a backend hint is not a backend of this agent";
-        return NIXL_ERR_INVALID_PARAM;
-    }
     // Before any backend sees the list: backends differ in what they refuse (TEST and
     // LIBFABRIC took address 0, length 0 and SIZE_MAX).
     for (int i = 0; i < descs.descCount(); ++i) {
@@ -416,39 +411,50 @@ registerMemImpl(nixlAgentData *data,
     return NIXL_SUCCESS;
 }
 
-/** A registration call traced as a span carrying the memory type of descs. */
-template<typename Call>
+/**
+ * registerMem or deregisterMem (call, traced as name with the memory type of descs): impl runs
+ * under the writer lock once every backend hint of extra is known to be one of this agent's.
+ */
+template<typename Impl>
 static nixl_status_t
-nixlMemTraced(const nixlAgentData &data,
-              nixl::trace::NameId name,
-              const nixl_reg_dlist_t &descs,
-              Call &&call) {
+registrationCall(nixlAgentData &data,
+                 nixl::trace::NameId name,
+                 const char *call,
+                 const nixl_reg_dlist_t &descs,
+                 const nixl_opt_args_t *extra,
+                 Impl &&impl) {
     return nixlTraced(
         data, name,
         [&](nixl::trace::Span &span) {
             span.add(nixl::trace::KeyId::MEM_TYPE, nixl_be_mem_name(descs.getType()));
         },
-        call);
+        [&] {
+            nixlWriteGuard guard(data.lock);
+            if (nixlHasForeignHint(data, extra)) {
+                NIXL_ERROR << "agent " << data.name << ": " << call
+                           << ": a backend hint is not a backend of this agent";
+                return NIXL_ERR_INVALID_PARAM;
+            }
+            return impl(&data, descs, extra);
+        });
 }
 
 nixl_status_t
 nixlAgent::registerMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
-    return nixlMemTraced(*data, nixl::trace::NameId::REGISTER_MEM, descs, [&] {
-        return registerMemImpl(data.get(), descs, extra_params);
-    });
+    return registrationCall(*data,
+                            nixl::trace::NameId::REGISTER_MEM,
+                            "registerMem",
+                            descs,
+                            extra_params,
+                            registerMemImpl);
 }
 
+/** The work of deregisterMem, under the writer lock, its hints checked (registrationCall). */
 static nixl_status_t
 deregisterMemImpl(nixlAgentData *data,
                   const nixl_reg_dlist_t &descs,
                   const nixl_opt_args_t *extra_params) {
-    nixlWriteGuard guard(data->lock);
     const nixl_mem_t mem = descs.getType();
-    if (nixlHasForeignHint(*data, extra_params)) {
-        NIXL_ERROR << "agent " << data->name
-                   << ": deregisterMem: a backend hint is not a backend of this agent";
-        return NIXL_ERR_INVALID_PARAM;
-    }
     // The sections of the candidate engines that hold any registration of this kind.
     std::vector<std::pair<nixlBackendEngineProxy *, nixlRegList<nixlLocalReg> *>> lists;
     for (nixlBackendEngineProxy *e : nixlCandidateEngines(*data, extra_params)) {
@@ -610,9 +616,12 @@ deregisterMemImpl(nixlAgentData *data,
 
 nixl_status_t
 nixlAgent::deregisterMem(const nixl_reg_dlist_t &descs, const nixl_opt_args_t *extra_params) {
-    return nixlMemTraced(*data, nixl::trace::NameId::DEREGISTER_MEM, descs, [&] {
-        return deregisterMemImpl(data.get(), descs, extra_params);
-    });
+    return registrationCall(*data,
+                            nixl::trace::NameId::DEREGISTER_MEM,
+                            "deregisterMem",
+                            descs,
+                            extra_params,
+                            deregisterMemImpl);
 }
 
 nixl_status_t

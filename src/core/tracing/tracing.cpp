@@ -26,6 +26,32 @@ namespace {
         ev.complete_kind = 0;
     }
 
+    /** A mark's event (no span id, no end, no completion); attrs are borrowed. */
+    inline nixl_trace_event_t
+    markEvent(uint32_t name_id,
+              const char *name,
+              Kind kind,
+              uint64_t parent,
+              uint64_t correlation,
+              uint64_t at_ns,
+              const nixl_trace_attr_t *attrs,
+              size_t attr_count) noexcept {
+        nixl_trace_event_t ev;
+        ev.size = sizeof(ev);
+        ev.name_id = name_id;
+        ev.kind = static_cast<uint32_t>(kind);
+        ev.name = name;
+        ev.span_id = 0;
+        ev.parent_span_id = parent;
+        ev.correlation_id = correlation;
+        ev.begin_ns = at_ns;
+        ev.end_ns = 0;
+        ev.attrs = attr_count != 0 ? attrs : nullptr;
+        ev.attr_count = attr_count;
+        noCompletion(ev);
+        return ev;
+    }
+
     /**
      * What a thread knows about its open spans and correlation scopes: the innermost of each
      * (each links to the one before), and its block of span ids. Trivially constructible, so
@@ -196,19 +222,8 @@ Span::~Span() {
     if (completeNs != 0 && !tracer_.markNoEnd_.empty()) [[unlikely]] {
         // Plugins without span_end still see the completion, as the mark it stands for.
         const nixl_trace_name_t &n = detail::entry(NameId::XFER_COMPLETE);
-        nixl_trace_event_t m;
-        m.size = sizeof(m);
-        m.name_id = n.id;
-        m.kind = n.kind;
-        m.name = n.name;
-        m.span_id = 0;
-        m.parent_span_id = id_;
-        m.correlation_id = correlation_;
-        m.begin_ns = completeNs;
-        m.end_ns = 0;
-        m.attrs = nullptr;
-        m.attr_count = 0;
-        noCompletion(m);
+        const nixl_trace_event_t m = markEvent(n.id, n.name, static_cast<Kind>(n.kind), id_,
+                                               correlation_, completeNs, nullptr, 0);
         for (const Tracer::target &i : tracer_.markNoEnd_) {
             i.fn(i.backend, &m);
         }
@@ -319,19 +334,9 @@ Tracer::emitMark(uint32_t name_id,
             buf[n++] = a.raw();
         }
     }
-    nixl_trace_event_t ev;
-    ev.size = sizeof(ev);
-    ev.name_id = name_id;
-    ev.kind = static_cast<uint32_t>(kind);
-    ev.name = name;
-    ev.span_id = 0;
-    ev.parent_span_id = currentSpan();
-    ev.correlation_id = currentCorrelation();
-    ev.begin_ns = at_ns != 0 ? at_ns : clockNs();
-    ev.end_ns = 0;
-    ev.attrs = n != 0 ? buf : nullptr;
-    ev.attr_count = n;
-    noCompletion(ev);
+    const nixl_trace_event_t ev = markEvent(name_id, name, kind, currentSpan(),
+                                            currentCorrelation(), at_ns != 0 ? at_ns : clockNs(),
+                                            buf, n);
     for (const target &i : mark_) {
         i.fn(i.backend, &ev);
     }
@@ -345,22 +350,11 @@ Tracer::markRaw(uint32_t name_id,
                 uint64_t correlation_id,
                 const nixl_trace_attr_t *attrs,
                 size_t attr_count) const noexcept {
-    nixl_trace_event_t ev;
-    ev.size = sizeof(ev);
-    ev.name_id = name_id;
-    ev.kind = static_cast<uint32_t>(kind);
-    ev.name = name;
-    ev.span_id = 0;
     // No parent: the caller's time may be coarser than the spans' (a backend phase's is in
     // microseconds) and fall just before the span open on this thread; the correlation id is
     // what ties it to its request.
-    ev.parent_span_id = 0;
-    ev.correlation_id = correlation_id;
-    ev.begin_ns = at_ns;
-    ev.end_ns = 0;
-    ev.attrs = attr_count != 0 ? attrs : nullptr;
-    ev.attr_count = attr_count;
-    noCompletion(ev);
+    const nixl_trace_event_t ev =
+        markEvent(name_id, name, kind, 0, correlation_id, at_ns, attrs, attr_count);
     // A plugin must not throw (its contract); one that does loses this event only, and the
     // others still get it.
     size_t threw = 0;
