@@ -21,7 +21,8 @@
  * operations), and no heap allocation: attributes live in a fixed array inside the Span,
  * which lives on the caller's stack.
  *
- * The names and keys events use are in trace_names.h; choosing and loading the backends of an
+ * The names and keys events use are in trace_names.h, the typed attribute (Attr) in
+ * trace_attr.h; choosing and loading the backends of an
  * agent (NIXL_TRACE_BACKENDS, makeTracer) in trace_setup.h.
  *
  * Usage (inside an `if (tracer) [[unlikely]]` branch):
@@ -48,6 +49,7 @@
 #include <vector>
 
 #include "nixl_trace_backend_plugin.h"
+#include "tracing/trace_attr.h"
 #include "tracing/trace_clock.h"
 #include "tracing/trace_names.h"
 
@@ -70,57 +72,6 @@ inline std::uint64_t
 ticksToNs(std::uint64_t ticks) noexcept {
     return TraceClock::toNs(ticks);
 }
-
-/**
- * One typed attribute, keyed by core's key table (KeyId) or by any string (NIXL_TRACE_KEY_DYNAMIC).
- * String keys must be string literals (or otherwise outlive the Span); string values are
- * borrowed, not copied, and must stay alive until the Span ends.
- */
-class Attr {
-public:
-    Attr(const char *key, std::string_view value) noexcept : attr_{} {
-        attr_.key = key;
-        attr_.type = NIXL_TRACE_ATTR_STRING;
-        attr_.key_id = NIXL_TRACE_KEY_DYNAMIC;
-        attr_.value.str = nixl_plugin_str_t{value.data(), value.size()};
-    }
-
-    /** An attribute with an interned key: any value type the string-key forms take. */
-    template<typename T>
-    Attr(KeyId key, const T &value) noexcept : Attr(keyOf(key), value) {
-        attr_.key_id = static_cast<std::uint32_t>(key);
-    }
-
-    Attr(const char *key, const char *value) noexcept
-        : Attr(key, std::string_view(value != nullptr ? value : "")) {}
-
-    Attr(const char *key, const std::string &value) noexcept
-        : Attr(key, std::string_view(value)) {}
-
-    /** Any integer (sizes, counts): stored as int64; values above INT64_MAX wrap. */
-    template<typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
-    Attr(const char *key, T value) noexcept : attr_{} {
-        attr_.key = key;
-        attr_.type = NIXL_TRACE_ATTR_INT64;
-        attr_.key_id = NIXL_TRACE_KEY_DYNAMIC;
-        attr_.value.i64 = static_cast<std::int64_t>(value);
-    }
-
-    Attr(const char *key, double value) noexcept : attr_{} {
-        attr_.key = key;
-        attr_.type = NIXL_TRACE_ATTR_DOUBLE;
-        attr_.key_id = NIXL_TRACE_KEY_DYNAMIC;
-        attr_.value.f64 = value;
-    }
-
-    const nixl_trace_attr_t &
-    raw() const noexcept {
-        return attr_;
-    }
-
-private:
-    nixl_trace_attr_t attr_;
-};
 
 class Tracer;
 
