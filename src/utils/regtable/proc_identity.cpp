@@ -5,7 +5,7 @@
 // Process identity and liveness from /proc and pidfd (proc_identity.h).
 #include "proc_identity.h"
 
-#include "nixl_plugin_config_parse.h"
+#include "common/nixl_text.h"
 
 #include <cerrno>
 #include <cstdint>
@@ -23,27 +23,7 @@ namespace nixlReg {
 
 namespace {
 
-    /** A decimal unsigned integer that fits in 64 bits (a /proc field). */
-    bool
-    parseDecimal(std::string_view s, uint64_t &out) {
-        if (s.empty() || s.size() > 20) {
-            return false;
-        }
-        uint64_t v = 0;
-        for (char c : s) {
-            if (c < '0' || c > '9') {
-                return false;
-            }
-            const uint64_t d = static_cast<uint64_t>(c - '0');
-            if (v > (UINT64_MAX - d) / 10) {
-                return false;
-            }
-            v = v * 10 + d;
-        }
-        out = v;
-        return true;
-    }
-
+    using nixlText::parseDecimal; // a /proc field
 
     /** Reads a small /proc file whole; false if it cannot be opened or read. */
     bool
@@ -116,7 +96,7 @@ readSelfIdentity(procIdentity &id, std::string &err) {
     std::string s;
     int e = 0;
     if (readSmallFile("/proc/sys/kernel/random/boot_id", s, e)) {
-        id.bootId = std::string(nixlConfigParse::trimBlanks(s));
+        id.bootId = std::string(nixlText::trim(s));
     }
     struct stat st {};
     if (::stat("/proc/self/ns/pid", &st) == 0) {
