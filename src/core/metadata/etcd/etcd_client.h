@@ -23,122 +23,40 @@
  *   NIXL_ERR_NOT_ALLOWED   authentication failed or permission denied
  *   NIXL_ERR_INVALID_PARAM the server refused the request as invalid (e.g. value too large)
  *
+ * Parts, each with its own state (this file keeps the KV/lease API over them): etcd_config.h
+ * (nixlEtcdConfig), etcd_transport.h (one POST; TLS, handle pool, shutdown deadline),
+ * etcd_auth.h (the token), etcd_failover.h (endpoint choice, retries), etcd_traffic.h
+ * (counters), etcd_watch.h (nixlEtcdWatch, which this header brings along).
+ *
  * Thread safety: nixlEtcdClient's methods may be called from any number of threads at once.
  * A nixlEtcdWatch runs its own thread; see its comment.
  */
 #ifndef NIXL_SRC_CORE_METADATA_ETCD_ETCD_CLIENT_H
 #define NIXL_SRC_CORE_METADATA_ETCD_ETCD_CLIENT_H
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "etcd_auth.h"
+#include "etcd_config.h"
+#include "etcd_failover.h"
 #include "etcd_json.h"
+#include "etcd_kv.h"
+#include "etcd_traffic.h"
+#include "etcd_transport.h"
+#include "etcd_watch.h"
 #include "nixl_types.h"
-
-/** Option names (environment first, then the NIXL configuration file). */
-inline constexpr char nixl_etcd_endpoints_var[] = "NIXL_ETCD_ENDPOINTS";
-inline constexpr char nixl_etcd_namespace_var[] = "NIXL_ETCD_NAMESPACE";
-inline constexpr char nixl_etcd_ca_file_var[] = "NIXL_ETCD_CA_FILE";
-inline constexpr char nixl_etcd_cert_file_var[] = "NIXL_ETCD_CERT_FILE";
-inline constexpr char nixl_etcd_key_file_var[] = "NIXL_ETCD_KEY_FILE";
-inline constexpr char nixl_etcd_user_var[] = "NIXL_ETCD_USER";
-inline constexpr char nixl_etcd_password_var[] = "NIXL_ETCD_PASSWORD";
-inline constexpr char nixl_etcd_lease_ttl_var[] = "NIXL_ETCD_LEASE_TTL";
-inline constexpr char nixl_etcd_request_timeout_var[] = "NIXL_ETCD_REQUEST_TIMEOUT_MS";
 
 /** Most keys getMany reads in one request (etcd refuses transactions of more than
  *  --max-txn-ops operations, 128 by default). */
 inline constexpr size_t nixl_etcd_max_batch_keys = 64;
-
-/** NIXL's default namespace. */
-inline constexpr char nixl_etcd_default_namespace[] = "/nixl/agents/";
-
-/** How to reach etcd. */
-struct nixlEtcdConfig {
-    /** Base URLs ("http://127.0.0.1:2379"); at least one. */
-    std::vector<std::string> endpoints;
-    std::string nameSpace = nixl_etcd_default_namespace;
-    /** PEM files; empty = not used. caFile replaces the system's CA store. */
-    std::string caFile;
-    std::string certFile;
-    std::string keyFile;
-    /** etcd user name and password; empty user = no authentication request. */
-    std::string user;
-    std::string password;
-    /** TTL asked for our lease; the server may grant more. */
-    std::chrono::seconds leaseTtl{10};
-    /** Bound on one call (all endpoints and retries together). */
-    std::chrono::milliseconds requestTimeout{5000};
-    /** Bound on establishing one connection (TCP and TLS). */
-    std::chrono::milliseconds connectTimeout{2000};
-    /** Largest response body accepted (a value is base64 inside it: 4/3 of its size). */
-    size_t maxResponseBytes = size_t(64) << 20;
-    /**
-     * Peer deletions remembered for replay to later watches, over all agents and labels: past
-     * it the history is cleared and older readers get watches of their own. A hostile writer
-     * under the namespace then cannot grow this process's memory with many labels.
-     */
-    size_t deleteHistoryMax = 16384;
-
-    /**
-     * The process's configuration (environment, then the NIXL configuration file). nullopt when
-     * NIXL_ETCD_ENDPOINTS is unset or empty. A value that is not valid logs one ERROR line
-     * naming the option and throws std::invalid_argument.
-     */
-    static std::optional<nixlEtcdConfig>
-    fromProcessConfig();
-
-    /**
-     * Splits a comma (or semicolon) separated endpoint list. An entry without a scheme gets
-     * https:// when tls is true, else http://; a trailing '/' is dropped. false with a reason when
-     * an entry is empty or has a scheme other than http/https.
-     */
-    static bool
-    parseEndpoints(std::string_view list,
-                   bool tls,
-                   std::vector<std::string> &out,
-                   std::string &err);
-};
-
-/** One key-value as etcd returns it. */
-struct nixlEtcdKv {
-    std::string key;
-    std::string value;
-    int64_t createRevision = 0;
-    int64_t modRevision = 0;
-    int64_t version = 0;
-    int64_t lease = 0;
-};
-
-enum class nixl_etcd_event_type_t { PUT, DELETE };
-
-struct nixlEtcdEvent {
-    nixl_etcd_event_type_t type = nixl_etcd_event_type_t::PUT;
-    nixlEtcdKv kv; ///< for DELETE only key and modRevision are set
-};
-
-/** What this process sent to etcd: HTTP requests (every attempt of a call, every watch stream)
- *  and their body bytes. Process-wide (benchmarks count per process). Thread-safe. */
-struct nixlEtcdTraffic {
-    uint64_t requests = 0;
-    uint64_t bytesSent = 0;
-};
-
-nixlEtcdTraffic
-nixlEtcdProcessTraffic() noexcept;
-
-class nixlEtcdWatch;
 
 /** The raw client. No I/O in the constructor. */
 class nixlEtcdClient {
@@ -227,7 +145,7 @@ public:
      *  the deadline; requests keep the deadline. */
     bool
     shuttingDown() const noexcept {
-        return shutdownBy_.load(std::memory_order_acquire) != 0;
+        return transport_.shuttingDown();
     }
 
     /**
@@ -242,15 +160,14 @@ public:
     removeShutdownWaker(uint64_t id) noexcept;
 
 private:
+    // The watch streams on its own connections but shares the client's endpoints, token and
+    // TLS options.
     friend class nixlEtcdWatch;
-    struct handlePool;
-    struct attempt_t;
 
-    /**
-     * POSTs body to path with failover; out = the parsed reply. what names the operation for the
-     * log ("put /nixl/agents//A/metadata"). quiet_not_found: a NOT_FOUND reply is returned
-     * without logging (the caller decides whether it is an error).
-     */
+    /** cfg, once checked to name an endpoint (before the transport reads its files). */
+    static nixlEtcdConfig
+    checked(nixlEtcdConfig cfg);
+
     nixl_status_t
     call(const char *path,
          const std::string &body,
@@ -258,146 +175,17 @@ private:
          const std::string &what,
          bool quiet_not_found = false,
          std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
-         bool fresh_connection = false);
-
-    /** One POST to endpoint ep; the raw outcome. fresh: not on a pooled connection. */
-    attempt_t
-    post(size_t ep,
-         const char *path,
-         const std::string &body,
-         std::chrono::milliseconds timeout,
-         bool with_token,
-         bool fresh = false);
-
-    /** Sets the options every request shares (TLS, timeouts, no proxy) on an easy handle. */
-    void
-    setCommonOptions(void *curl, const std::string &url) const;
-
-    /** Asks ep for a token with our user/password. Empty error = success (or auth disabled). */
-    nixl_status_t
-    authenticate(size_t ep, std::chrono::milliseconds timeout, std::string &error);
-
-    std::string
-    token() const;
-
-    /** A user is configured, the cluster has authentication on (as far as we know), no token. */
-    bool
-    needToken() const;
-
-    void
-    dropToken(const std::string &bad);
-
-    /** ep answered: it becomes the first choice (one WARN line when that changes). */
-    void
-    markGood(size_t ep, const std::string &why_moved);
-
-    size_t
-    preferred() const noexcept {
-        return preferred_.load(std::memory_order_relaxed);
+         bool fresh_connection = false) {
+        return failover_.call(path, body, out, what, quiet_not_found, timeout, fresh_connection);
     }
 
-    nixlEtcdConfig cfg_;
-    /** The PEM files' bytes, read once at construction and handed to curl as blobs, so curl
-     *  never opens a path (a FIFO or /proc/kmsg would block its TLS set-up forever). */
-    std::string caPem_;
-    std::string certPem_;
-    std::string keyPem_;
-    std::atomic<size_t> preferred_{0};
-    mutable std::mutex tokenMutex_;
-    std::string token_;
-    /** The cluster said authentication is not enabled: no token is asked for. */
-    std::atomic<bool> authOff_{false};
-    /** steady_clock ticks of the shutdown deadline; 0 while the agent lives. */
-    std::atomic<std::chrono::steady_clock::rep> shutdownBy_{0};
+    const nixlEtcdConfig cfg_;
+    nixlEtcdTransport transport_;
+    nixlEtcdAuth auth_;
+    nixlEtcdFailover failover_;
     std::mutex wakersMutex_;
     std::map<uint64_t, std::function<void()>> wakers_;
     uint64_t nextWaker_ = 0;
-    std::unique_ptr<handlePool> pool_;
-};
-
-/**
- * A watch of [key, rangeEnd) from startRevision (0 = from now), on its own thread, as one
- * streaming POST /v3/watch. When the stream breaks (member killed, connection lost) it
- * reconnects, trying the endpoints in turn with a growing pause (100 ms to 2 s), and resumes
- * after the last revision it delivered, so no event is lost or repeated (unless etcd compacted
- * them meanwhile: then one WARN line and it resumes at the oldest revision still kept).
- *
- * The callback runs on the watch thread, one call per batch of events in revision order; it
- * must not destroy the watch. Destruction (or stop()) ends the stream promptly and joins the
- * thread. Other methods may be called from any thread.
- */
-class nixlEtcdWatch {
-public:
-    using events_cb_t = std::function<void(const std::vector<nixlEtcdEvent> &)>;
-
-    /** Which events the server sends (etcd's watch filters). */
-    enum class filter_t { ALL, DELETES_ONLY, PUTS_ONLY };
-
-    /** client must outlive the watch. rangeEnd empty = the single key. */
-    nixlEtcdWatch(nixlEtcdClient &client,
-                  std::string key,
-                  std::string rangeEnd,
-                  int64_t startRevision,
-                  events_cb_t cb,
-                  filter_t filter = filter_t::ALL);
-    ~nixlEtcdWatch();
-
-    nixlEtcdWatch(const nixlEtcdWatch &) = delete;
-    nixlEtcdWatch &
-    operator=(const nixlEtcdWatch &) = delete;
-
-    /** Waits until the server has confirmed the watch at least once; false on timeout, stop or
-     *  the client's shutdown (nixlEtcdClient::shuttingDown). */
-    bool
-    waitCreated(std::chrono::milliseconds timeout);
-
-    /** The revision of the server's first confirmation (events after it are delivered); 0
-     *  before it. */
-    int64_t
-    createdRevision() const;
-
-    /** Ends the stream and joins the thread (idempotent). Not from the callback. */
-    void
-    stop();
-
-private:
-    void
-    run();
-    /**
-     * One stream to endpoint ep; returns when it ends or on stop, why = how it ended. true if
-     * the server confirmed it.
-     */
-    bool
-    streamOnce(size_t ep, std::string &why);
-    /** Handles one newline-delimited message; false ends the stream (endReason_ says why). */
-    bool
-    onMessage(std::string_view line);
-    static size_t
-    onData(char *ptr, size_t size, size_t nmemb, void *self);
-
-    nixlEtcdClient &client_;
-    std::string key_;
-    std::string rangeEnd_;
-    int64_t nextRevision_;
-    events_cb_t cb_;
-    filter_t filter_;
-
-    mutable std::mutex mutex_;
-    std::condition_variable cv_;
-    bool stopping_ = false;
-    bool created_ = false;
-    int64_t createdRevision_ = 0;
-    void *multi_ = nullptr; ///< CURLM of the current stream, for curl_multi_wakeup (under mutex_)
-    uint64_t wakeId_ = 0; ///< client shutdown waker: ends waitCreated when the agent goes
-
-    // State of the current stream, used by the watch thread only.
-    std::string buffer_; ///< bytes not yet split into messages
-    bool createdThisStream_ = false;
-    std::string endReason_;
-    std::string tokenUsed_;
-    std::string currentUrl_;
-    bool failing_ = false; ///< the last stream ended and no new one was confirmed yet
-    std::thread thread_;
 };
 
 #endif // NIXL_SRC_CORE_METADATA_ETCD_ETCD_CLIENT_H

@@ -59,10 +59,13 @@ public:
     nixlEtcdExchange(nixlMdSink &sink, nixlEtcdConfig cfg, std::chrono::milliseconds watchTimeout);
     ~nixlEtcdExchange() override;
 
+    /** Queues the put under our prefix ("metadata", or extra->metadataLabel when partial). */
     nixl_status_t
     sendLocal(const std::string &blob, bool partial, const nixl_opt_args_t *extra) override;
+    /** Queues a read of agent's label (a watch when it is not published yet). */
     nixl_status_t
     fetchRemote(const std::string &agent, const nixl_opt_args_t *extra) override;
+    /** Queues the deletion of every key under our prefix. */
     nixl_status_t
     invalidateLocal(const nixl_opt_args_t *extra) override;
     /** Finishes queued publishes and invalidations (within nixl_etcd_shutdown_budget), abandons

@@ -4,8 +4,9 @@
  */
 /**
  * @file etcd_internal.h
- * @brief Reply readers shared by the etcd client's unary calls and its watch stream.
- *        Pure functions of their arguments; thread-safe. They do not log.
+ * @brief Reply readers shared by the etcd client's unary calls and its watch stream, and the
+ *        gRPC codes the gateway reports. Pure functions of their arguments; thread-safe. They
+ *        do not log.
  */
 #ifndef NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H
 #define NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H
@@ -15,10 +16,20 @@
 #include <string>
 #include <vector>
 
-#include "etcd_client.h"
 #include "etcd_json.h"
+#include "etcd_kv.h"
 
 namespace nixl_etcd_detail {
+
+// gRPC status codes the gateway reports in "code".
+inline constexpr int64_t grpc_invalid_argument = 3;
+inline constexpr int64_t grpc_deadline_exceeded = 4;
+inline constexpr int64_t grpc_not_found = 5;
+inline constexpr int64_t grpc_permission_denied = 7;
+inline constexpr int64_t grpc_resource_exhausted = 8; // larger than --max-request-bytes
+inline constexpr int64_t grpc_failed_precondition = 9;
+inline constexpr int64_t grpc_unavailable = 14;
+inline constexpr int64_t grpc_unauthenticated = 16;
 
 /**
  * true when reply is an error of the gateway (unary: "error"/"code"/"message" with a non-200
@@ -66,9 +77,5 @@ bool
 parseWatchMessage(const nixlJsonValue &reply, watchMessage &msg, std::string &err);
 
 } // namespace nixl_etcd_detail
-
-/** Counts one request of body_bytes in nixlEtcdProcessTraffic. */
-void
-nixlEtcdNoteRequest(size_t body_bytes) noexcept;
 
 #endif // NIXL_SRC_CORE_METADATA_ETCD_ETCD_INTERNAL_H

@@ -9,8 +9,11 @@
 
 #include <curl/curl.h>
 
+#include "etcd_watch.h"
+
 #include "etcd_client.h"
 #include "etcd_internal.h"
+#include "etcd_traffic.h"
 #include "common/nixl_log.h"
 
 
@@ -75,7 +78,7 @@ nixlEtcdWatch::createdRevision() const {
 void
 nixlEtcdWatch::run() {
     const size_t n = client_.config().endpoints.size();
-    size_t ep = client_.preferred() % n;
+    size_t ep = client_.failover_.preferred() % n;
     auto backoff = std::chrono::milliseconds(100);
     for (;;) {
         {
@@ -153,7 +156,7 @@ nixlEtcdWatch::onMessage(std::string_view line) {
     std::string message;
     if (gatewayError(reply, 200, code, message)) {
         if (code == 16) {
-            client_.dropToken(tokenUsed_);
+            client_.auth_.dropToken(tokenUsed_);
         }
         endReason_ = "server error: " + message;
         return false;
@@ -227,9 +230,9 @@ nixlEtcdWatch::streamOnce(size_t ep, std::string &why) {
     createdThisStream_ = false;
     tokenUsed_.clear();
 
-    if (client_.needToken()) {
+    if (client_.auth_.needToken()) {
         std::string aerr;
-        const nixl_status_t st = client_.authenticate(ep, cfg.requestTimeout, aerr);
+        const nixl_status_t st = client_.auth_.authenticate(ep, cfg.requestTimeout, aerr);
         if (st != NIXL_SUCCESS) {
             why = st == NIXL_ERR_NOT_ALLOWED ? "authentication refused" : aerr;
             return false;
@@ -244,10 +247,10 @@ nixlEtcdWatch::streamOnce(size_t ep, std::string &why) {
         why = "curl init failed";
         return false;
     }
-    client_.setCommonOptions(h, url + "/v3/watch");
+    client_.transport_.setCommonOptions(h, url + "/v3/watch");
     curl_slist *headers = curl_slist_append(nullptr, "Content-Type: application/json");
     if (!cfg.user.empty()) {
-        tokenUsed_ = client_.token();
+        tokenUsed_ = client_.auth_.token();
         if (!tokenUsed_.empty()) {
             headers = curl_slist_append(headers, ("Authorization: " + tokenUsed_).c_str());
         }
@@ -320,7 +323,7 @@ nixlEtcdWatch::streamOnce(size_t ep, std::string &why) {
         onMessage(rest);
     }
     if (status == 401) {
-        client_.dropToken(tokenUsed_);
+        client_.auth_.dropToken(tokenUsed_);
     }
     {
         std::lock_guard lock(mutex_);
