@@ -80,7 +80,7 @@ nixlEtcdClient::put(std::string_view key, std::string_view value, int64_t lease)
     }
     body += "}";
     nixlJsonValue reply;
-    return call("/v3/kv/put", body, reply, "put " + std::string(key));
+    return failover_.call("/v3/kv/put", body, reply, "put " + std::string(key));
 }
 
 namespace {
@@ -128,7 +128,7 @@ nixlEtcdClient::get(std::string_view key, std::optional<nixlEtcdKv> &out, int64_
     const std::string body = "{\"key\":\"" + nixlBase64Encode(key) + "\"}";
     const std::string what = "get " + std::string(key);
     nixlJsonValue reply;
-    nixl_status_t st = call("/v3/kv/range", body, reply, what);
+    nixl_status_t st = failover_.call("/v3/kv/range", body, reply, what);
     if (st != NIXL_SUCCESS) {
         return st;
     }
@@ -160,7 +160,7 @@ nixlEtcdClient::getMany(const std::vector<std::string> &keys,
     const std::string what = "get " + keys.front() +
         (keys.size() > 1 ? " and " + std::to_string(keys.size() - 1) + " more keys" : "");
     nixlJsonValue reply;
-    nixl_status_t st = call("/v3/kv/txn", body, reply, what);
+    nixl_status_t st = failover_.call("/v3/kv/txn", body, reply, what);
     if (st != NIXL_SUCCESS) {
         return st;
     }
@@ -198,7 +198,7 @@ nixlEtcdClient::getPrefix(std::string_view prefix,
         nixlBase64Encode(prefixEnd(prefix)) + "\"}";
     const std::string what = "get prefix " + std::string(prefix);
     nixlJsonValue reply;
-    const nixl_status_t st = call("/v3/kv/range", body, reply, what);
+    const nixl_status_t st = failover_.call("/v3/kv/range", body, reply, what);
     if (st != NIXL_SUCCESS) {
         out.clear();
         return st;
@@ -228,7 +228,7 @@ nixlEtcdClient::deleteKey(std::string_view key, int64_t *deleted) {
     const std::string body = "{\"key\":\"" + nixlBase64Encode(key) + "\"}";
     const std::string what = "delete " + std::string(key);
     nixlJsonValue reply;
-    const nixl_status_t st = call("/v3/kv/deleterange", body, reply, what);
+    const nixl_status_t st = failover_.call("/v3/kv/deleterange", body, reply, what);
     return st != NIXL_SUCCESS ? st : readDeleted(reply, deleted, what);
 }
 
@@ -238,7 +238,7 @@ nixlEtcdClient::deletePrefix(std::string_view prefix, int64_t *deleted) {
         nixlBase64Encode(prefixEnd(prefix)) + "\"}";
     const std::string what = "delete prefix " + std::string(prefix);
     nixlJsonValue reply;
-    const nixl_status_t st = call("/v3/kv/deleterange", body, reply, what);
+    const nixl_status_t st = failover_.call("/v3/kv/deleterange", body, reply, what);
     return st != NIXL_SUCCESS ? st : readDeleted(reply, deleted, what);
 }
 
@@ -247,7 +247,7 @@ nixlEtcdClient::leaseGrant(int64_t ttl, int64_t &id, int64_t *granted_ttl) {
     const std::string body = "{\"TTL\":\"" + std::to_string(ttl) + "\"}";
     const std::string what = "lease grant (TTL " + std::to_string(ttl) + " s)";
     nixlJsonValue reply;
-    const nixl_status_t st = call("/v3/lease/grant", body, reply, what);
+    const nixl_status_t st = failover_.call("/v3/lease/grant", body, reply, what);
     if (st != NIXL_SUCCESS) {
         return st;
     }
@@ -267,7 +267,7 @@ nixlEtcdClient::leaseKeepAlive(int64_t id, int64_t &ttl, std::chrono::millisecon
     const std::string body = "{\"ID\":\"" + std::to_string(id) + "\"}";
     const std::string what = "lease keepalive " + std::to_string(id);
     nixlJsonValue reply;
-    nixl_status_t st = call("/v3/lease/keepalive", body, reply, what, true, timeout);
+    nixl_status_t st = failover_.call("/v3/lease/keepalive", body, reply, what, true, timeout);
     if (st != NIXL_SUCCESS) {
         return st;
     }
@@ -285,11 +285,11 @@ nixl_status_t
 nixlEtcdClient::leaseRevoke(int64_t id, std::chrono::milliseconds timeout) {
     const std::string body = "{\"ID\":\"" + std::to_string(id) + "\"}";
     nixlJsonValue reply;
-    return call("/v3/lease/revoke",
-                body,
-                reply,
-                "lease revoke " + std::to_string(id),
-                true,
-                timeout,
-                timeout.count() > 0);
+    return failover_.call("/v3/lease/revoke",
+                          body,
+                          reply,
+                          "lease revoke " + std::to_string(id),
+                          true,
+                          timeout,
+                          timeout.count() > 0);
 }

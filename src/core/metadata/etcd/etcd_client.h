@@ -168,17 +168,6 @@ private:
     static nixlEtcdConfig
     checked(nixlEtcdConfig cfg);
 
-    nixl_status_t
-    call(const char *path,
-         const std::string &body,
-         nixlJsonValue &out,
-         const std::string &what,
-         bool quiet_not_found = false,
-         std::chrono::milliseconds timeout = std::chrono::milliseconds(0),
-         bool fresh_connection = false) {
-        return failover_.call(path, body, out, what, quiet_not_found, timeout, fresh_connection);
-    }
-
     const nixlEtcdConfig cfg_;
     nixlEtcdTransport transport_;
     nixlEtcdAuth auth_;

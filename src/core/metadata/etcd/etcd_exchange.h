@@ -59,15 +59,17 @@ public:
     nixlEtcdExchange(nixlMdSink &sink, nixlEtcdConfig cfg, std::chrono::milliseconds watchTimeout);
     ~nixlEtcdExchange() override;
 
+    // Our keys: both go through the worker, in the order they were called.
     /** Queues the put under our prefix ("metadata", or extra->metadataLabel when partial). */
     nixl_status_t
     sendLocal(const std::string &blob, bool partial, const nixl_opt_args_t *extra) override;
-    /** Queues a read of agent's label (a watch when it is not published yet). */
-    nixl_status_t
-    fetchRemote(const std::string &agent, const nixl_opt_args_t *extra) override;
     /** Queues the deletion of every key under our prefix. */
     nixl_status_t
     invalidateLocal(const nixl_opt_args_t *extra) override;
+
+    /** Queues a read of agent's label (a watch when it is not published yet). */
+    nixl_status_t
+    fetchRemote(const std::string &agent, const nixl_opt_args_t *extra) override;
     /** Finishes queued publishes and invalidations (within nixl_etcd_shutdown_budget), abandons
      *  queued fetches, ends running ones (their waits at once, their requests by the budget),
      *  ends the watches and revokes the lease (our keys disappear at once). */

@@ -28,6 +28,9 @@
  * Values are bytes: what fetch returns is exactly what the peer published (the blob layer
  * validates it).
  *
+ * Parts: etcd_lease.h (our keys, the lease and its keepalive thread), etcd_peers.h (the
+ * deletion streams behind watchAgent); this class adds the reads (fetch, fetchMany).
+ *
  * Thread safety: all methods may be called from any thread. Peer callbacks run on the watch
  * thread, under the lock that unwatchAgent takes: they must not call watchAgent or unwatchAgent
  * or destroy this object; no callback for an agent runs after unwatchAgent of it returned.
@@ -48,24 +51,17 @@
 #include <vector>
 
 #include "etcd_client.h"
+#include "etcd_lease.h"
+#include "etcd_peers.h"
 
 /** The label of the full metadata (NIXL's default_metadata_label). */
 inline constexpr char nixl_etcd_metadata_label[] = "metadata";
-
-/** Bound on the lease revoke of the destructor: a clean exit must not wait for the request
- *  timeout (the lease expires by itself after its TTL anyway). */
-inline constexpr std::chrono::milliseconds nixl_etcd_revoke_timeout{2000};
-
-/** namespace + "/" + agent + "/": the prefix of every key of agent. */
-std::string
-nixlEtcdAgentPrefix(std::string_view name_space, std::string_view agent);
 
 class nixlEtcdMetadata {
 public:
     /** A deletion under a watched peer's prefix: label = key after the prefix ("" = prefix
      *  key); type is always DELETE. */
-    using peer_event_cb_t = std::function<
-        void(const std::string &agent, nixl_etcd_event_type_t type, const std::string &label)>;
+    using peer_event_cb_t = nixlEtcdPeerWatch::peer_event_cb_t;
 
     /** The outcome of one agent's fetch. */
     struct fetch_result_t {
@@ -81,7 +77,7 @@ public:
     nixlEtcdMetadata(std::string agent, nixlEtcdConfig cfg);
     /** Stops the watches and the keepalive thread, revokes the lease (best effort, bounded by
      *  nixl_etcd_revoke_timeout). */
-    ~nixlEtcdMetadata();
+    ~nixlEtcdMetadata() = default;
 
     nixlEtcdMetadata(const nixlEtcdMetadata &) = delete;
     nixlEtcdMetadata &
@@ -89,11 +85,15 @@ public:
 
     /** Grants the lease, writes our prefix key, starts the keepalive thread. Once. */
     nixl_status_t
-    start();
+    start() {
+        return lease_.start();
+    }
 
     /** Writes our metadata under label (nixl_etcd_metadata_label for the full one). */
     nixl_status_t
-    publish(std::string_view label, std::string_view blob);
+    publish(std::string_view label, std::string_view blob) {
+        return lease_.publish(label, blob);
+    }
 
     /**
      * Reads agent's label; if absent, watches for it until timeout. revision (optional) = the
@@ -128,35 +128,51 @@ public:
      * once the client's shutdown began (no wait).
      */
     nixl_status_t
-    watchAgent(const std::string &agent, int64_t fromRevision, peer_event_cb_t cb);
+    watchAgent(const std::string &agent, int64_t fromRevision, peer_event_cb_t cb) {
+        return peers_.watchAgent(agent, fromRevision, std::move(cb));
+    }
 
     /** Ends the watch of agent (no-op when none). */
     void
-    unwatchAgent(const std::string &agent);
+    unwatchAgent(const std::string &agent) {
+        peers_.unwatchAgent(agent);
+    }
 
     /** Deletes every key under our prefix and forgets what we published. */
     nixl_status_t
-    removeLocal();
+    removeLocal() {
+        return lease_.removeLocal();
+    }
 
     /** The current lease (0 before start()). */
     int64_t
-    leaseId() const;
+    leaseId() const {
+        return lease_.leaseId();
+    }
 
     /** Keepalives that succeeded so far (tests). */
     uint64_t
-    keepalives() const;
+    keepalives() const noexcept {
+        return lease_.keepalives();
+    }
 
     /** Leases granted again after one was lost (tests). */
     uint64_t
-    leaseRegrants() const;
+    leaseRegrants() const noexcept {
+        return lease_.leaseRegrants();
+    }
 
     /** Peers watched on a stream of their own because the shared one did not cover the
      *  revision they were read at (tests). */
     uint64_t
-    ownWatches() const;
+    ownWatches() const noexcept {
+        return peers_.ownWatches();
+    }
     /** Deletions remembered for replay now (tests: the history stays bounded). */
     size_t
-    deleteHistorySize() const;
+    deleteHistorySize() const noexcept {
+        return peers_.deleteHistorySize();
+    }
 
     nixlEtcdClient &
     client() noexcept {
@@ -169,62 +185,13 @@ public:
     }
 
 private:
-    struct subscriber_t {
-        int64_t fromRevision = 0;
-        peer_event_cb_t cb;
-    };
-
-    void
-    keepaliveLoop();
-    /** The lease is gone: a new one and every key again. Called with mutex_ held. */
-    void
-    regrantLocked();
-    /** Opens the namespace's deletion stream (once) and waits for the server to confirm it. */
-    nixl_status_t
-    ensurePeerWatch();
-    /** The deletion stream's callback. */
-    void
-    onPeerDeletes(const std::vector<nixlEtcdEvent> &events);
-
     const std::string agent_;
     nixlEtcdClient client_;
     const std::string prefix_;
-    /** namespace + "/": every agent's keys start with it. */
-    const std::string agentsPrefix_;
-
-    mutable std::mutex mutex_;
-    std::condition_variable cv_;
-    bool started_ = false;
-    bool stopping_ = false;
-    int64_t lease_ = 0;
-    int64_t grantedTtl_ = 0;
-    uint64_t keepalives_ = 0;
-    uint64_t regrants_ = 0;
-    /** label -> blob: what we published, written again on a new lease. */
-    std::map<std::string, std::string, std::less<>> published_;
-    std::thread keepalive_;
-
-    /** Serialises opening the deletion stream. */
-    std::mutex peerWatchOpen_;
-    std::unique_ptr<nixlEtcdWatch> peerWatch_;
-
-    /** Guards what follows; held while peer callbacks run. */
-    mutable std::mutex peersMutex_;
-    /** Deletions after this revision reach onPeerDeletes (0: the stream is not confirmed). */
-    int64_t peerWatchFrom_ = 0;
-    /** The last revision the stream delivered (or confirmed). */
-    int64_t peerWatchAt_ = 0;
-    /** agent -> label -> revision of its last deletion seen after historyFloor_, replayed to a
-     *  watch registered from an older revision. Bounded: cleared (and the floor raised) when it
-     *  would hold more than nixl_etcd_delete_history agents or deleteHistoryMax entries; keys
-     *  longer than nixl_etcd_history_key_max are not remembered (delivered live only). */
-    std::map<std::string, std::map<std::string, int64_t>> deleted_;
-    size_t deletedEntries_ = 0;
-    int64_t historyFloor_ = 0;
-    std::map<std::string, subscriber_t> subscribers_;
-    /** Peers read before the stream covered them: a watch of their own. */
-    std::map<std::string, std::unique_ptr<nixlEtcdWatch>> ownWatches_;
-    uint64_t ownWatchCount_ = 0;
+    // Destroyed in reverse: the peer streams first (their threads call into peers_), then the
+    // keepalive thread and the lease revoke, then the client they all use.
+    nixlEtcdLease lease_;
+    nixlEtcdPeerWatch peers_;
 };
 
 #endif // NIXL_SRC_CORE_METADATA_ETCD_ETCD_METADATA_H
