@@ -6,101 +6,23 @@
 // says why the fence is correct).
 #include "reg_table.h"
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
-#include <random>
-#include <string_view>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
-#include <tuple>
 #include <unistd.h>
+
+#include "reg_readers.h"
+#include "reg_shm.h"
 
 
 namespace nixlReg {
 
 namespace {
-
-    constexpr size_t reader_bytes = sizeof(regTableReader) * reg_table_readers;
-
-    size_t
-    tableBytes(size_t slots) {
-        return reg_table_header_bytes + reader_bytes + slots * sizeof(uint64_t);
-    }
-
-    /** Slots are reserved in steps of this many bytes (one fallocate per 8 Ki slots). */
-    constexpr size_t reserve_step = 64 * 1024;
-
-    /** Bytes to reserve so that slots [0, upto) are backed: whole steps, at most the table. */
-    size_t
-    reserveBytes(size_t slots, size_t upto) {
-        const size_t need = tableBytes(upto);
-        const size_t stepped = (need + reserve_step - 1) / reserve_step * reserve_step;
-        return std::min(stepped, tableBytes(slots));
-    }
-
-    /** Slots that reserved bytes cover (the inverse of tableBytes, at most slots). */
-    size_t
-    slotsIn(size_t bytes, size_t slots) {
-        const size_t fixed = reg_table_header_bytes + reader_bytes;
-        return bytes <= fixed ? 0 : std::min(slots, (bytes - fixed) / sizeof(uint64_t));
-    }
-
-    constexpr size_t max_tag = 8;
-
-    bool
-    wellFormedTag(std::string_view t) {
-        if (t.empty() || t.size() > max_tag) {
-            return false;
-        }
-        for (char c : t) {
-            if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    /** "/nixl-<tag>-" and 32 hex digits from the system's random source: not guessable. */
-    std::string
-    randomName(const std::string &tag) {
-        std::random_device rd;
-        static const char hex[] = "0123456789abcdef";
-        std::string n = "/nixl-" + tag + "-";
-        for (int i = 0; i < 4; ++i) {
-            uint32_t v = rd();
-            for (int j = 0; j < 8; ++j) {
-                n += hex[(v >> (4 * j)) & 0xf];
-            }
-        }
-        return n;
-    }
-
-    /** A name as create() makes them; anything else is refused before shm_open sees it. */
-    bool
-    wellFormedName(const std::string &n) {
-        static const std::string prefix = "/nixl-";
-        if (n.size() < prefix.size() + 2 + 32 || n.compare(0, prefix.size(), prefix) != 0) {
-            return false;
-        }
-        const size_t dash = n.size() - 33;
-        if (n[dash] != '-' ||
-            !wellFormedTag(std::string_view(n).substr(prefix.size(), dash - prefix.size()))) {
-            return false;
-        }
-        for (size_t i = dash + 1; i < n.size(); ++i) {
-            if (!std::isxdigit(static_cast<unsigned char>(n[i]))) {
-                return false;
-            }
-        }
-        return true;
-    }
 
     /** A small per-thread number, so that threads of one engine start at different marks. */
     size_t
@@ -117,87 +39,16 @@ namespace {
 #endif
     }
 
-    void
-    resetMarks(regTableReader &r) {
-        for (auto &m : r.marks) {
-            uint64_t v = m.load(std::memory_order_acquire);
-            if ((v & 1) != 0) {
-                m.compare_exchange_strong(v, v + 1);
-            }
-        }
-    }
-
-    /**
-     * Unlinks the tables of this uid whose engine's process exited without removing its own
-     * (killed): they would otherwise hold their touched pages in /dev/shm until reboot.
-     */
-    void
-    sweepStale(const procIdentity &self) {
-        DIR *d = ::opendir("/dev/shm");
-        if (d == nullptr) {
-            return;
-        }
-        while (struct dirent *e = ::readdir(d)) {
-            const std::string name = std::string("/") + e->d_name;
-            if (!wellFormedName(name)) {
-                continue;
-            }
-            int fd = ::shm_open(name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0);
-            if (fd < 0) {
-                continue;
-            }
-            struct stat st {};
-            regTableHeader h {};
-            const bool ours = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-                st.st_uid == ::geteuid() &&
-                ::pread(fd, &h, sizeof(h), 0) == static_cast<ssize_t>(sizeof(h)) &&
-                h.magic == reg_table_magic && self.pidNs != 0 && h.pidNs == self.pidNs;
-            ::close(fd);
-            int pfd = -1;
-            if (ours && h.pid != ::getpid() && processExited(h.pid, h.startTime, pfd)) {
-                ::shm_unlink(name.c_str());
-            }
-            if (pfd >= 0) {
-                ::close(pfd);
-            }
-        }
-        ::closedir(d);
-    }
-
-    /** Tables mapped in this process, by name (see nixlRegTable::map_). */
-    std::mutex &
-    mapsLock() {
-        static std::mutex m;
-        return m;
-    }
-
-    std::map<std::string, std::weak_ptr<void>> &
-    maps() {
-        static std::map<std::string, std::weak_ptr<void>> m;
-        return m;
-    }
-
 } // namespace
 
-nixlRegTable::mapping::~mapping() {
-    if (base != nullptr) {
-        ::munmap(base, bytes);
-    }
+void
+nixlRegTable::attach(size_t slots) noexcept {
+    char *base = static_cast<char *>(base_);
+    readers_ = reinterpret_cast<regTableReader *>(base + reg_table_header_bytes);
+    slots_ = reinterpret_cast<std::atomic<uint64_t> *>(base + reg_table_header_bytes +
+                                                       reg_table_reader_bytes);
+    nslots_ = slots;
 }
-
-struct nixlRegTable::readerClaim {
-    regTableReader *r = nullptr;
-    uint64_t tag = 0;
-    int index = -1;
-
-    ~readerClaim() {
-        // Every copy through the mappings sharing this record left its mark before their
-        // connections (and so they) could go; the record is free for the next peer. A fence
-        // that found the record's process gone may have freed it already: then this fails.
-        uint64_t n = tag;
-        r->owner.compare_exchange_strong(n, 0);
-    }
-};
 
 nixlRegTable::~nixlRegTable() {
     // Before map_: the claim points into the mapping.
@@ -209,11 +60,7 @@ nixlRegTable::~nixlRegTable() {
         ::close(fd_);
     }
     if (!name_.empty()) {
-        std::lock_guard<std::mutex> g(mapsLock());
-        auto it = maps().find(name_);
-        if (it != maps().end() && it->second.use_count() <= 1) {
-            maps().erase(it); // this object holds the last reference
-        }
+        releaseMapping(name_, map_);
     }
     map_.reset();
 }
@@ -275,7 +122,7 @@ nixlRegTable::create(const std::string &tag,
         }
     }
     t->base_ = p;
-    t->map_ = std::make_shared<mapping>();
+    t->map_ = std::make_shared<regMapping>();
     t->map_->base = p;
     t->map_->bytes = t->bytes_;
     auto *h = static_cast<regTableHeader *>(p);
@@ -291,17 +138,12 @@ nixlRegTable::create(const std::string &tag,
     std::atomic_ref<uint64_t>(h->backedSlots)
         .store(t->fd_ >= 0 ? slotsIn(t->reservedBytes_, slots) : slots,
                std::memory_order_release);
-    t->readers_ = reinterpret_cast<regTableReader *>(static_cast<char *>(p) +
-                                                     reg_table_header_bytes);
-    t->slots_ = reinterpret_cast<std::atomic<uint64_t> *>(static_cast<char *>(p) +
-                                                          reg_table_header_bytes + reader_bytes);
-    t->nslots_ = slots;
+    t->attach(slots);
     t->slots_[0].store(nonce, std::memory_order_release);
     // The magic last: a table is valid only once its header is complete.
     std::atomic_ref<uint64_t>(h->magic).store(reg_table_magic, std::memory_order_release);
     if (!t->name_.empty()) {
-        std::lock_guard<std::mutex> g(mapsLock());
-        maps()[t->name_] = std::static_pointer_cast<void>(t->map_);
+        rememberMapping(t->name_, t->map_);
     }
     return t;
 }
@@ -348,23 +190,16 @@ nixlRegTable::open(const std::string &name,
     } else {
         // The checks above hold for the object itself; a mapping of it that an engine of this
         // process already has is the same memory.
-        {
-            std::lock_guard<std::mutex> g(mapsLock());
-            auto it = maps().find(name);
-            if (it != maps().end()) {
-                t->map_ = std::static_pointer_cast<mapping>(it->second.lock());
-            }
-        }
+        t->map_ = findMapping(name);
         if (!t->map_) {
             void *p = ::mmap(nullptr, t->bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
             if (p == MAP_FAILED) {
                 why = "cannot map " + name + ": " + std::strerror(errno);
             } else {
-                t->map_ = std::make_shared<mapping>();
+                t->map_ = std::make_shared<regMapping>();
                 t->map_->base = p;
                 t->map_->bytes = t->bytes_;
-                std::lock_guard<std::mutex> g(mapsLock());
-                maps()[name] = std::static_pointer_cast<void>(t->map_);
+                rememberMapping(name, t->map_);
             }
         }
         if (t->map_) {
@@ -388,83 +223,15 @@ nixlRegTable::open(const std::string &name,
                      "connection info: a restarted peer or a stale table)";
         return nullptr;
     }
-    t->readers_ = reinterpret_cast<regTableReader *>(static_cast<char *>(t->base_) +
-                                                     reg_table_header_bytes);
-    t->slots_ = reinterpret_cast<std::atomic<uint64_t> *>(
-        static_cast<char *>(t->base_) + reg_table_header_bytes + reader_bytes);
-    t->nslots_ = slots;
-    if (!t->claimReader(self, self_nonce, nonce)) {
+    t->attach(slots);
+    t->claim_ = claimReader(t->readers_, name, self, self_nonce, nonce);
+    if (!t->claim_) {
         why = name + " has no free reader record (" + std::to_string(reg_table_readers) +
             " peers mapped it)";
         return nullptr;
     }
+    t->reader_ = t->claim_->index;
     return t;
-}
-
-bool
-nixlRegTable::claimReader(const procIdentity &self, uint64_t self_nonce, uint64_t owner_nonce) {
-    // Records are keyed by the connection's identity, not by the agent name it was loaded
-    // under: one record per (table, owner engine, reading engine), shared by all of that
-    // engine's mappings of the table (a peer loaded again, or one blob loaded under 300 names,
-    // reuses it). Taken at connect time, never on a transfer's path.
-    using key_t = std::tuple<std::string, uint64_t, uint64_t>;
-    static std::mutex held_lock;
-    static std::map<key_t, std::weak_ptr<readerClaim>> held;
-    std::lock_guard<std::mutex> g(held_lock);
-    for (auto it = held.begin(); it != held.end();) {
-        it = it->second.expired() ? held.erase(it) : std::next(it);
-    }
-    const key_t key{name_, owner_nonce, self_nonce};
-    if (auto it = held.find(key); it != held.end()) {
-        std::shared_ptr<readerClaim> c = it->second.lock();
-        if (c && c->r->owner.load(std::memory_order_acquire) == c->tag) {
-            claim_ = std::move(c);
-            reader_ = claim_->index;
-            return true;
-        }
-    }
-    // A record released and claimed again gets another tag (the nonce is mixed with a count of
-    // claims), so a late release of the old claim cannot free the new one.
-    static std::atomic<uint64_t> claims{0};
-    uint64_t tag = self_nonce ^ (claims.fetch_add(1) * 0x9e3779b97f4a7c15ull);
-    tag = tag == 0 ? 1 : tag;
-    for (int pass = 0; pass < 2; ++pass) {
-        for (size_t i = 0; i < reg_table_readers; ++i) {
-            regTableReader &r = readers_[i];
-            uint64_t cur = r.owner.load(std::memory_order_acquire);
-            if (cur != 0) {
-                if (pass == 0) {
-                    continue;
-                }
-                // Second pass: take over the record of a peer that exited.
-                int pfd = -1;
-                const bool gone = processExited(r.pid.load(std::memory_order_acquire),
-                                                r.startTime.load(std::memory_order_acquire),
-                                                pfd);
-                if (pfd >= 0) {
-                    ::close(pfd);
-                }
-                if (!gone) {
-                    continue;
-                }
-                resetMarks(r);
-            }
-            if (r.owner.compare_exchange_strong(cur, tag)) {
-                resetMarks(r);
-                r.pid.store(self.pid, std::memory_order_release);
-                r.startTime.store(self.startTime, std::memory_order_release);
-                auto c = std::make_shared<readerClaim>();
-                c->r = &r;
-                c->tag = tag;
-                c->index = static_cast<int>(i);
-                held[key] = c;
-                claim_ = std::move(c);
-                reader_ = static_cast<int>(i);
-                return true;
-            }
-        }
-    }
-    return false;
 }
 
 bool

@@ -14,6 +14,10 @@
  * listing of /dev/shm says whose table it is; any engine may open any well-formed name (every
  * check below holds whatever the tag).
  *
+ * Parts: reg_layout.h (the bytes), reg_shm.h (names, the stale sweep, the process's mappings),
+ * reg_readers.h (reader records); this class creates, opens and reserves tables and runs the
+ * fence.
+ *
  * Layout of the POSIX shared-memory object (native byte order, one engine owns it):
  *   header (4 KiB): magic, version, owner nonce, pid, start time, slot and reader counts;
  *   readers (reg_table_readers records of 192 bytes): one per peer engine that mapped it
@@ -48,54 +52,17 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "proc_identity.h"
+#include "reg_layout.h"
 
 namespace nixlReg {
 
-inline constexpr uint64_t reg_table_magic = 0x3142544355584e4eull; // "NNXUCTB1" (born in UCX)
-inline constexpr uint32_t reg_table_version = 2;
-/** Peer engines that can map one table at once (records of dead peers are reclaimed). */
-inline constexpr size_t reg_table_readers = 256;
-/** Copies one peer engine may run into one table at the same time (threads beyond wait). */
-inline constexpr size_t reg_table_marks = 16;
-inline constexpr size_t reg_table_header_bytes = 4096;
-
-static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory atomics need 64-bit CAS");
-static_assert(std::atomic<int32_t>::is_always_lock_free, "shared-memory atomics need 32-bit CAS");
-
-struct regTableHeader {
-    uint64_t magic;
-    uint32_t version;
-    uint32_t readers;
-    uint64_t nonce;
-    uint64_t startTime;
-    int32_t pid;
-    uint32_t marks;
-    uint64_t slots;
-    uint64_t pidNs; ///< the pid namespace pid means something in (stale-table sweep)
-    /** Fences that found a copy in flight and waited for it (diagnostics and tests). */
-    uint64_t fenceWaits;
-    /**
-     * Slots [0, backedSlots) have storage (the owner reserved it, growing; release stores): a
-     * reader touches no slot at or past it, since a page of the object tmpfs cannot back is a
-     * SIGBUS in the reader. An honest owner reserves a slot before it publishes a registration
-     * in it, so only a forged or damaged slot index is refused (version 2).
-     */
-    uint64_t backedSlots;
-};
-
-/** One peer engine's record in a table it mapped. */
-struct alignas(64) regTableReader {
-    std::atomic<uint64_t> owner; ///< 0 = free, else the reading engine's nonce
-    std::atomic<uint64_t> startTime;
-    std::atomic<int32_t> pid;
-    std::atomic<uint64_t> marks[reg_table_marks]; ///< odd while a copy runs
-};
+struct regMapping;
+struct regReaderClaim;
 
 /** @brief One mapping of an engine's registration table (its owner's or a peer's). */
 class nixlRegTable {
@@ -198,36 +165,20 @@ public:
 private:
     nixlRegTable() = default;
 
-    /**
-     * A reader record this process holds in one table for one engine. Every mapping that
-     * engine has of the table (one per connection, and a peer loaded under many names has many)
-     * shares it, so names alone cannot use up the table's records; the last one frees it.
-     */
-    struct readerClaim;
-
-    bool
-    claimReader(const procIdentity &self, uint64_t self_nonce, uint64_t owner_nonce);
-
-    /** One mmap of a table; shared by every nixlRegTable of this process that names it. */
-    struct mapping {
-        void *base = nullptr;
-        size_t bytes = 0;
-        ~mapping();
-    };
+    /** Points readers_ and slots_ into the mapping at base_, of slots slots. */
+    void
+    attach(size_t slots) noexcept;
 
     std::string name_;
     bool owner_ = false;
-    /**
-     * Engines of one process share their mapping of a table, so that the fence's acquire and
-     * the copier's release meet at one address (which ThreadSanitizer needs to see them pair).
-     */
-    std::shared_ptr<mapping> map_;
+    /** Engines of one process share their mapping of a table (reg_shm.h says why). */
+    std::shared_ptr<regMapping> map_;
     void *base_ = nullptr;
     size_t bytes_ = 0;
     regTableReader *readers_ = nullptr;
     std::atomic<uint64_t> *slots_ = nullptr;
     size_t nslots_ = 0;
-    std::shared_ptr<readerClaim> claim_; ///< the record this (peer) mapping uses
+    std::shared_ptr<regReaderClaim> claim_; ///< the record this (peer) mapping uses
     int reader_ = -1; ///< its index
     int fd_ = -1;     ///< owner of a named table: its object, for reserve()
     std::mutex reserveLock_;
