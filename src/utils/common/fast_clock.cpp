@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/nixl_log.h"
+#include "common/nixl_text.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -98,10 +99,7 @@ derive(nixlFastClock::ticks_t t0, steady::time_point s0, nixlFastClock::ticks_t 
 
 nixlFastClock::source_t
 nixlFastClock::choose(bool invariant_tsc, std::string_view kernel_clocksource) noexcept {
-    while (!kernel_clocksource.empty() &&
-           (kernel_clocksource.back() == '\n' || kernel_clocksource.back() == ' ')) {
-        kernel_clocksource.remove_suffix(1);
-    }
+    kernel_clocksource = nixlText::trim(kernel_clocksource); // a line of sysfs
 #if defined(__x86_64__)
     if (invariant_tsc && kernel_clocksource == "tsc") {
         return source_t::TSC;
@@ -131,9 +129,7 @@ nixlFastClock::choose(bool invariant_tsc,
 
 bool
 nixlFastClock::parseMode(const char *value, mode_t &mode) noexcept {
-    std::string_view v = value != nullptr ? value : "";
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+    const std::string_view v = nixlText::trim(value != nullptr ? value : "");
     const auto is = [v](std::string_view word) {
         if (v.size() != word.size()) return false;
         for (size_t i = 0; i < v.size(); ++i) {
