@@ -12,6 +12,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "common/nixl_text.h"
 #include "nixl_plugin_config_parse.h"
 #include "test_backend_log.h"
 
@@ -43,15 +44,7 @@ parseFlag(const std::string &value, bool &out) {
 }
 
 /** Plain decimal digits only: no sign, no spaces, no overflow. */
-bool
-parseCount(std::string_view value, uint64_t &out) {
-    if (value.empty()) {
-        return false;
-    }
-    const char *end = value.data() + value.size();
-    auto [ptr, ec] = std::from_chars(value.data(), end, out, 10);
-    return ec == std::errc() && ptr == end;
-}
+using nixlText::parseDecimal;
 
 /*
  * Connection info: "nixl-test/1:<pid>:<token, 16 hex digits>:<agent name>". The pid keeps an
@@ -84,7 +77,7 @@ decodeConn(std::string_view s, conn_t &out) {
     }
     s.remove_prefix(conn_prefix.size());
     size_t colon = s.find(':');
-    if (colon == std::string_view::npos || !parseCount(s.substr(0, colon), out.pid)) {
+    if (colon == std::string_view::npos || !parseDecimal(s.substr(0, colon), out.pid)) {
         return false;
     }
     s.remove_prefix(colon + 1);
@@ -206,7 +199,7 @@ nixlTestEngine::loadConfig() {
     }
     for (const count_t &c : counts) {
         auto it = params.find(c.key);
-        if (it != params.end() && !parseCount(it->second, *c.dst)) {
+        if (it != params.end() && !parseDecimal(it->second, *c.dst)) {
             NIXL_SDK_ERROR(at(localAgent, "")
                            << "invalid value '" << it->second << "' for parameter '" << c.key
                            << "': expected a non-negative decimal integer");
