@@ -109,14 +109,7 @@ private:
             return fail("nesting too deep");
         }
         out.kind = nixlJsonValue::kind_t::OBJECT;
-        ++pos_; // '{'
-        skipSpace();
-        if (!atEnd() && peek() == '}') {
-            ++pos_;
-            return true;
-        }
-        for (;;) {
-            skipSpace();
+        return parseElements('}', "unterminated object", "expected ',' or '}'", [&] {
             if (atEnd() || peek() != '"') {
                 return fail("expected a member name");
             }
@@ -134,23 +127,8 @@ private:
             ++pos_;
             skipSpace();
             out.members.push_back(nixlJsonMember{std::move(name), nixlJsonValue{}});
-            if (!parseValue(out.members.back().value, depth)) {
-                return false;
-            }
-            skipSpace();
-            if (atEnd()) {
-                return fail("unterminated object");
-            }
-            if (peek() == ',') {
-                ++pos_;
-                continue;
-            }
-            if (peek() == '}') {
-                ++pos_;
-                return true;
-            }
-            return fail("expected ',' or '}'");
-        }
+            return parseValue(out.members.back().value, depth);
+        });
     }
 
     bool
@@ -159,31 +137,47 @@ private:
             return fail("nesting too deep");
         }
         out.kind = nixlJsonValue::kind_t::ARRAY;
-        ++pos_; // '['
+        return parseElements(']', "unterminated array", "expected ',' or ']'", [&] {
+            out.items.emplace_back();
+            return parseValue(out.items.back(), depth);
+        });
+    }
+
+    /**
+     * The elements of the object or array whose opening bracket is at pos_, up to its closing
+     * bracket close: element() reads one, blanks before it skipped. The error texts name the
+     * container.
+     */
+    template <typename element_fn_t>
+    bool
+    parseElements(char close,
+                  const char *unterminated,
+                  const char *expected,
+                  const element_fn_t &element) {
+        ++pos_; // the opening bracket
         skipSpace();
-        if (!atEnd() && peek() == ']') {
+        if (!atEnd() && peek() == close) {
             ++pos_;
             return true;
         }
         for (;;) {
             skipSpace();
-            out.items.emplace_back();
-            if (!parseValue(out.items.back(), depth)) {
+            if (!element()) {
                 return false;
             }
             skipSpace();
             if (atEnd()) {
-                return fail("unterminated array");
+                return fail(unterminated);
             }
             if (peek() == ',') {
                 ++pos_;
                 continue;
             }
-            if (peek() == ']') {
+            if (peek() == close) {
                 ++pos_;
                 return true;
             }
-            return fail("expected ',' or ']'");
+            return fail(expected);
         }
     }
 
