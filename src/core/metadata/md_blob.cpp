@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/nixl_text.h"
 #include "nixl_plugin_names.h"
 
 // Layout and rationale: docs/metadata.md. Every multi-byte integer is little-endian and is
@@ -102,15 +103,9 @@ loadU64(const char *p) noexcept {
 // Names come from the peer and end up in logs: keep them printable and short.
 std::string
 printable(std::string_view s) {
-    // Cut only: these strings end up in log lines, and the logger escapes every line once
-    // (escaping here too wrote a peer's ESC as "\\x1b" in the log).
-    // Not nixl::log::cut(): the fuzzers build this file alone. Same form.
-    constexpr size_t max_shown = 64;
-    if (s.size() <= max_shown) {
-        return std::string(s);
-    }
-    return std::string(s.substr(0, max_shown)) + "... (" + std::to_string(s.size()) +
-        " bytes)";
+    // Cut only (escaping here too wrote a peer's ESC as "\\x1b" in the log). Header-only:
+    // the fuzzers build this file alone.
+    return nixlText::cut(s, 64);
 }
 
 // Index of the first element (in blob order) whose key already appeared earlier, and the index

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "nixl_log.h"
+#include "nixl_text.h"
 
 #include <algorithm>
 #include <atomic>
@@ -71,12 +72,7 @@ escaped(std::string_view text) {
 
 std::string
 cut(std::string_view value, size_t max) {
-    if (value.size() <= max) {
-        return std::string(value);
-    }
-    std::string out(value.substr(0, max));
-    out.append("... (").append(std::to_string(value.size())).append(" bytes)");
-    return out;
+    return nixlText::cut(value, max);
 }
 
 namespace {

@@ -6,7 +6,8 @@
  * @file nixl_text.h
  * @brief The small text helpers core and plugins share, so each rule is written once: blank
  *        trimming (nixlConfigParse::trimBlanks, the rule of every NIXL_* option), splitting a
- *        separated list into trimmed items, and a plain decimal reader.
+ *        separated list into trimmed items, a plain decimal reader, and the cut of a long value
+ *        for a log line.
  *
  * Header-only (plugins link no core code), C++20, no exceptions.
  *
@@ -15,7 +16,9 @@
 #ifndef NIXL_SRC_UTILS_COMMON_NIXL_TEXT_H
 #define NIXL_SRC_UTILS_COMMON_NIXL_TEXT_H
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -56,6 +59,20 @@ parseDecimal(std::string_view text, uint64_t &out) noexcept {
         }
     }
     return nixlConfigParse::parseUnsigned(text, out);
+}
+
+/**
+ * value as a log line shows it: whole when at most max bytes, else its first max bytes and
+ * "... (N bytes)". Cut only: the logger escapes every line once.
+ */
+inline std::string
+cut(std::string_view value, size_t max) {
+    if (value.size() <= max) {
+        return std::string(value);
+    }
+    std::string out(value.substr(0, max));
+    out.append("... (").append(std::to_string(value.size())).append(" bytes)");
+    return out;
 }
 
 } // namespace nixlText

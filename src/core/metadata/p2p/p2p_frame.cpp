@@ -11,6 +11,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/nixl_text.h"
+
 namespace {
 
 void
@@ -188,15 +190,9 @@ tokenEqual(std::string_view expected, std::string_view presented) noexcept {
 
 std::string
 printable(std::string_view text) {
-    // Cut only: these strings end up in log lines, and the logger escapes every line once
-    // (escaping here too wrote a peer's ESC as "\\x1b" in the log).
-    // Not nixl::log::cut(): the fuzzers build this file alone. Same form.
-    constexpr size_t max_shown = 64;
-    if (text.size() <= max_shown) {
-        return std::string(text);
-    }
-    return std::string(text.substr(0, max_shown)) + "... (" + std::to_string(text.size()) +
-        " bytes)";
+    // Cut only (escaping here too wrote a peer's ESC as "\\x1b" in the log). Header-only:
+    // the fuzzers build this file alone.
+    return nixlText::cut(text, 64);
 }
 
 } // namespace nixlP2P
