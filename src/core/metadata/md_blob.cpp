@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "common/nixl_le.h"
 #include "common/nixl_text.h"
 #include "nixl_plugin_names.h"
 
@@ -45,24 +46,6 @@ constexpr uint32_t max_mem_type = FILE_SEG;
 // Every kind up to max_mem_type has its name in the shared table (nixl_plugin_names.h).
 static_assert(max_mem_type + 1 == NIXL_BE_MEM_KIND_COUNT && NIXL_BE_MEM_FILE == FILE_SEG);
 
-void
-putU32(std::string &out, uint32_t v) {
-    char b[4];
-    for (int i = 0; i < 4; ++i) {
-        b[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-    }
-    out.append(b, sizeof(b));
-}
-
-void
-putU64(std::string &out, uint64_t v) {
-    char b[8];
-    for (int i = 0; i < 8; ++i) {
-        b[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-    }
-    out.append(b, sizeof(b));
-}
-
 uint32_t
 checkedU32(size_t v, const char *what) {
     if (v > std::numeric_limits<uint32_t>::max()) {
@@ -74,30 +57,8 @@ checkedU32(size_t v, const char *what) {
 
 void
 putStr(std::string &out, const std::string &s, const char *what) {
-    putU32(out, checkedU32(s.size(), what));
+    nixlLe::put<uint32_t>(out, checkedU32(s.size(), what));
     out.append(s);
-}
-
-uint32_t
-loadU32(const char *p) noexcept {
-    unsigned char b[4];
-    std::memcpy(b, p, sizeof(b));
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) {
-        v = (v << 8) | b[i];
-    }
-    return v;
-}
-
-uint64_t
-loadU64(const char *p) noexcept {
-    unsigned char b[8];
-    std::memcpy(b, p, sizeof(b));
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) {
-        v = (v << 8) | b[i];
-    }
-    return v;
 }
 
 // Names come from the peer and end up in logs: keep them printable and short.
@@ -174,7 +135,7 @@ private:
         if (left() < 4) {
             return truncated(4, where);
         }
-        v = loadU32(bytes_.data() + pos_);
+        v = nixlLe::get<uint32_t>(bytes_.data() + pos_);
         pos_ += 4;
         return true;
     }
@@ -254,19 +215,19 @@ mdDecoder::decodeHeader() {
                     std::to_string(nixl_md_header_size));
     }
     // The version decides how the rest of the header reads, so it is checked first.
-    const uint32_t version = loadU32(bytes_.data() + offset_version);
+    const uint32_t version = nixlLe::get<uint32_t>(bytes_.data() + offset_version);
     if (version != nixl_md_format_version) {
         return fail("format version " + std::to_string(version) + ", expected " +
                     std::to_string(nixl_md_format_version));
     }
-    const uint32_t flags = loadU32(bytes_.data() + offset_flags);
+    const uint32_t flags = nixlLe::get<uint32_t>(bytes_.data() + offset_flags);
     if (flags != 0) {
         char hex[16];
         std::snprintf(hex, sizeof(hex), "0x%08x", static_cast<unsigned>(flags));
         return fail(std::string("flags ") + hex + ", expected 0 (version " +
                     std::to_string(nixl_md_format_version) + " defines no flags)");
     }
-    const uint64_t length = loadU64(bytes_.data() + offset_length);
+    const uint64_t length = nixlLe::get<uint64_t>(bytes_.data() + offset_length);
     if (length > bytes_.size()) {
         return fail("truncated: header says " + std::to_string(length) + " bytes, got " +
                     std::to_string(bytes_.size()));
@@ -356,9 +317,9 @@ mdDecoder::decodeSections(nixlMdBlob &out) {
             if (left() < min_desc_fixed_size) {
                 return truncated(min_desc_fixed_size, where);
             }
-            const uint64_t addr = loadU64(bytes_.data() + pos_);
-            const uint64_t len = loadU64(bytes_.data() + pos_ + 8);
-            const uint64_t dev = loadU64(bytes_.data() + pos_ + 16);
+            const uint64_t addr = nixlLe::get<uint64_t>(bytes_.data() + pos_);
+            const uint64_t len = nixlLe::get<uint64_t>(bytes_.data() + pos_ + 8);
+            const uint64_t dev = nixlLe::get<uint64_t>(bytes_.data() + pos_ + 16);
             pos_ += min_desc_fixed_size;
             if constexpr (sizeof(uintptr_t) < sizeof(uint64_t) ||
                           sizeof(size_t) < sizeof(uint64_t)) {
@@ -429,24 +390,24 @@ nixlMdEncode(const nixlMdBlob &blob) {
     std::string out;
     out.reserve(total);
     out.append(md_magic);
-    putU32(out, nixl_md_format_version);
-    putU32(out, 0);
-    putU64(out, total);
+    nixlLe::put<uint32_t>(out, nixl_md_format_version);
+    nixlLe::put<uint32_t>(out, 0);
+    nixlLe::put<uint64_t>(out, total);
     putStr(out, blob.agentName, "agent name");
-    putU32(out, checkedU32(blob.conns.size(), "connection count"));
+    nixlLe::put<uint32_t>(out, checkedU32(blob.conns.size(), "connection count"));
     for (const nixlMdConn &c : blob.conns) {
         putStr(out, c.backend, "backend name");
         putStr(out, c.connInfo, "connection info");
     }
-    putU32(out, checkedU32(blob.sections.size(), "section count"));
+    nixlLe::put<uint32_t>(out, checkedU32(blob.sections.size(), "section count"));
     for (const nixlMdSection &s : blob.sections) {
         putStr(out, s.backend, "backend name");
-        putU32(out, static_cast<uint32_t>(s.mem));
-        putU32(out, checkedU32(s.descs.size(), "descriptor count"));
+        nixlLe::put<uint32_t>(out, static_cast<uint32_t>(s.mem));
+        nixlLe::put<uint32_t>(out, checkedU32(s.descs.size(), "descriptor count"));
         for (const nixlMdDesc &d : s.descs) {
-            putU64(out, d.addr);
-            putU64(out, d.len);
-            putU64(out, d.devId);
+            nixlLe::put<uint64_t>(out, d.addr);
+            nixlLe::put<uint64_t>(out, d.len);
+            nixlLe::put<uint64_t>(out, d.devId);
             putStr(out, d.publicData, "public data");
         }
     }

@@ -11,37 +11,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/nixl_le.h"
 #include "common/nixl_text.h"
 
 namespace {
-
-void
-putU16(std::string &out, uint16_t v) {
-    out.push_back(static_cast<char>(v & 0xff));
-    out.push_back(static_cast<char>(v >> 8));
-}
-
-void
-putU32(std::string &out, uint32_t v) {
-    for (int i = 0; i < 4; ++i) {
-        out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-    }
-}
-
-uint16_t
-getU16(const char *p) noexcept {
-    return static_cast<uint16_t>(static_cast<uint8_t>(p[0]) |
-                                 (static_cast<uint16_t>(static_cast<uint8_t>(p[1])) << 8));
-}
-
-uint32_t
-getU32(const char *p) noexcept {
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) {
-        v = (v << 8) | static_cast<uint8_t>(p[i]);
-    }
-    return v;
-}
 
 bool
 knownType(uint8_t t) noexcept {
@@ -95,10 +68,10 @@ encodeFrame(nixl_p2p_type_t type, std::string_view payload) {
     std::string out;
     out.reserve(header_size + payload.size());
     out.append(magic, sizeof(magic));
-    putU16(out, protocol_version);
+    nixlLe::put<uint16_t>(out, protocol_version);
     out.push_back(static_cast<char>(type));
     out.push_back('\0');
-    putU32(out, static_cast<uint32_t>(payload.size()));
+    nixlLe::put<uint32_t>(out, static_cast<uint32_t>(payload.size()));
     out.append(payload);
     return out;
 }
@@ -106,9 +79,9 @@ encodeFrame(nixl_p2p_type_t type, std::string_view payload) {
 std::string
 encodeHello(std::string_view name, std::string_view token) {
     std::string out;
-    putU16(out, static_cast<uint16_t>(std::min(name.size(), max_name)));
+    nixlLe::put<uint16_t>(out, static_cast<uint16_t>(std::min(name.size(), max_name)));
     out.append(name.substr(0, max_name));
-    putU16(out, static_cast<uint16_t>(std::min(token.size(), max_token)));
+    nixlLe::put<uint16_t>(out, static_cast<uint16_t>(std::min(token.size(), max_token)));
     out.append(token.substr(0, max_token));
     return out;
 }
@@ -119,7 +92,7 @@ decodeHello(std::string_view p, std::string &name, std::string &token, std::stri
         error = "HELLO of " + std::to_string(p.size()) + " bytes is too short for a name length";
         return false;
     }
-    const size_t nlen = getU16(p.data());
+    const size_t nlen = nixlLe::get<uint16_t>(p.data());
     if (nlen == 0 || nlen > max_name) {
         error = "HELLO agent name length " + std::to_string(nlen) + ", expected 1.." +
             std::to_string(max_name);
@@ -130,7 +103,7 @@ decodeHello(std::string_view p, std::string &name, std::string &token, std::stri
             "need " + std::to_string(4 + nlen) + " bytes, got " + std::to_string(p.size());
         return false;
     }
-    const size_t tlen = getU16(p.data() + 2 + nlen);
+    const size_t tlen = nixlLe::get<uint16_t>(p.data() + 2 + nlen);
     if (tlen > max_token) {
         error = "HELLO token length " + std::to_string(tlen) + ", limit " +
             std::to_string(max_token);
@@ -149,7 +122,7 @@ decodeHello(std::string_view p, std::string &name, std::string &token, std::stri
 std::string
 encodeStatus(nixl_status_t status, std::string_view message) {
     std::string out;
-    putU32(out, static_cast<uint32_t>(static_cast<int32_t>(status)));
+    nixlLe::put<uint32_t>(out, static_cast<uint32_t>(static_cast<int32_t>(status)));
     out.append(message.substr(0, max_message));
     return out;
 }
@@ -165,7 +138,7 @@ decodeStatus(std::string_view p, nixl_status_t &status, std::string &message, st
             std::to_string(max_message);
         return false;
     }
-    const int32_t v = static_cast<int32_t>(getU32(p.data()));
+    const int32_t v = static_cast<int32_t>(nixlLe::get<uint32_t>(p.data()));
     if (v < static_cast<int32_t>(NIXL_ERR_NO_TELEMETRY) || v > static_cast<int32_t>(NIXL_IN_PROG)) {
         error = "STATUS value " + std::to_string(v) + " is not a nixl_status_t";
         return false;
@@ -205,7 +178,7 @@ nixlP2PParser::checkHeader() {
             printable(std::string_view(header_, 8)) + "\")";
         return false;
     }
-    const uint16_t version = getU16(header_ + 8);
+    const uint16_t version = nixlLe::get<uint16_t>(header_ + 8);
     if (version != protocol_version) {
         error_ = "protocol version " + std::to_string(version) + ", this agent speaks " +
             std::to_string(protocol_version);
@@ -223,7 +196,7 @@ nixlP2PParser::checkHeader() {
         return false;
     }
     type_ = static_cast<nixl_p2p_type_t>(t);
-    length_ = getU32(header_ + 12);
+    length_ = nixlLe::get<uint32_t>(header_ + 12);
     const uint32_t limit = payloadLimit(type_, loadLimit_);
     if (length_ > limit) {
         error_ = typeName(t) + " frame of " + std::to_string(length_) +
