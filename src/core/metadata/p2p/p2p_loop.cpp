@@ -445,7 +445,6 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
     const nixl_p2p_type_t type = c.parser.type();
     const std::string &payload = c.parser.payload();
     using nixlP2P::encodeFrame;
-    using nixlP2P::encodeStatus;
     if (!c.helloSeen) {
         if (type != nixl_p2p_type_t::HELLO) {
             badPeer(c, "the first frame is " + nixlP2P::typeName(static_cast<uint8_t>(type)) +
@@ -475,10 +474,9 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
                                        " similar lines suppressed)" :
                                             std::string());
             }
-            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
-                                  encodeStatus(NIXL_ERR_NOT_ALLOWED,
-                                               "refused by agent " + me +
-                                                   ": missing or wrong token (NIXL_P2P_TOKEN)")));
+            answerStatus(c,
+                         NIXL_ERR_NOT_ALLOWED,
+                         "refused by agent " + me + ": missing or wrong token (NIXL_P2P_TOKEN)");
             return;
         }
         c.helloSeen = true;
@@ -490,34 +488,30 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
         const nixl_status_t st = x_.sink_.loadRemote(payload, std::string(), name);
         NIXL_DEBUG << "agent " << me << ": P2P listener: metadata from " << who(c) << ": "
                    << nixl_plugin_status_name(st);
-        answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
-                              encodeStatus(st, st == NIXL_SUCCESS ? "loaded by agent " + me :
-                                                                    "agent " + me +
-                                                                        " could not load it")));
+        answerStatus(c,
+                     st,
+                     st == NIXL_SUCCESS ? "loaded by agent " + me :
+                                          "agent " + me + " could not load it");
         return;
     }
     case nixl_p2p_type_t::FETCH: {
         if (!payload.empty() && payload != me) {
-            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
-                                  encodeStatus(NIXL_ERR_NOT_FOUND,
-                                               "this listener serves agent " + me + ", not " +
-                                                   printable(payload))));
+            answerStatus(c,
+                         NIXL_ERR_NOT_FOUND,
+                         "this listener serves agent " + me + ", not " + printable(payload));
             return;
         }
         std::string blob;
         const nixl_status_t st = x_.sink_.localMD(blob);
         if (st != NIXL_SUCCESS) {
-            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
-                                  encodeStatus(st, "agent " + me + " has no metadata to send")));
+            answerStatus(c, st, "agent " + me + " has no metadata to send");
             return;
         }
         if (blob.size() > x_.cfg_.maxFrame) {
             NIXL_ERROR << "agent " << me << ": P2P listener: the metadata asked for by "
                        << who(c) << " is " << blob.size()
                        << " bytes, over NIXL_P2P_MAX_FRAME (" << x_.cfg_.maxFrame << ")";
-            answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
-                                  encodeStatus(NIXL_ERR_NOT_ALLOWED,
-                                               "metadata over NIXL_P2P_MAX_FRAME")));
+            answerStatus(c, NIXL_ERR_NOT_ALLOWED, "metadata over NIXL_P2P_MAX_FRAME");
             return;
         }
         NIXL_DEBUG << "agent " << me << ": P2P listener: sending metadata to " << who(c);
@@ -533,10 +527,10 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
         const nixl_status_t st = x_.sink_.invalidateRemote(payload);
         NIXL_DEBUG << "agent " << me << ": P2P listener: invalidate from " << who(c) << ": "
                    << nixl_plugin_status_name(st);
-        answer(c, encodeFrame(nixl_p2p_type_t::STATUS,
-                              encodeStatus(st, st == NIXL_SUCCESS ? "forgotten by agent " + me :
-                                                                    "agent " + me +
-                                                                        " has no metadata of it")));
+        answerStatus(c,
+                     st,
+                     st == NIXL_SUCCESS ? "forgotten by agent " + me :
+                                          "agent " + me + " has no metadata of it");
         return;
     }
     default:
@@ -614,6 +608,11 @@ nixlP2PExchange::loop_t::finish(conn_t &c, bool ok, const std::string &error) {
         --x_.pending_;
     }
     x_.idle_.notify_all();
+}
+
+void
+nixlP2PExchange::loop_t::answerStatus(conn_t &c, nixl_status_t st, const std::string &text) {
+    answer(c, nixlP2P::encodeFrame(nixl_p2p_type_t::STATUS, nixlP2P::encodeStatus(st, text)));
 }
 
 void

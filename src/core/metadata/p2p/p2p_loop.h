@@ -102,6 +102,9 @@ private:
     onTimeout(nixlP2PConn &c);
     void
     answer(nixlP2PConn &c, std::string frame);
+    /** answer with a STATUS frame of st and text. */
+    void
+    answerStatus(nixlP2PConn &c, nixl_status_t st, const std::string &text);
     void
     close(nixlP2PConn &c);
 
