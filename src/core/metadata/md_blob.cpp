@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "common/nixl_le.h"
+#include "codec/nixl_le.h"
 #include "common/nixl_text.h"
 #include "nixl_plugin_names.h"
 

@@ -12,8 +12,8 @@
  * backends' formats differ at this level. Header-only, like nixl_crc32c.h, because plugins do not
  * link libnixl.
  *
- * Byte order: values are copied in host order and the header refuses to compile on a big-endian
- * host. Every supported target (x86_64, aarch64) is little-endian, and the formats also carry
+ * Byte order: unsigned integers are written least significant byte first (nixl_le.h); other
+ * values are copied in host order, so the header refuses to compile on a big-endian host. Every supported target (x86_64, aarch64) is little-endian, and the formats also carry
  * non-integral trivially-copyable values that a per-integer byte swap could not convert; a
  * compile error on a big-endian port is better than wire bytes that silently differ.
  *
@@ -32,7 +32,14 @@
 #include <string_view>
 #include <type_traits>
 
+#include "codec/nixl_le.h"
+
 namespace nixlCodec {
+
+/** Unsigned integers go through nixlLe (the one little-endian integer codec, shared with the
+ *  metadata blob and P2P frames); other trivially-copyable values are copied as they are. */
+template<typename T>
+inline constexpr bool le_integer_v = std::is_unsigned_v<T> && !std::is_same_v<T, bool>;
 
 static_assert(std::endian::native == std::endian::little,
               "the plugin wire formats are little-endian; see nixl_byte_codec.h");
@@ -59,7 +66,11 @@ public:
     void
     put(const T &v) {
         static_assert(std::is_trivially_copyable_v<T>);
-        out_->append(reinterpret_cast<const char *>(&v), sizeof(T));
+        if constexpr (le_integer_v<T>) {
+            nixlLe::put<T>(*out_, v);
+        } else {
+            out_->append(reinterpret_cast<const char *>(&v), sizeof(T));
+        }
     }
 
     /** Appends the bytes as they are, without a length. */
@@ -115,7 +126,11 @@ public:
         if (left() < sizeof(T)) {
             return false;
         }
-        std::memcpy(&v, in_.data() + pos_, sizeof(T));
+        if constexpr (le_integer_v<T>) {
+            v = nixlLe::get<T>(in_.data() + pos_);
+        } else {
+            std::memcpy(&v, in_.data() + pos_, sizeof(T));
+        }
         pos_ += sizeof(T);
         return true;
     }
@@ -137,11 +152,10 @@ public:
      */
     bool
     bytes(std::string_view &out, size_t max = std::numeric_limits<LenT>::max()) noexcept {
-        LenT n = 0;
         if (left() < sizeof(LenT)) {
             return false;
         }
-        std::memcpy(&n, in_.data() + pos_, sizeof(LenT));
+        const LenT n = nixlLe::get<LenT>(in_.data() + pos_);
         if (n > max || left() - sizeof(LenT) < n) {
             return false;
         }

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "common/nixl_le.h"
+#include "codec/nixl_le.h"
 #include "common/nixl_text.h"
 
 namespace {

@@ -8,10 +8,11 @@
  *        written and read byte by byte: no read is misaligned and the host's byte order does
  *        not matter.
  *
- * Header-only (the fuzzers compile the format code alone). Thread safety: pure functions.
+ * Header-only (the fuzzers compile the format code alone; plugins do not link libnixl). The
+ * plugins' nixl_byte_codec.h writes its integers with it. Thread safety: pure functions.
  */
-#ifndef NIXL_SRC_UTILS_COMMON_NIXL_LE_H
-#define NIXL_SRC_UTILS_COMMON_NIXL_LE_H
+#ifndef NIXL_SRC_UTILS_CODEC_NIXL_LE_H
+#define NIXL_SRC_UTILS_CODEC_NIXL_LE_H
 
 #include <cstddef>
 #include <cstdint>
@@ -44,4 +45,4 @@ get(const char *p) noexcept {
 
 } // namespace nixlLe
 
-#endif // NIXL_SRC_UTILS_COMMON_NIXL_LE_H
+#endif // NIXL_SRC_UTILS_CODEC_NIXL_LE_H
