@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "common/nixl_log.h"
+#include "common/nixl_text.h"
 #include "config/config.h"
 #include "nixl_plugin_config_parse.h"
 
@@ -20,10 +21,7 @@ namespace {
 // The blank trimming and case-insensitive match of every NIXL_* option (one implementation).
 using nixlConfigParse::equalsNoCase;
 
-constexpr std::string_view
-trim(std::string_view s) noexcept {
-    return nixlConfigParse::trimBlanks(s);
-}
+using nixlText::trim;
 
 [[noreturn]] void
 fail(const std::string &agent, const std::string &what) {
@@ -43,9 +41,8 @@ nixlParseEnabledMetrics(std::string_view text, std::vector<std::string> &unmatch
     }
     nixl_telemetry_metric_mask_t mask{};
     std::vector<std::string> seen;
-    while (true) {
-        const size_t comma = text.find(',');
-        const std::string token(trim(text.substr(0, comma)));
+    for (const std::string_view item : nixlText::splitList(text)) {
+        const std::string token(item);
         if (!token.empty() && std::find(seen.begin(), seen.end(), token) == seen.end()) {
             seen.push_back(token);
             bool any = false;
@@ -61,10 +58,6 @@ nixlParseEnabledMetrics(std::string_view text, std::vector<std::string> &unmatch
                 unmatched.push_back(token);
             }
         }
-        if (comma == std::string_view::npos) {
-            break;
-        }
-        text.remove_prefix(comma + 1);
     }
     return mask;
 }

@@ -6,7 +6,7 @@
 // Nsight Systems detection), loading them through the plugin loader, the core services they
 // get, and creating one instance of each per agent.
 
-#include <cctype>
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "common/nixl_log.h"
+#include "common/nixl_text.h"
 #include "config/config.h"
 #include "nixl_plugin_names.h"
 #include "plugin/core_services.h"
@@ -69,16 +70,6 @@ namespace {
         return {};
     }
 
-    std::string_view
-    trim(std::string_view s) noexcept {
-        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) {
-            s.remove_prefix(1);
-        }
-        while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) {
-            s.remove_suffix(1);
-        }
-        return s;
-    }
 
     constexpr char kBackendsVar[] = "NIXL_TRACE_BACKENDS";
     constexpr char kNvtxInjectionVar[] = "NVTX_INJECTION64_PATH";
@@ -202,22 +193,10 @@ Tracer::~Tracer() {
 std::vector<std::string>
 parseBackendList(std::string_view text) {
     std::vector<std::string> out;
-    while (true) {
-        const size_t comma = text.find(',');
-        const std::string_view item = trim(text.substr(0, comma));
-        if (!item.empty()) {
-            bool seen = false;
-            for (const std::string &s : out) {
-                seen = seen || s == item;
-            }
-            if (!seen) {
-                out.emplace_back(item);
-            }
+    for (const std::string_view item : nixlText::splitList(text)) {
+        if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) {
+            out.emplace_back(item);
         }
-        if (comma == std::string_view::npos) {
-            break;
-        }
-        text.remove_prefix(comma + 1);
     }
     return out;
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "common/nixl_text.h"
 #include "lf_notif.h"
 #include "lf_wire.h"
 
@@ -64,19 +65,12 @@ lfConfig::parse(const std::string &agent, const nixl_b_params_t &p, nixl_status_
             if (v.empty() || v == "auto") {
                 continue;
             }
-            size_t start = 0;
-            while (start <= v.size()) {
-                size_t end = v.find(',', start);
-                std::string prov = v.substr(start, end == std::string::npos ? end : end - start);
+            for (const std::string_view prov : nixlText::splitList(v)) {
                 if (prov.empty() || prov.size() > max_prov_name) {
                     bad(key, v, "a comma-separated list of provider names, or auto");
                     return cfg;
                 }
-                cfg.providers.push_back(prov);
-                if (end == std::string::npos) {
-                    break;
-                }
-                start = end + 1;
+                cfg.providers.emplace_back(prov);
             }
         } else if (key == "num_threads") {
             // NIXL's worker threads: here they post long requests' turns (lf_pool.cpp).
