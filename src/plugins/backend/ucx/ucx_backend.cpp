@@ -2,7 +2,7 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The UCX engine: creation, parameters, the UCP context and workers, teardown.
+// The UCX engine: creation, the UCP context and workers, teardown (parameters: ucx_config.cpp).
 #include "ucx_internal.h"
 
 #include <cerrno>
@@ -19,91 +19,11 @@
 using nixlUcx::notif_am_id;
 using nixlUcx::reg_table_slots;
 using nixlUcx::nowNs;
-using nixlUcx::splitPairs;
 using nixlUcx::amRecvCb;
-using nixlUcx::max_pool_threads;
-using nixlUcx::max_split_batch;
-
-namespace {
-
-/**
- * UCX presets, applied only when the user set neither the variable nor an engine_config entry
- * for it, and only when this UCX knows the key at UCP level (an unknown key makes every worker
- * warn). UCX 1.13 knows neither, so there they are documentation of intent.
- */
-const std::pair<const char *, const char *> ucx_presets[] = {
-    // Two RMA rails spread large transfers over two NICs where a host has them.
-    {"MAX_RMA_RAILS", "2"},
-    // Relaxed PCIe ordering speeds RDMA up where the root complex allows it; "try" is safe.
-    {"IB_PCI_RELAXED_ORDERING", "try"},
-};
-
-/**
- * Settings of the context of private workers (the workers that hold the endpoints to one
- * same-host peer). Such a worker's receive queue takes only UCX's replies to it (wireup,
- * acknowledgements and read replies of software RMA), not notifications, which go to the
- * peer's home worker. UCX grows the receive pool of each of sysv and posix by 512 buffers of
- * 8 KiB at once, so a worker wrote about 8 MiB of shared memory at creation; 64 buffers (one
- * per FIFO element) make that about 1 MiB. The FIFO size itself stays: UCX 1.13 indexes a
- * peer's FIFO with the sender's own size (a private worker with 16 against peers' 64 left
- * transfers in progress forever), so it must be the same in every process.
- */
-const std::pair<const char *, const char *> private_presets[] = {
-    {"MM_RX_BUFS_GROW", "64"},
-};
-
-} // namespace
-
-namespace nixlUcx {
-
-bool
-splitPairs(std::string_view s, std::vector<std::pair<std::string, std::string>> &out) {
-    size_t pos = 0;
-    while (pos < s.size()) {
-        size_t comma = s.find(',', pos);
-        std::string_view item =
-            nixlUcx::trim(s.substr(pos, comma == std::string_view::npos ? s.size() - pos :
-                                                                           comma - pos));
-        pos = comma == std::string_view::npos ? s.size() : comma + 1;
-        if (item.empty()) {
-            continue;
-        }
-        size_t eq = item.find('=');
-        if (eq == std::string_view::npos && !out.empty()) {
-            out.back().second += ",";
-            out.back().second.append(item);
-            continue;
-        }
-        if (eq == std::string_view::npos || eq == 0) {
-            return false;
-        }
-        out.emplace_back(std::string(nixlUcx::trim(item.substr(0, eq))),
-                         std::string(nixlUcx::trim(item.substr(eq + 1))));
-    }
-    return true;
-}
-
-} // namespace nixlUcx
-
-// ---------------------------------------------------------------------------------------------
-// Creation and parameters
 
 nixl_b_params_t
 nixlUcxEngine::pluginOptions() {
-    return {
-        {"ucx_devices", ""},
-        {"num_workers", "1"},
-        {"ucx_error_handling_mode", "peer"},
-        {"engine_config", ""},
-        {"ucx_direct_cma", "yes"},
-        {"ucx_peer_check_ms", "200"},
-        {"ucx_release_timeout_ms", "2000"},
-        {"notif_peer_max_bytes", "268435456"},
-        {"notif_total_max_bytes", "1073741824"},
-        {"notif_send_max_bytes", "67108864"},
-        {"num_threads", "0"},
-        {"split_batch_size", "1024"},
-    };
+    return nixlUcxConfig::options();
 }
 
 nixl_mem_list_t
@@ -139,208 +59,6 @@ nixlUcxEngine::getSupportedMems() const {
     return mems;
 }
 
-bool
-nixlUcxEngine::parseParams(const nixl_b_params_t &params) {
-    auto get = [&](const char *key, std::string &value) {
-        auto it = params.find(key);
-        if (it == params.end()) {
-            return false;
-        }
-        value = it->second;
-        return true;
-    };
-    std::string v;
-    if (get("device_list", v) && !nixlUcx::trim(v).empty()) {
-        cfg_.devices = std::string(nixlUcx::trim(v));
-    } else if (get("ucx_devices", v)) {
-        cfg_.devices = std::string(nixlUcx::trim(v));
-    }
-    uint64_t n = 0;
-    if (get("num_workers", v)) {
-        if (!nixlUcx::parseUnsigned(v, n) || n == 0 || n > 64) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX num_workers must be 1..64, not '"
-                                    << nixlSdk::cutValue(v) << "'");
-            return false;
-        }
-        cfg_.numWorkers = n;
-    } else {
-        setInitParam("num_workers", "1");
-    }
-    if (get("ucx_error_handling_mode", v)) {
-        std::string m(nixlUcx::trim(v));
-        if (m == "peer") {
-            cfg_.peerErrMode = true;
-        } else if (m == "none") {
-            cfg_.peerErrMode = false;
-        } else {
-            NIXL_SDK_ERROR("agent " << localAgent
-                                    << ": UCX ucx_error_handling_mode must be none or peer, not '"
-                                    << nixlSdk::cutValue(v) << "'");
-            return false;
-        }
-    } else {
-        setInitParam("ucx_error_handling_mode", "peer");
-    }
-    if (get("ucx_direct_cma", v)) {
-        if (!nixlUcx::parseBool(v, cfg_.directCma)) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_direct_cma must be yes or no, "
-                                    << "not '" << nixlSdk::cutValue(v) << "'");
-            return false;
-        }
-    }
-    if (get("ucx_peer_check_ms", v)) {
-        if (!nixlUcx::parseUnsigned(v, n) || n == 0 || n > 60000) {
-            NIXL_SDK_ERROR("agent " << localAgent
-                                    << ": UCX ucx_peer_check_ms must be 1..60000, not '"
-                                    << nixlSdk::cutValue(v)
-                                    << "'");
-            return false;
-        }
-        cfg_.peerCheckMs = n;
-    }
-    if (get("ucx_release_timeout_ms", v)) {
-        if (!nixlUcx::parseUnsigned(v, n) || n > 600000) {
-            NIXL_SDK_ERROR("agent " << localAgent
-                                    << ": UCX ucx_release_timeout_ms must be 0..600000, not '"
-                                    << nixlSdk::cutValue(v) << "'");
-            return false;
-        }
-        cfg_.releaseTimeoutMs = n;
-    }
-    for (auto [key, dst] : {std::pair{"notif_peer_max_bytes", &cfg_.notifPeerMax},
-                            std::pair{"notif_total_max_bytes", &cfg_.notifTotalMax},
-                            std::pair{"notif_send_max_bytes", &cfg_.notifSendMax}}) {
-        if (get(key, v)) {
-            // At least one message with its overhead must fit.
-            if (!nixlUcx::parseUnsigned(v, n) || n < 4096 || n > (uint64_t(1) << 62)) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": UCX " << key
-                                        << " must be 4096..2^62 bytes, not '" << nixlSdk::cutValue(v) << "'");
-                return false;
-            }
-            *dst = n;
-        }
-    }
-    if (get("ucx_fault_direct_hold_bytes", v)) {
-        if (!nixlUcx::parseUnsigned(v, cfg_.faultDirectHoldBytes)) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_fault_direct_hold_bytes must "
-                                    << "be a byte count, not '" << nixlSdk::cutValue(v) << "'");
-            return false;
-        }
-    }
-    if (get("ucx_fault_notif_trace", v)) {
-        static const char *const kinds[] = {"", "truncate", "version", "zero"};
-        cfg_.faultNotifTrace = -1;
-        for (int i = 1; i < 4; ++i) {
-            if (v == kinds[i]) {
-                cfg_.faultNotifTrace = i;
-            }
-        }
-        if (cfg_.faultNotifTrace < 0) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX ucx_fault_notif_trace must be "
-                                    << "truncate, version or zero, not '" << nixlSdk::cutValue(v) << "'");
-            return false;
-        }
-    }
-    if (get("engine_config", v)) {
-        cfg_.engineConfig = v;
-    }
-    // NIXL's thread-pool engine: requests of more than split_batch_size descriptors are
-    // posted in batches by num_threads threads of the engine (ucx_pool.cpp).
-    if (get("num_threads", v) && !nixlUcx::trim(v).empty()) {
-        if (!nixlUcx::parseUnsigned(v, n) || n > max_pool_threads) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX num_threads must be 0.."
-                                    << max_pool_threads << ", not '" << nixlSdk::cutValue(v)
-                                    << "'");
-            return false;
-        }
-        cfg_.numThreads = n;
-    }
-    if (get("split_batch_size", v)) {
-        if (!nixlUcx::parseUnsigned(v, n) || n == 0 || n > max_split_batch) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX split_batch_size must be 1.."
-                                    << max_split_batch << ", not '" << nixlSdk::cutValue(v)
-                                    << "'");
-            return false;
-        }
-        cfg_.splitBatch = n;
-    }
-    return true;
-}
-
-bool
-nixlUcxEngine::applyConfig(ucp_config_t *config, bool log) const {
-    ucs_status_t st;
-    if (!cfg_.devices.empty() && cfg_.devices != "all") {
-        st = ucp_config_modify(config, "NET_DEVICES", cfg_.devices.c_str());
-        if (st != UCS_OK) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX device list '" << cfg_.devices
-                                    << "' rejected: " << ucs_status_string(st));
-            return false;
-        }
-    }
-    std::vector<std::pair<std::string, std::string>> overrides;
-    if (!splitPairs(cfg_.engineConfig, overrides)) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine_config '" << cfg_.engineConfig
-                                << "' is not a comma-separated KEY=VALUE list");
-        return false;
-    }
-    for (auto &[key, value] : overrides) {
-        if (key.rfind("UCX_", 0) == 0) {
-            key = key.substr(4);
-        }
-        st = ucp_config_modify(config, key.c_str(), value.c_str());
-        if (st != UCS_OK) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine_config " << key << "="
-                                    << nixlSdk::cutValue(value) << " rejected: " << ucs_status_string(st));
-            return false;
-        }
-        std::string known;
-        if (log) {
-            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX_" << key << "=" << nixlSdk::cutValue(value)
-                                << " (engine_config"
-                                << (nixlUcx::configValue(config, key, known) ?
-                                        ")" :
-                                        "; not a UCP key, left to the transports)"));
-        }
-    }
-    for (const auto &[key, value] : ucx_presets) {
-        const std::string env = std::string("UCX_") + key;
-        bool overridden = std::getenv(env.c_str()) != nullptr;
-        for (const auto &o : overrides) {
-            overridden = overridden || o.first == key;
-        }
-        std::string current;
-        if (overridden || !nixlUcx::configValue(config, key, current)) {
-            if (log) {
-                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << nixlSdk::cutValue(value)
-                                    << " not applied ("
-                                    << (overridden ? "set by the user" : "unknown to this UCX")
-                                    << ")");
-            }
-            continue;
-        }
-        st = ucp_config_modify(config, key, value);
-        if (log) {
-            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX preset " << env << "=" << nixlSdk::cutValue(value) << ": "
-                                << ucs_status_string(st));
-        }
-    }
-    return true;
-}
-
-ucp_params_t
-nixlUcxEngine::contextParams(const char *name) const {
-    ucp_params_t params{};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
-        UCP_PARAM_FIELD_NAME;
-    params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
-    if (progThread_) {
-        params.features |= UCP_FEATURE_WAKEUP;
-    }
-    params.mt_workers_shared = 1;
-    params.name = name;
-    return params;
-}
 
 ucp_context_h
 nixlUcxEngine::privateContext() const {
@@ -358,26 +76,12 @@ nixlUcxEngine::privateContext() const {
     std::string why;
     if (st != UCS_OK) {
         why = std::string("ucp_config_read: ") + ucs_status_string(st);
-    } else if (!applyConfig(config, false)) {
+    } else if (!cfg_.apply(config, localAgent, false)) {
         why = "configuration refused";
     } else {
-        std::vector<std::pair<std::string, std::string>> overrides;
-        splitPairs(cfg_.engineConfig, overrides); // parsed once already by applyConfig
-        for (const auto &[key, value] : private_presets) {
-            if (nixlUcx::mmKeySetByUser(key, overrides)) {
-                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX private workers keep the "
-                                        << "user's " << key << " of the shared-memory "
-                                        << "transports");
-                continue;
-            }
-            st = ucp_config_modify(config, key, value);
-            if (st != UCS_OK) {
-                NIXL_SDK_DEBUG("agent " << localAgent << ": UCX private workers: " << key << "="
-                                        << nixlSdk::cutValue(value) << ": " << ucs_status_string(st));
-            }
-        }
+        cfg_.applyPrivate(config, localAgent);
         const std::string name = localAgent + "/private";
-        const ucp_params_t params = contextParams(name.c_str());
+        const ucp_params_t params = cfg_.contextParams(name.c_str());
         st = ucp_init(&params, config, &privCtx_);
         if (st != UCS_OK) {
             privCtx_ = nullptr;
@@ -449,7 +153,7 @@ nixlUcxEngine::initUcx() {
     }
     std::unique_ptr<ucp_config_t, void (*)(ucp_config_t *)> cfg_guard(config,
                                                                        ucp_config_release);
-    if (!applyConfig(config, true)) {
+    if (!cfg_.apply(config, localAgent, true)) {
         return false;
     }
     std::string tls = "all";
@@ -458,7 +162,7 @@ nixlUcxEngine::initUcx() {
     shmAllowed_ = nixlUcx::tlsAllowsShm(tls);
     mmAllowed_ = nixlUcx::tlsAllowsMm(tls);
 
-    const ucp_params_t params = contextParams(localAgent.c_str());
+    const ucp_params_t params = cfg_.contextParams(localAgent.c_str());
     st = ucp_init(&params, config, &ctx_);
     if (st != UCS_OK) {
         NIXL_SDK_ERROR("agent " << localAgent << ": ucp_init: " << ucs_status_string(st));
@@ -505,7 +209,7 @@ nixlUcxEngine::initUcx() {
                             << (cfg_.directCma && cmaAllowed_ && cmaWorks_ ? "on" : "off")
                             << ", error handling "
                             << (cfg_.peerErrMode ? "peer" : "none") << ", progress thread "
-                            << (progThread_ ? "on" : "off"));
+                            << (cfg_.progressThread ? "on" : "off"));
     return true;
 }
 
@@ -574,7 +278,7 @@ nixlUcxEngine::openWorker(ucp_context_h ctx,
         return false;
     }
     efd = -1;
-    if (progThread_) {
+    if (cfg_.progressThread) {
         st = ucp_worker_get_efd(h, &efd);
         if (st != UCS_OK) {
             NIXL_SDK_WARN("agent " << localAgent << ": ucp_worker_get_efd(" << name
@@ -620,10 +324,15 @@ nixlUcxEngine::createWorker(bool home, const std::string &name) const {
 }
 
 nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
-    : nixlBackendEngine(init_params) {
-    progThread_ = init_params->enableProgTh;
-    pthrDelayUs_ = init_params->pthrDelay;
-    if (!parseParams(getCustomParams())) {
+    : nixlBackendEngine(init_params),
+      cfg_(nixlUcxConfig::parse(getCustomParams(),
+                                init_params->enableProgTh,
+                                init_params->pthrDelay,
+                                localAgent)) {
+    for (const auto &[key, value] : cfg_.defaults) {
+        setInitParam(key, value);
+    }
+    if (!cfg_.valid) {
         initErr = true;
         initErrStatus = NIXL_ERR_INVALID_PARAM; // a value refused, named in its line
         return;
@@ -636,7 +345,7 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
         initErr = true;
         return;
     }
-    if (progThread_) {
+    if (cfg_.progressThread) {
         wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (wakeFd_ < 0) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX: eventfd: " << std::strerror(errno));

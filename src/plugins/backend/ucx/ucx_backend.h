@@ -58,275 +58,12 @@
 #include "ucx_utils.h"
 #include "ucx_wire.h"
 
+#include "ucx_config.h"
+#include "ucx_conn.h"
+#include "ucx_req.h"
+#include "ucx_worker.h"
+
 class nixlUcxEngine;
-class nixlUcxConn;
-class nixlUcxReq;
-class nixlUcxRemoteMD;
-struct nixlUcxAmSend;
-
-/** @brief One UCP worker and the mutex that serialises every use of it. */
-class nixlUcxWorker {
-public:
-    nixlUcxWorker(ucp_worker_h worker, int efd, bool home, std::string name)
-        : worker(worker),
-          efd(efd),
-          home(home),
-          name(std::move(name)) {}
-
-    nixlUcxWorker(const nixlUcxWorker &) = delete;
-    nixlUcxWorker &
-    operator=(const nixlUcxWorker &) = delete;
-    ~nixlUcxWorker();
-
-    /** Held for every call into UCX on this worker and while its callbacks run. */
-    std::mutex lock;
-    /**
-     * nullptr once destroyed (a private worker of a lost or disconnected peer), and while
-     * pending.
-     */
-    ucp_worker_h worker;
-    int efd; ///< set with worker (guarded by lock)
-    /**
-     * A private worker not created yet: the connection's first use (connect, prepXfer,
-     * postXfer, genNotif) creates it and its endpoint, under lock, once (ensureLanes).
-     */
-    bool pending = false;
-    const bool home;
-    const std::string name;
-    const nixlUcxEngine *engine = nullptr;
-    /**
-     * Requests whose UCX operations completed inside a callback and whose notification is still
-     * to be sent; sent right after the progress call returns, outside UCX's callback context.
-     */
-    std::vector<nixlUcxReq *> ready;
-    /**
-     * Requests with UCX operations on this worker, and active messages in flight. UCX 1.13
-     * does not call back every operation of a worker it destroys, so destroyLocked finishes
-     * what is left here itself.
-     */
-    std::unordered_set<nixlUcxReq *> inflight;
-    std::unordered_set<nixlUcxAmSend *> sends;
-
-    /**
-     * Progresses until UCX reports no more work, then sends ready notifications. A draining
-     * worker whose last operation completed is destroyed here (worker becomes nullptr).
-     */
-    unsigned
-    progressLocked();
-    /**
-     * Retires a private worker whose connection closed while the peer lives: destroyed now
-     * when UCX has nothing of it in flight (returns false), otherwise left draining (returns
-     * true). A draining worker stays in the engine's list and is progressed like any other;
-     * its requests stay in progress until UCX completes their operations (the buffers are
-     * UCX's until then) and finish through their callbacks, with the closed connection's
-     * status. The peer then answers what it was sent, and the worker goes once nothing is
-     * left, instead of being abandoned with its sockets and segments.
-     */
-    bool
-    retireLocked();
-    /**
-     * Destroys the UCP worker. Operations UCX cancels complete through their callbacks; the
-     * requests still in flight afterwards finish with pending_status.
-     *
-     * UCX 1.13 aborts the process (an assertion in ucp_ep_destroy_base) when a worker is
-     * destroyed while an RMA operation of an endpoint without peer error handling is still
-     * running, e.g. a READ over tcp whose target never progressed. Such a worker is therefore
-     * abandoned instead (never progressed or destroyed again; `abandoned` is set) and the
-     * requests finish with pending_status all the same: a leak at teardown beats an abort.
-     */
-    void
-    destroyLocked(nixl_status_t pending_status);
-    bool abandoned = false; ///< destroyLocked left the UCP worker alive (see there)
-    /** retireLocked left it draining; cleared when it is destroyed. */
-    bool draining = false;
-    /** No connection uses it any more (retireLocked was called). */
-    bool retired = false;
-    /** It drained and was destroyed: the engine drops it from its list (progressAll). */
-    bool drained = false;
-    /**
-     * Remote keys of the closed connection's lanes on this worker: UCX requires a key to
-     * outlive the operations that use it, so they go with the worker (before it).
-     */
-    std::vector<ucp_rkey_h> retiredRkeys;
-};
-
-/** @brief One endpoint of a connection, on one worker. */
-struct nixlUcxLane {
-    std::shared_ptr<nixlUcxWorker> worker;
-    ucp_ep_h ep = nullptr; ///< guarded by worker->lock
-    nixlUcxConn *conn = nullptr;
-    size_t index = 0;
-    /** The peer's worker address this lane connects to (kept for a deferred endpoint). */
-    std::string addr;
-};
-
-/** @brief What the engine knows about one remote agent (or itself, for loopback). */
-class nixlUcxConn {
-public:
-    enum state_t : int { ALIVE = 0, LOST = 1, CLOSED = 2 };
-
-    std::string name;
-    nixlUcx::procIdentity peer;
-    bool local = false; ///< same kernel and pid namespace
-    bool self = false; ///< the engine's own agent (loopback)
-    bool direct = false; ///< data moves by process_vm_readv/writev
-    bool peerMode = false; ///< UCX peer error handling on the endpoints
-    bool privateWorkers = false; ///< lanes use workers created for this connection only
-    bool watched = false; ///< liveness is checked through /proc
-    uint64_t remoteNonce = 0;
-    uint64_t remoteRegTable = 0; ///< address of the peer's registration table
-    uint64_t remoteRegSlots = 0;
-    bool sameProcess = false; ///< direct copies are plain memcpy in this address space
-    /**
-     * The peer's registration table mapped here (same host, same uid, checked on open): direct
-     * copies check their registrations in it under the fence instead of a process_vm_readv per
-     * post. nullptr: the check of old (one process_vm_readv of the slots at post, no fence).
-     */
-    std::unique_ptr<nixlReg::nixlRegTable> peerTable;
-    std::vector<std::unique_ptr<nixlUcxLane>> lanes;
-
-    std::atomic<int> state{ALIVE};
-    /** Bytes of genNotif messages to this peer handed to UCX and not yet completed
-     *  (bounded by notif_send_max_bytes). */
-    std::shared_ptr<std::atomic<size_t>> notifSendHeld = std::make_shared<std::atomic<size_t>>(0);
-    /** Every lane has its worker and endpoint (no pending private worker left). */
-    std::atomic<bool> lanesReady{false};
-    /** Remote registrations loaded for this connection; rkeys are per lane. */
-    std::mutex mdLock;
-    std::unordered_set<nixlUcxRemoteMD *> mds;
-
-    bool
-    usable() const noexcept {
-        return state.load(std::memory_order_acquire) == ALIVE;
-    }
-};
-
-/** @brief One of the engine's own registrations. */
-class nixlUcxLocalMD : public nixlBackendMD {
-public:
-    nixlUcxLocalMD() : nixlBackendMD(true) {}
-
-    uintptr_t base = 0;
-    size_t len = 0;
-    nixl_mem_t mem = DRAM_SEG;
-    ucp_mem_h memh = nullptr;
-    uint32_t slot = 0; ///< index in the registration table, 0 if none
-    uint64_t regId = 0;
-    std::string publicData;
-};
-
-/** @brief A registration of a peer (or, for loopback, one of the engine's own). */
-class nixlUcxRemoteMD : public nixlBackendMD {
-public:
-    nixlUcxRemoteMD() : nixlBackendMD(false) {}
-
-    std::shared_ptr<nixlUcxConn> conn;
-    uintptr_t base = 0;
-    size_t len = 0;
-    nixl_mem_t mem = DRAM_SEG;
-    uint32_t slot = 0;
-    uint64_t regId = 0;
-    std::string packedRkey;
-    /** One per lane of conn; guarded by that lane's worker lock. */
-    std::vector<ucp_rkey_h> rkeys;
-};
-
-/** @brief An active message in flight; owns its bytes until UCX completes it. */
-struct nixlUcxAmSend {
-    std::string header;
-    std::string body;
-    nixlUcxReq *req = nullptr; ///< the transfer it completes, nullptr for genNotif
-    std::string remote; ///< for log lines
-    const nixlUcxEngine *engine = nullptr;
-    nixlUcxWorker *worker = nullptr;
-    /** genNotif only: the peer's bytes in flight this send is charged to (notif_send_max_bytes);
-     *  shared so that it outlives a connection closed under it. */
-    std::shared_ptr<std::atomic<size_t>> budget;
-    size_t charged = 0;
-};
-
-/** @brief A prepared transfer. */
-class nixlUcxReq : public nixlBackendReqH {
-public:
-    enum class path_t { DIRECT, UCX };
-    enum class phase_t { IDLE, DATA, NOTIF, DONE };
-
-    ~nixlUcxReq() override {
-        if (heldMark.m != nullptr) {
-            nixlReg::nixlRegTable::leave(heldMark);
-        }
-    }
-
-    const nixlUcxEngine *engine = nullptr;
-    nixl_xfer_op_t op = NIXL_WRITE;
-    std::shared_ptr<nixlUcxConn> conn;
-    nixlUcxLane *lane = nullptr;
-    path_t path = path_t::UCX;
-    /** Core's arrays; the same for every post and check of this request. */
-    const nixl_be_xfer_desc_t *local = nullptr;
-    const nixl_be_xfer_desc_t *remote = nullptr;
-    size_t count = 0;
-    size_t totalBytes = 0;
-    /** Distinct remote registrations, checked for staleness before a direct post. */
-    std::vector<const nixlUcxRemoteMD *> remoteMds;
-    std::string remoteAgent;
-
-    /** Notification of the current post. */
-    bool hasNotif = false;
-    std::string notif;
-    /** Core's trace context of the request (opt args at prep and post); may be null. */
-    const nixl_be_trace_ctx_t *traceCtx = nullptr;
-    /** This post recorded WIRE_SUBMITTED (direct path: once, before the first copy). */
-    bool wireTraced = false;
-    /**
-     * Where the phases of the current post go while postXfer copies it inline (a small
-     * traced direct post): the posting thread's batch, set and cleared under stepLock by
-     * that thread, so only it appends; null otherwise (phases are recorded directly).
-     */
-    nixlTracePhaseBatch *phaseBatch = nullptr;
-
-    std::atomic<nixl_status_t> status{NIXL_ERR_NOT_POSTED};
-    /** Written under stepLock or the lane worker lock, read under either: atomic. */
-    std::atomic<phase_t> phase{phase_t::IDLE};
-
-    /** Direct path: the copy cursor. */
-    std::mutex stepLock;
-    size_t curDesc = 0;
-    size_t curOff = 0;
-    size_t copied = 0;
-    bool cancelled = false;
-    /**
-     * Fault injection only (ucx_fault_direct_hold_bytes): a held copy stays inside its mark
-     * in the peer's table, so that the target's deregisterMem sees it in flight; left when
-     * the request goes (conn, declared above, keeps the mapping alive until then).
-     */
-    nixlReg::nixlRegTable::mark_t heldMark;
-    bool listed = false; ///< in the engine's active list (guarded by the engine's activeLock_)
-
-    /** UCX path (and the notification of both paths): guarded by lane->worker->lock. */
-    size_t outstanding = 0;
-    ucs_status_t ucxError = UCS_OK;
-    size_t failedDesc = SIZE_MAX;
-    bool dropNotif = false;
-    bool tracked = false; ///< in lane->worker->inflight
-    nixlUcxAmSend *notifSend = nullptr;
-
-    /**
-     * num_threads > 0 and more than split_batch_size descriptors: this post's descriptors go
-     * to the engine's pool in batches (ucx_pool.cpp). Written by the posting thread only.
-     */
-    bool split = false;
-    /** Batches of the post not finished yet; the one that takes it to 0 completes the post. */
-    std::atomic<size_t> splitLeft{0};
-    /** Batches queued or running (engine's poolLock_); release and repost wait for 0. */
-    size_t splitJobs = 0;
-    /** Released (or the engine closes): batches not started move no data. */
-    std::atomic<bool> splitCancel{false};
-    /** Direct path: the first batch error (the batch that sets it logs the one line). */
-    std::atomic<nixl_status_t> splitErr{NIXL_SUCCESS};
-    /** Direct path: bytes the batches copied. */
-    std::atomic<size_t> splitBytes{0};
-};
 
 /** @brief The UCX engine; one per agent backend. */
 class nixlUcxEngine : public nixlBackendEngine {
@@ -495,42 +232,11 @@ public:
     }
 
 private:
-    struct config_t {
-        size_t numWorkers = 1;
-        /** num_threads: threads of the posting pool (0: none, every post on the caller). */
-        size_t numThreads = 0;
-        /** split_batch_size: descriptors per batch of a pooled post. */
-        size_t splitBatch = 1024;
-        bool peerErrMode = true;
-        bool directCma = true;
-        uint64_t peerCheckMs = 200;
-        uint64_t releaseTimeoutMs = 2000;
-        /** Received notifications waiting for getNotifs: bytes from one sender, from all. */
-        uint64_t notifPeerMax = uint64_t(256) << 20;
-        uint64_t notifTotalMax = uint64_t(1) << 30;
-        /** genNotif bytes to one peer handed to UCX and not yet sent. */
-        uint64_t notifSendMax = uint64_t(64) << 20;
-        /** ucx_fault_direct_hold_bytes (fault injection for tests, 0 = off). */
-        uint64_t faultDirectHoldBytes = 0;
-        /** ucx_fault_notif_trace (tests only): damage the trace context a notification
-         *  carries: 0 off, 1 truncate, 2 version 0xff, 3 zero trace id. */
-        int faultNotifTrace = 0;
-        std::string devices;
-        std::string engineConfig;
-    };
-
-    bool
-    parseParams(const nixl_b_params_t &params);
     bool
     initUcx();
-    /** Device list, engine_config and presets onto a config read from the environment. */
-    bool
-    applyConfig(ucp_config_t *config, bool log) const;
-    ucp_params_t
-    contextParams(const char *name) const;
     /**
      * The context of private workers: the engine's configuration with small shared-memory
-     * queues (ucx_backend.cpp, private_presets), created at the first private worker; the
+     * queues (ucx_config.cpp, private_presets), created at the first private worker; the
      * engine's context if it cannot be made (one warning). Takes privCtxLock_.
      */
     ucp_context_h
@@ -661,9 +367,8 @@ private:
     void
     damageTrace(uint8_t *trace) const;
 
-    config_t cfg_;
-    bool progThread_ = false;
-    uint64_t pthrDelayUs_ = 0;
+    /** Parsed once in the constructor; immutable, read by every thread without a lock. */
+    const nixlUcxConfig cfg_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled

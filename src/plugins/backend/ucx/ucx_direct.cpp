@@ -298,7 +298,7 @@ nixlUcxEngine::directHousekeeping() const {
     // destroyed; if the peer has exited by then, UCX attaches to the peer's removed FIFO and
     // logs "shmat(...) failed: Invalid argument" / "mm ep failed to connect to remote FIFO".
     thread_local unsigned posts = 0;
-    if (progThread_ || (++posts & 63) != 0) {
+    if (cfg_.progressThread || (++posts & 63) != 0) {
         return;
     }
     const int64_t now = nixlUcx::nowNs();

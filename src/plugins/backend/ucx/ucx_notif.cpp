@@ -367,7 +367,7 @@ nixlUcxEngine::damageTrace(uint8_t *trace) const {
 
 nixl_status_t
 nixlUcxEngine::getNotifs(notif_list_t &notif_list) {
-    progressAll(progThread_);
+    progressAll(cfg_.progressThread);
     checkPeers();
     std::vector<nixl_be_trace_ctx_t> traces;
     {

@@ -157,7 +157,7 @@ nixlUcxEngine::wakeProgress() const {
 void
 nixlUcxEngine::progressLoop() {
     const int idle_ms =
-        static_cast<int>(std::max<uint64_t>(1, (pthrDelayUs_ + 999) / 1000));
+        static_cast<int>(std::max<uint64_t>(1, (cfg_.pthrDelayUs + 999) / 1000));
     const int timeout_ms = std::min<int>(idle_ms, static_cast<int>(cfg_.peerCheckMs));
     std::vector<struct pollfd> fds;
     std::vector<std::shared_ptr<nixlUcxWorker>> ws;

@@ -477,7 +477,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         directHousekeeping();
         return req->status.load(std::memory_order_acquire); // nothing left for the thread
     }
-    if (progThread_) {
+    if (cfg_.progressThread) {
         std::lock_guard<std::mutex> g(activeLock_);
         if (!req->listed) {
             req->listed = true;
@@ -497,7 +497,7 @@ nixlUcxEngine::checkXfer(nixlBackendReqH *handle) const {
     }
     if (req->path == nixlUcxReq::path_t::DIRECT && !req->split) {
         std::unique_lock<std::mutex> g(req->stepLock, std::defer_lock);
-        if (progThread_ ? g.try_lock() : (g.lock(), true)) {
+        if (cfg_.progressThread ? g.try_lock() : (g.lock(), true)) {
             stepDirectLocked(*req, step_budget);
         }
     }
@@ -505,7 +505,7 @@ nixlUcxEngine::checkXfer(nixlBackendReqH *handle) const {
         // All workers, not only the request's: UCX's wireup replies to peers that connect to
         // this engine wait on the home workers, and a peer leaving while one waits there can
         // trip an assertion inside UCX 1.13's tcp transport.
-        progressAll(progThread_);
+        progressAll(cfg_.progressThread);
         checkPeers();
         if (!req->conn->usable()) {
             reapLost(*req->conn);

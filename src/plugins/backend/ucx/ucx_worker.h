@@ -1,0 +1,116 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file ucx_worker.h
+ * @brief One UCP worker of the UCX engine (home or private) and the lock that serialises it.
+ *
+ * Thread safety: every non-const member is guarded by `lock`, which is held for each call into
+ * UCX on the worker and while its callbacks run; name, home and engine are set before the
+ * worker is shared and never change.
+ */
+#ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
+#define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
+
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <ucp/api/ucp.h>
+
+#include "nixl_types.h"
+
+class nixlUcxEngine;
+class nixlUcxReq;
+struct nixlUcxAmSend;
+
+/** @brief One UCP worker and the mutex that serialises every use of it. */
+class nixlUcxWorker {
+public:
+    nixlUcxWorker(ucp_worker_h worker, int efd, bool home, std::string name)
+        : worker(worker),
+          efd(efd),
+          home(home),
+          name(std::move(name)) {}
+
+    nixlUcxWorker(const nixlUcxWorker &) = delete;
+    nixlUcxWorker &
+    operator=(const nixlUcxWorker &) = delete;
+    ~nixlUcxWorker();
+
+    /** Held for every call into UCX on this worker and while its callbacks run. */
+    std::mutex lock;
+    /**
+     * nullptr once destroyed (a private worker of a lost or disconnected peer), and while
+     * pending.
+     */
+    ucp_worker_h worker;
+    int efd; ///< set with worker (guarded by lock)
+    /**
+     * A private worker not created yet: the connection's first use (connect, prepXfer,
+     * postXfer, genNotif) creates it and its endpoint, under lock, once (ensureLanes).
+     */
+    bool pending = false;
+    const bool home;
+    const std::string name;
+    const nixlUcxEngine *engine = nullptr;
+    /**
+     * Requests whose UCX operations completed inside a callback and whose notification is still
+     * to be sent; sent right after the progress call returns, outside UCX's callback context.
+     */
+    std::vector<nixlUcxReq *> ready;
+    /**
+     * Requests with UCX operations on this worker, and active messages in flight. UCX 1.13
+     * does not call back every operation of a worker it destroys, so destroyLocked finishes
+     * what is left here itself.
+     */
+    std::unordered_set<nixlUcxReq *> inflight;
+    std::unordered_set<nixlUcxAmSend *> sends;
+
+    /**
+     * Progresses until UCX reports no more work, then sends ready notifications. A draining
+     * worker whose last operation completed is destroyed here (worker becomes nullptr).
+     */
+    unsigned
+    progressLocked();
+    /**
+     * Retires a private worker whose connection closed while the peer lives: destroyed now
+     * when UCX has nothing of it in flight (returns false), otherwise left draining (returns
+     * true). A draining worker stays in the engine's list and is progressed like any other;
+     * its requests stay in progress until UCX completes their operations (the buffers are
+     * UCX's until then) and finish through their callbacks, with the closed connection's
+     * status. The peer then answers what it was sent, and the worker goes once nothing is
+     * left, instead of being abandoned with its sockets and segments.
+     */
+    bool
+    retireLocked();
+    /**
+     * Destroys the UCP worker. Operations UCX cancels complete through their callbacks; the
+     * requests still in flight afterwards finish with pending_status.
+     *
+     * UCX 1.13 aborts the process (an assertion in ucp_ep_destroy_base) when a worker is
+     * destroyed while an RMA operation of an endpoint without peer error handling is still
+     * running, e.g. a READ over tcp whose target never progressed. Such a worker is therefore
+     * abandoned instead (never progressed or destroyed again; `abandoned` is set) and the
+     * requests finish with pending_status all the same: a leak at teardown beats an abort.
+     */
+    void
+    destroyLocked(nixl_status_t pending_status);
+    bool abandoned = false; ///< destroyLocked left the UCP worker alive (see there)
+    /** retireLocked left it draining; cleared when it is destroyed. */
+    bool draining = false;
+    /** No connection uses it any more (retireLocked was called). */
+    bool retired = false;
+    /** It drained and was destroyed: the engine drops it from its list (progressAll). */
+    bool drained = false;
+    /**
+     * Remote keys of the closed connection's lanes on this worker: UCX requires a key to
+     * outlive the operations that use it, so they go with the worker (before it).
+     */
+    std::vector<ucp_rkey_h> retiredRkeys;
+};
+
+#endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
