@@ -328,7 +328,9 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
       cfg_(nixlUcxConfig::parse(getCustomParams(),
                                 init_params->enableProgTh,
                                 init_params->pthrDelay,
-                                localAgent)) {
+                                localAgent)),
+      notifs_(std::make_unique<nixlUcxNotifQueue>(
+          localAgent, cfg_.notifPeerMax, cfg_.notifTotalMax, traceSink_ != nullptr)) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);
     }
@@ -384,7 +386,7 @@ nixlUcxEngine::~nixlUcxEngine() {
     };
     // genNotif reported these sent: they may leave before the endpoints close (destroyLocked
     // says what is left).
-    progressWhile(notifSendsPending_);
+    progressWhile(notifs_->sendsPending());
     std::map<std::string, std::shared_ptr<nixlUcxConn>> conns;
     {
         std::unique_lock<std::shared_mutex> g(connLock_);
@@ -428,12 +430,7 @@ nixlUcxEngine::~nixlUcxEngine() {
     if (ctx_ != nullptr && !abandonedWorkers_) {
         ucp_cleanup(ctx_);
     }
-    if (const uint64_t lost = notifLost_.load(std::memory_order_relaxed); lost > 0) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine closing: " << lost
-                                << " notification(s) that genNotif reported sent were lost ("
-                                << notifLostBytes_.load(std::memory_order_relaxed)
-                                << " bytes; their peers were lost or never took them)");
-    }
+    notifs_->reportLost();
     if (regTab_) {
         // Peers that still map the table see it closed (slot 0 no longer the nonce) and copy
         // nothing more; the fence waits out the copies that checked it before.

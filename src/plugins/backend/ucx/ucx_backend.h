@@ -60,6 +60,7 @@
 
 #include "ucx_config.h"
 #include "ucx_conn.h"
+#include "ucx_notif_queue.h"
 #include "ucx_req.h"
 #include "ucx_worker.h"
 
@@ -161,28 +162,6 @@ public:
 
     // Called from UCX callbacks and the worker wrapper; not part of the engine API.
 
-    /**
-     * Queues a received notification; trace is the context it carried (null: none), kept
-     * for REMOTE_OBSERVED when getNotifs delivers it.
-     */
-    /** Whether a received notification of length bytes from sender would fit the limits
-     *  now (checked before a rendezvous message is received); counts and logs when not. */
-    bool
-    notifFits(std::string_view sender, size_t length) const;
-    /** A genNotif send is over (completed, failed or dropped). */
-    void
-    notifSendDone() const noexcept;
-    /** A message genNotif reported sent was lost (counted; the destructor sums them up). */
-    void
-    notifLost(size_t bytes) const noexcept {
-        notifLost_.fetch_add(1, std::memory_order_relaxed);
-        notifLostBytes_.fetch_add(bytes, std::memory_order_relaxed);
-    }
-    void
-    pushNotif(std::string sender,
-              std::string msg,
-              const nixl_be_trace_ctx_t *trace = nullptr) const;
-
     /** Whether the agent traces (the engine has a trace sink). */
     bool
     tracing() const noexcept {
@@ -210,21 +189,18 @@ public:
     tracePhase(nixlUcxReq &req, nixl_be_trace_phase_t phase, std::string_view label) const
         noexcept;
 
-    /**
-     * A peer's notification carried a trace context this engine cannot use: the first one
-     * logs one line (naming the sender and why), later ones are only counted.
-     */
-    void
-    badTraceContext(std::string_view sender, const std::string &why) const;
-    /** notifFits with notifLock_ held. */
-    bool
-    notifFitsLocked(std::string_view sender, size_t length) const;
     /** Sends req's notification on its lane, or completes it; lane worker lock held. */
     void
     sendXferNotifLocked(nixlUcxReq &req) const;
     /** Marks a connection lost (once) and logs why; cleanup happens outside callbacks. */
     void
     markLost(nixlUcxConn &conn, const std::string &why) const;
+
+    /** Received notifications and the counts of sent, dropped and lost ones. */
+    nixlUcxNotifQueue &
+    notifQueue() const noexcept {
+        return *notifs_;
+    }
 
     const std::string &
     agentName() const noexcept {
@@ -369,6 +345,12 @@ private:
 
     /** Parsed once in the constructor; immutable, read by every thread without a lock. */
     const nixlUcxConfig cfg_;
+    /**
+     * The components: each thread-safe on its own (its header says how). Held by const
+     * pointers to non-const objects because the SDK declares the posting and checking
+     * methods const while they change what these components hold.
+     */
+    const std::unique_ptr<nixlUcxNotifQueue> notifs_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
@@ -408,24 +390,6 @@ private:
     mutable std::mutex workersLock_;
     mutable std::vector<std::shared_ptr<nixlUcxWorker>> workers_;
 
-    mutable std::mutex notifLock_;
-    mutable notif_list_t notifs_;
-    /** With tracing on: the context of each entry of notifs_ (zeroed when it had none). */
-    mutable std::vector<nixl_be_trace_ctx_t> notifTrace_;
-    /** Notifications whose trace context was malformed or truncated. */
-    mutable std::atomic<uint64_t> badTraceCtx_{0};
-    /** notifLock_: bytes of notifs_ (each charged its sender, data and notif_entry_overhead),
-     *  in all and per sender (entries only for senders with messages queued). */
-    mutable size_t notifHeld_ = 0;
-    mutable std::map<std::string, size_t, std::less<>> notifHeldBy_;
-    /** notifLock_: received notifications dropped for the limits, and the one-a-second line. */
-    mutable uint64_t notifDropped_ = 0;
-    mutable uint64_t notifDropUnlogged_ = 0;
-    mutable int64_t notifDropLogMs_ = INT64_MIN / 2;
-    /** genNotif sends handed to UCX and not completed (the destructor waits for them). */
-    mutable std::atomic<size_t> notifSendsPending_{0};
-    mutable std::atomic<uint64_t> notifLost_{0};
-    mutable std::atomic<uint64_t> notifLostBytes_{0};
 
     /** Direct requests the progress thread advances. */
     mutable std::mutex activeLock_;

@@ -46,7 +46,7 @@ amSendCb(void *request, ucs_status_t status, void *user_data) {
     } else if (status != UCS_OK) {
         // genNotif reported this one sent: its loss is always said (rate-limited here, summed
         // up when the engine goes).
-        s->engine->notifLost(s->body.size());
+        s->engine->notifQueue().lost(s->body.size());
         NIXL_SDK_ERROR_LIMITED("agent " << s->engine->agentName() << ": a " << s->body.size()
                                         << "-byte notification that genNotif reported sent to "
                                         << s->remote << " was lost: "
@@ -73,7 +73,7 @@ notifArrived(const nixlUcxEngine &engine,
     if (engine.tracing()) {
         engine.tracePhase(trace, NIXL_BE_PHASE_NOTIF_RECEIVED, "ucx.am");
     }
-    engine.pushNotif(std::move(sender), std::move(msg), trace);
+    engine.notifQueue().push(std::move(sender), std::move(msg), trace);
 }
 
 void
@@ -101,7 +101,7 @@ unchargeSend(nixlUcxAmSend &s) noexcept {
     if (s.budget) {
         s.budget->fetch_sub(s.charged, std::memory_order_relaxed);
         s.budget.reset();
-        s.engine->notifSendDone();
+        s.engine->notifQueue().sendDone();
     }
 }
 
@@ -125,14 +125,14 @@ amRecvCb(void *arg,
     // A context is used, and a damaged one reported, only when this agent traces.
     const bool traced = engine->tracing() && hdr.traceOk;
     if (engine->tracing() && hdr.traceSent && !hdr.traceOk) {
-        engine->badTraceContext(hdr.sender, hdr.traceWhy);
+        engine->notifQueue().badTraceContext(hdr.sender, hdr.traceWhy);
     }
     std::string sender(hdr.sender);
     if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
         // Refused before its buffer is allocated, so a peer cannot make us hold more than the
         // limits with large messages; the error status drops the descriptor and fails the
         // sender's send (ucp_am_recv_callback_t), which then says the message was lost.
-        if (!engine->notifFits(sender, length)) {
+        if (!engine->notifQueue().fits(sender, length)) {
             return UCS_ERR_NO_RESOURCE;
         }
         auto *r = new rndvRecv{engine, std::move(sender), std::string(length, '\0'), hdr.trace,
@@ -246,84 +246,11 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
         s->charged = s->body.size() + nixlUcx::notif_entry_overhead;
         s->budget = lane.conn->notifSendHeld;
         s->budget->fetch_add(s->charged, std::memory_order_relaxed);
-        notifSendsPending_.fetch_add(1, std::memory_order_relaxed);
+        notifs_->sendStarted();
     }
     lane.worker->sends.insert(s.get());
     s.release();
     return NIXL_IN_PROG;
-}
-
-namespace {
-
-int64_t
-steadyMs() noexcept {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
-} // namespace
-
-bool
-nixlUcxEngine::notifFitsLocked(std::string_view sender, size_t length) const {
-    if (sender == localAgent) {
-        return true; // the agent's own (loopback) are never dropped
-    }
-    const size_t cost = sender.size() + length + nixlUcx::notif_entry_overhead;
-    auto it = notifHeldBy_.find(sender);
-    const size_t peer = it == notifHeldBy_.end() ? 0 : it->second;
-    if (cost <= cfg_.notifPeerMax - std::min<size_t>(peer, cfg_.notifPeerMax) &&
-        cost <= cfg_.notifTotalMax - std::min<size_t>(notifHeld_, cfg_.notifTotalMax)) {
-        return true;
-    }
-    ++notifDropped_;
-    const int64_t now = steadyMs();
-    if (now - notifDropLogMs_ >= 1000) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX dropped a " << length
-                                << "-byte notification from " << nixlSdk::cutValue(sender)
-                                << ": " << peer
-                                << " bytes from it and " << notifHeld_
-                                << " in all wait for getNotifs (notif_peer_max_bytes="
-                                << cfg_.notifPeerMax
-                                << ", notif_total_max_bytes=" << cfg_.notifTotalMax << "); "
-                                << notifDropped_ << " dropped so far, " << notifDropUnlogged_
-                                << " not logged since the last line");
-        notifDropLogMs_ = now;
-        notifDropUnlogged_ = 0;
-    } else {
-        ++notifDropUnlogged_;
-    }
-    return false;
-}
-
-bool
-nixlUcxEngine::notifFits(std::string_view sender, size_t length) const {
-    std::lock_guard<std::mutex> g(notifLock_);
-    return notifFitsLocked(sender, length);
-}
-
-void
-nixlUcxEngine::notifSendDone() const noexcept {
-    notifSendsPending_.fetch_sub(1, std::memory_order_relaxed);
-}
-
-void
-nixlUcxEngine::pushNotif(std::string sender,
-                         std::string msg,
-                         const nixl_be_trace_ctx_t *trace) const {
-    std::lock_guard<std::mutex> g(notifLock_);
-    if (!notifFitsLocked(sender, msg.size())) {
-        return;
-    }
-    if (sender != localAgent) {
-        const size_t cost = sender.size() + msg.size() + nixlUcx::notif_entry_overhead;
-        notifHeld_ += cost;
-        notifHeldBy_[sender] += cost;
-    }
-    notifs_.emplace_back(std::move(sender), std::move(msg));
-    if (tracing()) {
-        notifTrace_.push_back(trace != nullptr ? *trace : nixl_be_trace_ctx_t{});
-    }
 }
 
 void
@@ -346,15 +273,6 @@ nixlUcxEngine::tracePhase(nixlUcxReq &req,
 }
 
 void
-nixlUcxEngine::badTraceContext(std::string_view sender, const std::string &why) const {
-    if (badTraceCtx_.fetch_add(1, std::memory_order_relaxed) == 0) {
-        NIXL_SDK_WARN("agent " << localAgent << ": notification from " << sender << ": " << why
-                               << "; delivered, its trace phases recorded without the "
-                               << "sender's trace (later damaged contexts are only counted)");
-    }
-}
-
-void
 nixlUcxEngine::damageTrace(uint8_t *trace) const {
     // Fault injection (tests only): 1 truncates the record (in sendAm), 2 gives it version
     // 0xff, 3 zeroes its trace id.
@@ -370,20 +288,7 @@ nixlUcxEngine::getNotifs(notif_list_t &notif_list) {
     progressAll(cfg_.progressThread);
     checkPeers();
     std::vector<nixl_be_trace_ctx_t> traces;
-    {
-        std::lock_guard<std::mutex> g(notifLock_);
-        if (notif_list.empty()) {
-            notif_list.swap(notifs_);
-        } else {
-            for (auto &n : notifs_) {
-                notif_list.push_back(std::move(n));
-            }
-            notifs_.clear();
-        }
-        traces.swap(notifTrace_);
-        notifHeld_ = 0;
-        notifHeldBy_.clear();
-    }
+    notifs_->take(notif_list, traces);
     // The target's application sees the request's effect now: REMOTE_OBSERVED, under the
     // context each message carried (only messages that carried one).
     for (const nixl_be_trace_ctx_t &t : traces) {

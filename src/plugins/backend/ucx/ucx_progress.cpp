@@ -91,7 +91,7 @@ nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
             auto &[n, bytes] = lost[s->remote];
             ++n;
             bytes += s->body.size();
-            s->engine->notifLost(s->body.size());
+            s->engine->notifQueue().lost(s->body.size());
         }
         nixlUcx::unchargeSend(*s);
         delete s;
