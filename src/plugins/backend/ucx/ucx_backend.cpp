@@ -330,7 +330,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
                                 init_params->pthrDelay,
                                 localAgent)),
       notifs_(std::make_unique<nixlUcxNotifQueue>(
-          localAgent, cfg_.notifPeerMax, cfg_.notifTotalMax, traceSink_ != nullptr)) {
+          localAgent, cfg_.notifPeerMax, cfg_.notifTotalMax, traceSink_ != nullptr)),
+      pool_(std::make_unique<nixlUcxPostPool>()) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);
     }
@@ -367,7 +368,7 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
 
 nixlUcxEngine::~nixlUcxEngine() {
     // First: pool threads post on the workers and notify through them.
-    stopPool();
+    pool_->stop();
     if (thread_.joinable()) {
         stop_.store(true, std::memory_order_release);
         wakeProgress();

@@ -61,6 +61,7 @@
 #include "ucx_config.h"
 #include "ucx_conn.h"
 #include "ucx_notif_queue.h"
+#include "ucx_pool.h"
 #include "ucx_req.h"
 #include "ucx_worker.h"
 
@@ -284,20 +285,10 @@ private:
     void
     directHousekeeping() const;
     /** Posting pool (num_threads > 0, ucx_pool.cpp) ------------------------------------ */
-    struct splitJob {
-        nixlUcxReq *req;
-        size_t begin; ///< descriptors [begin, end)
-        size_t end;
-    };
-
-    /** Starts the num_threads pool threads; false (logged) if one cannot be started. */
+    /** Starts the num_threads pool threads with the engine's batch functions; false (logged)
+     *  if one cannot be started. */
     bool
     startPool();
-    /** Stops the pool: queued batches are skipped (their requests cancelled), threads joined. */
-    void
-    stopPool();
-    void
-    poolLoop();
     /**
      * Posts req (status IN_PROG, SUBMIT traced, direct: staleCheck passed) as batches of
      * split_batch_size descriptors to the pool; NIXL_IN_PROG once they are queued (the
@@ -305,9 +296,6 @@ private:
      */
     nixl_status_t
     postSplit(nixlUcxReq &req) const;
-    /** Waits until no batch of req is queued or running (release, repost). */
-    void
-    awaitSplit(nixlUcxReq &req) const;
     /** Direct path: copies descriptors [begin, end) of req; errors go to req.splitErr. */
     void
     copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const;
@@ -323,13 +311,6 @@ private:
     /** Direct path: records a batch's error; the first one logs msg. */
     void
     failSplit(nixlUcxReq &req, nixl_status_t st, const std::string &msg) const;
-
-    mutable std::mutex poolLock_;
-    mutable std::condition_variable poolCv_; ///< a batch was queued, or stop
-    mutable std::condition_variable poolDoneCv_; ///< a batch finished
-    mutable std::deque<splitJob> poolQueue_;
-    bool poolStop_ = false; ///< poolLock_
-    std::vector<std::thread> pool_;
 
     /** Round-robins the direct requests of the active list; returns bytes copied. */
     size_t
@@ -351,6 +332,8 @@ private:
      * methods const while they change what these components hold.
      */
     const std::unique_ptr<nixlUcxNotifQueue> notifs_;
+    /** The posting pool (no threads when num_threads is 0). */
+    const std::unique_ptr<nixlUcxPostPool> pool_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled

@@ -15,6 +15,7 @@
 #include "ucx_internal.h"
 
 #include <cstring>
+#include <utility>
 
 using nixlUcx::finishReq;
 using nixlUcx::goneStatus;
@@ -23,76 +24,124 @@ using nixlUcx::track;
 using nixlUcx::wireLabel;
 using namespace std::string_view_literals;
 
+// ---------------------------------------------------------------------------------------------
+// nixlUcxPostPool
+
 bool
-nixlUcxEngine::startPool() {
+nixlUcxPostPool::start(size_t threads, batch_fn batch, finish_fn finish, const std::string &agent) {
+    batch_ = std::move(batch);
+    finish_ = std::move(finish);
     try {
-        for (size_t i = 0; i < cfg_.numThreads; ++i) {
-            pool_.emplace_back([this] { poolLoop(); });
+        for (size_t i = 0; i < threads; ++i) {
+            threads_.emplace_back([this] { loop(); });
         }
     }
     catch (const std::exception &e) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX: cannot start posting thread "
-                                << pool_.size() + 1 << " of num_threads=" << cfg_.numThreads
-                                << ": " << e.what());
-        stopPool();
+        NIXL_SDK_ERROR("agent " << agent << ": UCX: cannot start posting thread "
+                                << threads_.size() + 1 << " of num_threads=" << threads << ": "
+                                << e.what());
+        stop();
         return false;
     }
     return true;
 }
 
 void
-nixlUcxEngine::stopPool() {
-    if (pool_.empty()) {
+nixlUcxPostPool::stop() {
+    if (threads_.empty()) {
         return;
     }
     {
-        std::lock_guard<std::mutex> g(poolLock_);
-        poolStop_ = true;
+        std::lock_guard<std::mutex> g(lock_);
+        stop_ = true;
     }
-    poolCv_.notify_all();
-    for (std::thread &t : pool_) {
+    queued_.notify_all();
+    for (std::thread &t : threads_) {
         t.join();
     }
-    pool_.clear();
+    threads_.clear();
 }
 
 void
-nixlUcxEngine::poolLoop() {
-    std::unique_lock<std::mutex> lk(poolLock_);
+nixlUcxPostPool::loop() {
+    std::unique_lock<std::mutex> lk(lock_);
     for (;;) {
-        poolCv_.wait(lk, [this] { return poolStop_ || !poolQueue_.empty(); });
-        if (poolQueue_.empty()) {
+        queued_.wait(lk, [this] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) {
             return; // stopping, and every queued batch was taken
         }
-        const splitJob job = poolQueue_.front();
-        poolQueue_.pop_front();
+        const job_t job = queue_.front();
+        queue_.pop_front();
         nixlUcxReq &req = *job.req;
-        if (poolStop_) {
+        if (stop_) {
             // The engine closes: the batches left only complete their requests' accounting.
             req.splitCancel.store(true, std::memory_order_relaxed);
         }
         lk.unlock();
-        const bool direct = req.path == nixlUcxReq::path_t::DIRECT;
         if (!req.splitCancel.load(std::memory_order_acquire)) {
-            if (direct) {
-                copyDirectBatch(req, job.begin, job.end);
-            } else {
-                postUcxBatch(req, job.begin, job.end);
-            }
+            batch_(req, job.begin, job.end);
         }
         // acq_rel: the last batch sees every other batch's copies and errors.
         if (req.splitLeft.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            if (direct) {
-                finishDirectSplit(req);
-            } else {
-                finishUcxSplit(req);
-            }
+            finish_(req);
         }
         lk.lock();
         // The last touch of req: once splitJobs is 0, release may delete it.
         --req.splitJobs;
-        poolDoneCv_.notify_all();
+        done_.notify_all();
     }
+}
+
+size_t
+nixlUcxPostPool::submit(nixlUcxReq &req, size_t batch) {
+    size_t n = 0;
+    {
+        std::lock_guard<std::mutex> g(lock_);
+        for (size_t b = 0; b < req.count; b += batch) {
+            queue_.push_back({&req, b, std::min(req.count, b + batch)});
+            ++n;
+        }
+        req.splitJobs = n;
+    }
+    if (n == 1) {
+        queued_.notify_one();
+    } else {
+        queued_.notify_all();
+    }
+    return n;
+}
+
+void
+nixlUcxPostPool::await(nixlUcxReq &req) {
+    std::unique_lock<std::mutex> lk(lock_);
+    done_.wait(lk, [&req] { return req.splitJobs == 0; });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine's side: cutting a post into batches, and what a batch does on each path
+
+bool
+nixlUcxEngine::startPool() {
+    if (cfg_.numThreads == 0) {
+        return true;
+    }
+    return pool_->start(
+        cfg_.numThreads,
+        [this](nixlUcxReq &req, size_t begin, size_t end) {
+            if (req.path == nixlUcxReq::path_t::DIRECT) {
+                copyDirectBatch(req, begin, end);
+            } else {
+                postUcxBatch(req, begin, end);
+            }
+        },
+        [this](nixlUcxReq &req) {
+            if (req.path == nixlUcxReq::path_t::DIRECT) {
+                finishDirectSplit(req);
+            } else {
+                finishUcxSplit(req);
+            }
+        },
+        localAgent);
 }
 
 nixl_status_t
@@ -127,27 +176,10 @@ nixlUcxEngine::postSplit(nixlUcxReq &req) const {
         req.wireTraced = true;
         tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED, wireLabel(req));
     }
-    {
-        std::lock_guard<std::mutex> g(poolLock_);
-        req.splitJobs = n;
-        for (size_t b = 0; b < req.count; b += batch) {
-            poolQueue_.push_back({&req, b, std::min(req.count, b + batch)});
-        }
-    }
-    if (n == 1) {
-        poolCv_.notify_one();
-    } else {
-        poolCv_.notify_all();
-    }
+    pool_->submit(req, batch);
     // In progress even if the pool has finished it already (getXferStatus then says so):
     // a pooled post returns at once with the same answer however the threads were scheduled.
     return NIXL_IN_PROG;
-}
-
-void
-nixlUcxEngine::awaitSplit(nixlUcxReq &req) const {
-    std::unique_lock<std::mutex> lk(poolLock_);
-    poolDoneCv_.wait(lk, [&req] { return req.splitJobs == 0; });
 }
 
 void

@@ -117,7 +117,7 @@ public:
     bool split = false;
     /** Batches of the post not finished yet; the one that takes it to 0 completes the post. */
     std::atomic<size_t> splitLeft{0};
-    /** Batches queued or running (engine's poolLock_); release and repost wait for 0. */
+    /** Batches queued or running (the posting pool's lock); release and repost wait for 0. */
     size_t splitJobs = 0;
     /** Released (or the engine closes): batches not started move no data. */
     std::atomic<bool> splitCancel{false};

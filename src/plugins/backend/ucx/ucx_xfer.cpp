@@ -378,7 +378,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     }
     if (req->split) {
         // Finished while batches were still on their way out (a failure under them).
-        awaitSplit(*req);
+        pool_->await(*req);
     }
     if (opt_args != nullptr) {
         req->hasNotif = opt_args->hasNotif;
@@ -530,7 +530,7 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
         // most split_batch_size descriptors posted or copied).
         const bool running = req->status.load(std::memory_order_acquire) == NIXL_IN_PROG;
         req->splitCancel.store(true, std::memory_order_release);
-        awaitSplit(*req);
+        pool_->await(*req);
         if (running && req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
             // Below it goes without a word, though part of it may never have been posted.
             NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX released a running "
