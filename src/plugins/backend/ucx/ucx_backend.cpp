@@ -315,10 +315,7 @@ nixlUcxEngine::createWorker(bool home, const std::string &name) const {
             return nullptr;
         }
     }
-    {
-        std::lock_guard<std::mutex> g(workersLock_);
-        workers_.push_back(w);
-    }
+    workers_->add(w);
     wakeProgress();
     return w;
 }
@@ -331,7 +328,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
                                 localAgent)),
       notifs_(std::make_unique<nixlUcxNotifQueue>(
           localAgent, cfg_.notifPeerMax, cfg_.notifTotalMax, traceSink_ != nullptr)),
-      pool_(std::make_unique<nixlUcxPostPool>()) {
+      pool_(std::make_unique<nixlUcxPostPool>()),
+      workers_(std::make_unique<nixlUcxWorkerSet>()) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);
     }
@@ -398,12 +396,8 @@ nixlUcxEngine::~nixlUcxEngine() {
     }
     // Workers of closed connections with operations in flight: their live peers answer, then
     // the workers are destroyed; what is left after the bound is abandoned below.
-    progressWhile(drainingWorkers_);
-    std::vector<std::shared_ptr<nixlUcxWorker>> left;
-    {
-        std::lock_guard<std::mutex> g(workersLock_);
-        left = workers_;
-    }
+    progressWhile(workers_->draining());
+    const std::vector<std::shared_ptr<nixlUcxWorker>> left = workers_->snapshot();
     {
         for (auto &w : left) {
             std::lock_guard<std::mutex> wl(w->lock);
@@ -418,10 +412,7 @@ nixlUcxEngine::~nixlUcxEngine() {
         w->destroyLocked(NIXL_ERR_NOT_FOUND);
         abandonedWorkers_ = abandonedWorkers_ || w->abandoned;
     }
-    {
-        std::lock_guard<std::mutex> g(workersLock_);
-        workers_.clear();
-    }
+    workers_->clear();
     home_.clear();
     // A context with an abandoned worker cannot be cleaned up either (see destroyLocked);
     // which context the abandoned one belonged to is not kept, so both stay.

@@ -334,6 +334,8 @@ private:
     const std::unique_ptr<nixlUcxNotifQueue> notifs_;
     /** The posting pool (no threads when num_threads is 0). */
     const std::unique_ptr<nixlUcxPostPool> pool_;
+    /** Every worker the progress paths visit: home ones and private ones of live peers. */
+    const std::unique_ptr<nixlUcxWorkerSet> workers_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
@@ -369,10 +371,6 @@ private:
     mutable std::shared_mutex connLock_;
     std::map<std::string, std::shared_ptr<nixlUcxConn>> conns_;
 
-    /** Every worker the progress paths visit: home ones and private ones of live peers. */
-    mutable std::mutex workersLock_;
-    mutable std::vector<std::shared_ptr<nixlUcxWorker>> workers_;
-
 
     /** Direct requests the progress thread advances. */
     mutable std::mutex activeLock_;
@@ -383,13 +381,6 @@ private:
 
     int wakeFd_ = -1;
     std::atomic<bool> stop_{false};
-    /**
-     * Private workers draining (retireLocked) and not destroyed yet; at most
-     * max_draining_workers, past which a closed connection's busy worker is abandoned as
-     * before (a peer that never completes what it was sent cannot hold more than that).
-     */
-    mutable std::atomic<size_t> drainingWorkers_{0};
-    static constexpr size_t max_draining_workers = 64;
     /** Set under reapLock_ or in the destructor: some worker was abandoned (keep ctx_). */
     bool abandonedWorkers_ = false;
     std::thread thread_;

@@ -97,11 +97,7 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
                 lane->worker->destroyLocked(NIXL_ERR_REMOTE_DISCONNECT);
             }
         }
-        std::lock_guard<std::mutex> g(workersLock_);
-        for (auto &lane : conn->lanes) {
-            workers_.erase(std::remove(workers_.begin(), workers_.end(), lane->worker),
-                           workers_.end());
-        }
+        workers_->removeIf([&conn](const auto &w) { return conn->usesWorker(w.get()); });
     };
 
     for (size_t i = 0; i < cfg_.numWorkers; ++i) {
@@ -242,8 +238,7 @@ nixlUcxEngine::setupLaneLocked(nixlUcxConn &conn, nixlUcxLane &lane) const {
     }
     if (create) {
         w.pending = false;
-        std::lock_guard<std::mutex> g(workersLock_);
-        workers_.push_back(lane.worker);
+        workers_->add(lane.worker);
     }
     // Registrations loaded before the endpoint existed have no key on this lane yet.
     {
@@ -417,10 +412,9 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
         if (conn.privateWorkers) {
             // A live peer completes what it was sent once progressed: drain (bounded in
             // number). A lost one never will, and its worker goes now.
-            if (!was_lost && drainingWorkers_.load(std::memory_order_relaxed) <
-                                 max_draining_workers) {
+            if (!was_lost && workers_->mayDrain()) {
                 if (w.retireLocked()) {
-                    drainingWorkers_.fetch_add(1, std::memory_order_relaxed);
+                    workers_->drainStarted();
                     draining[lane->index] = true;
                 }
             } else {
@@ -431,15 +425,15 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
         }
     }
     if (conn.privateWorkers) {
-        std::lock_guard<std::mutex> g(workersLock_);
-        for (size_t i = 0; i < conn.lanes.size(); ++i) {
-            // A draining worker stays listed: progressAll drops it once it drained.
-            if (!draining[i]) {
-                workers_.erase(std::remove(workers_.begin(), workers_.end(),
-                                           conn.lanes[i]->worker),
-                               workers_.end());
+        // A draining worker stays listed: progressAll drops it once it drained.
+        workers_->removeIf([&](const auto &w) {
+            for (size_t i = 0; i < conn.lanes.size(); ++i) {
+                if (!draining[i] && conn.lanes[i]->worker == w) {
+                    return true;
+                }
             }
-        }
+            return false;
+        });
     }
 }
 
@@ -501,11 +495,7 @@ nixlUcxEngine::reapLost(nixlUcxConn &conn) const {
         any = true;
     }
     if (any) {
-        std::lock_guard<std::mutex> g(workersLock_);
-        for (auto &lane : conn.lanes) {
-            workers_.erase(std::remove(workers_.begin(), workers_.end(), lane->worker),
-                           workers_.end());
-        }
+        workers_->removeIf([&conn](const auto &w) { return conn.usesWorker(w.get()); });
     }
 }
 

@@ -84,6 +84,17 @@ public:
     usable() const noexcept {
         return state.load(std::memory_order_acquire) == ALIVE;
     }
+
+    /** Whether one of the lanes runs on w. */
+    bool
+    usesWorker(const nixlUcxWorker *w) const noexcept {
+        for (const auto &lane : lanes) {
+            if (lane->worker.get() == w) {
+                return true;
+            }
+        }
+        return false;
+    }
 };
 
 /** @brief One of the engine's own registrations. */

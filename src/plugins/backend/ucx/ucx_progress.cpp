@@ -113,13 +113,46 @@ nixlUcxWorker::destroyLocked(nixl_status_t pending_status) {
     }
 }
 
+void
+nixlUcxWorkerSet::add(worker_ptr w) {
+    std::lock_guard<std::mutex> g(lock_);
+    workers_.push_back(std::move(w));
+}
+
+void
+nixlUcxWorkerSet::removeIf(const std::function<bool(const worker_ptr &)> &gone) {
+    std::lock_guard<std::mutex> g(lock_);
+    workers_.erase(std::remove_if(workers_.begin(), workers_.end(), gone), workers_.end());
+}
+
+std::vector<nixlUcxWorkerSet::worker_ptr>
+nixlUcxWorkerSet::snapshot() const {
+    std::lock_guard<std::mutex> g(lock_);
+    return workers_;
+}
+
+void
+nixlUcxWorkerSet::dropDrained(const std::vector<nixlUcxWorker *> &drained) {
+    std::lock_guard<std::mutex> g(lock_);
+    for (nixlUcxWorker *d : drained) {
+        auto it = std::find_if(workers_.begin(), workers_.end(),
+                               [d](const auto &w) { return w.get() == d; });
+        if (it != workers_.end()) { // another thread may have dropped it first
+            workers_.erase(it);
+            draining_.fetch_sub(1, std::memory_order_relaxed);
+        }
+    }
+}
+
+void
+nixlUcxWorkerSet::clear() {
+    std::lock_guard<std::mutex> g(lock_);
+    workers_.clear();
+}
+
 unsigned
 nixlUcxEngine::progressAll(bool try_only) const {
-    std::vector<std::shared_ptr<nixlUcxWorker>> ws;
-    {
-        std::lock_guard<std::mutex> g(workersLock_);
-        ws = workers_;
-    }
+    const std::vector<std::shared_ptr<nixlUcxWorker>> ws = workers_->snapshot();
     unsigned total = 0;
     std::vector<nixlUcxWorker *> drained;
     for (auto &w : ws) {
@@ -132,15 +165,7 @@ nixlUcxEngine::progressAll(bool try_only) const {
         }
     }
     if (!drained.empty()) {
-        std::lock_guard<std::mutex> g(workersLock_);
-        for (nixlUcxWorker *d : drained) {
-            auto it = std::find_if(workers_.begin(), workers_.end(),
-                                   [d](const auto &w) { return w.get() == d; });
-            if (it != workers_.end()) { // another thread may have dropped it first
-                workers_.erase(it);
-                drainingWorkers_.fetch_sub(1, std::memory_order_relaxed);
-            }
-        }
+        workers_->dropDrained(drained);
     }
     return total;
 }
@@ -181,10 +206,7 @@ nixlUcxEngine::progressLoop() {
             std::this_thread::yield();
             continue;
         }
-        {
-            std::lock_guard<std::mutex> g(workersLock_);
-            ws = workers_;
-        }
+        ws = workers_->snapshot();
         fds.clear();
         fds.push_back({wakeFd_, POLLIN, 0});
         bool armed = true;

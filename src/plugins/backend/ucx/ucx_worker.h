@@ -9,10 +9,19 @@
  * Thread safety: every non-const member is guarded by `lock`, which is held for each call into
  * UCX on the worker and while its callbacks run; name, home and engine are set before the
  * worker is shared and never change.
+ *
+ * nixlUcxWorkerSet, the engine's list of the workers its progress paths visit, is safe to use
+ * from any thread: the list is guarded by its own leaf lock (no worker lock is taken under it,
+ * and callers take it with no worker lock held or only for add/remove), the draining count is
+ * an atomic.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
 #define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
 
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_set>
@@ -111,6 +120,56 @@ public:
      * outlive the operations that use it, so they go with the worker (before it).
      */
     std::vector<ucp_rkey_h> retiredRkeys;
+};
+
+/**
+ * @brief Every worker the engine progresses: the home ones and the private ones of live
+ *        peers (and those still draining), with the count of draining ones.
+ */
+class nixlUcxWorkerSet {
+public:
+    using worker_ptr = std::shared_ptr<nixlUcxWorker>;
+
+    void
+    add(worker_ptr w);
+    /** Drops the workers for which gone is true (a closed or lost connection's). */
+    void
+    removeIf(const std::function<bool(const worker_ptr &)> &gone);
+    /** A copy of the list, to progress without the set's lock. */
+    std::vector<worker_ptr>
+    snapshot() const;
+    /** Drops drained workers (retired ones that were destroyed once idle) and uncounts them. */
+    void
+    dropDrained(const std::vector<nixlUcxWorker *> &drained);
+    void
+    clear();
+
+    /**
+     * Private workers draining (retireLocked) and not destroyed yet; at most max_draining,
+     * past which a closed connection's busy worker is abandoned (a peer that never completes
+     * what it was sent cannot hold more than that).
+     */
+    static constexpr size_t max_draining = 64;
+
+    bool
+    mayDrain() const noexcept {
+        return draining_.load(std::memory_order_relaxed) < max_draining;
+    }
+
+    void
+    drainStarted() noexcept {
+        draining_.fetch_add(1, std::memory_order_relaxed);
+    }
+
+    const std::atomic<size_t> &
+    draining() const noexcept {
+        return draining_;
+    }
+
+private:
+    mutable std::mutex lock_;
+    std::vector<worker_ptr> workers_;
+    std::atomic<size_t> draining_{0};
 };
 
 #endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
