@@ -329,7 +329,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
       notifs_(std::make_unique<nixlUcxNotifQueue>(
           localAgent, cfg_.notifPeerMax, cfg_.notifTotalMax, traceSink_ != nullptr)),
       pool_(std::make_unique<nixlUcxPostPool>()),
-      workers_(std::make_unique<nixlUcxWorkerSet>()) {
+      workers_(std::make_unique<nixlUcxWorkerSet>()),
+      peers_(std::make_unique<nixlUcxPeerTable>()) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);
     }
@@ -386,12 +387,7 @@ nixlUcxEngine::~nixlUcxEngine() {
     // genNotif reported these sent: they may leave before the endpoints close (destroyLocked
     // says what is left).
     progressWhile(notifs_->sendsPending());
-    std::map<std::string, std::shared_ptr<nixlUcxConn>> conns;
-    {
-        std::unique_lock<std::shared_mutex> g(connLock_);
-        conns.swap(conns_);
-    }
-    for (auto &[name, conn] : conns) {
+    for (auto &[name, conn] : peers_->takeAll()) {
         closeConn(*conn);
     }
     // Workers of closed connections with operations in flight: their live peers answer, then

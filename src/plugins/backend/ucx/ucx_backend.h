@@ -336,6 +336,8 @@ private:
     const std::unique_ptr<nixlUcxPostPool> pool_;
     /** Every worker the progress paths visit: home ones and private ones of live peers. */
     const std::unique_ptr<nixlUcxWorkerSet> workers_;
+    /** The connections by agent name (liveness included). */
+    const std::unique_ptr<nixlUcxPeerTable> peers_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
@@ -368,15 +370,11 @@ private:
     uint32_t nextSlot_ = 1;
     uint64_t nextRegId_ = 1;
 
-    mutable std::shared_mutex connLock_;
-    std::map<std::string, std::shared_ptr<nixlUcxConn>> conns_;
-
 
     /** Direct requests the progress thread advances. */
     mutable std::mutex activeLock_;
     mutable std::vector<nixlUcxReq *> active_;
 
-    mutable std::atomic<int64_t> lastPeerCheckNs_{0};
     mutable std::mutex reapLock_;
 
     int wakeFd_ = -1;

@@ -32,11 +32,70 @@ nixlUcxEngine::getConnInfo(std::string &str) const {
     return NIXL_SUCCESS;
 }
 
-std::shared_ptr<nixlUcxConn>
-nixlUcxEngine::findConn(const std::string &name) const {
-    std::shared_lock<std::shared_mutex> g(connLock_);
+// ---------------------------------------------------------------------------------------------
+// nixlUcxPeerTable
+
+nixlUcxPeerTable::conn_ptr
+nixlUcxPeerTable::find(const std::string &name) const {
+    std::shared_lock<std::shared_mutex> g(lock_);
     auto it = conns_.find(name);
     return it == conns_.end() ? nullptr : it->second;
+}
+
+void
+nixlUcxPeerTable::insert(const std::string &name, conn_ptr conn) {
+    std::unique_lock<std::shared_mutex> g(lock_);
+    conns_[name] = std::move(conn);
+}
+
+nixlUcxPeerTable::conn_ptr
+nixlUcxPeerTable::take(const std::string &name) {
+    std::unique_lock<std::shared_mutex> g(lock_);
+    auto it = conns_.find(name);
+    if (it == conns_.end()) {
+        return nullptr;
+    }
+    conn_ptr conn = std::move(it->second);
+    conns_.erase(it);
+    return conn;
+}
+
+std::map<std::string, nixlUcxPeerTable::conn_ptr>
+nixlUcxPeerTable::takeAll() {
+    std::map<std::string, conn_ptr> all;
+    std::unique_lock<std::shared_mutex> g(lock_);
+    all.swap(conns_);
+    return all;
+}
+
+std::vector<nixlUcxPeerTable::conn_ptr>
+nixlUcxPeerTable::watched() const {
+    std::vector<conn_ptr> out;
+    std::shared_lock<std::shared_mutex> g(lock_);
+    for (const auto &[name, conn] : conns_) {
+        if (conn->watched &&
+            conn->state.load(std::memory_order_acquire) != nixlUcxConn::CLOSED) {
+            out.push_back(conn);
+        }
+    }
+    return out;
+}
+
+bool
+nixlUcxPeerTable::claimCheck(int64_t now_ns, uint64_t period_ms, bool force) noexcept {
+    int64_t last = lastCheckNs_.load(std::memory_order_relaxed);
+    if (!force && now_ns - last < static_cast<int64_t>(period_ms) * 1000000) {
+        return false;
+    }
+    return lastCheckNs_.compare_exchange_strong(last, now_ns); // false: another thread checks
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine's connections
+
+std::shared_ptr<nixlUcxConn>
+nixlUcxEngine::findConn(const std::string &name) const {
+    return peers_->find(name);
 }
 
 nixl_status_t
@@ -314,8 +373,7 @@ nixlUcxEngine::loadRemoteConnInfo(const std::string &remote_agent,
     if (st != NIXL_SUCCESS) {
         return st;
     }
-    std::unique_lock<std::shared_mutex> g(connLock_);
-    conns_[remote_agent] = std::move(conn);
+    peers_->insert(remote_agent, std::move(conn));
     return NIXL_SUCCESS;
 }
 
@@ -327,8 +385,7 @@ nixlUcxEngine::connect(const std::string &remote_agent) {
         if (st != NIXL_SUCCESS) {
             return st;
         }
-        std::unique_lock<std::shared_mutex> g(connLock_);
-        conns_[localAgent] = conn;
+        peers_->insert(localAgent, conn);
         return NIXL_SUCCESS;
     }
     if (!conn) {
@@ -439,17 +496,11 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
 
 nixl_status_t
 nixlUcxEngine::disconnect(const std::string &remote_agent) {
-    std::shared_ptr<nixlUcxConn> conn;
-    {
-        std::unique_lock<std::shared_mutex> g(connLock_);
-        auto it = conns_.find(remote_agent);
-        if (it == conns_.end()) {
-            NIXL_SDK_DEBUG("agent " << localAgent << ": UCX disconnect: " << remote_agent
-                                    << " is not connected");
-            return NIXL_SUCCESS;
-        }
-        conn = std::move(it->second);
-        conns_.erase(it);
+    const std::shared_ptr<nixlUcxConn> conn = peers_->take(remote_agent);
+    if (!conn) {
+        NIXL_SDK_DEBUG("agent " << localAgent << ": UCX disconnect: " << remote_agent
+                                << " is not connected");
+        return NIXL_SUCCESS;
     }
     closeConn(*conn);
     NIXL_SDK_DEBUG("agent " << localAgent << ": UCX disconnected from " << remote_agent);
@@ -501,25 +552,10 @@ nixlUcxEngine::reapLost(nixlUcxConn &conn) const {
 
 void
 nixlUcxEngine::checkPeers(bool force) const {
-    const int64_t now = nowNs();
-    int64_t last = lastPeerCheckNs_.load(std::memory_order_relaxed);
-    if (!force && now - last < static_cast<int64_t>(cfg_.peerCheckMs) * 1000000) {
+    if (!peers_->claimCheck(nowNs(), cfg_.peerCheckMs, force)) {
         return;
     }
-    if (!lastPeerCheckNs_.compare_exchange_strong(last, now)) {
-        return; // another thread is checking
-    }
-    std::vector<std::shared_ptr<nixlUcxConn>> watched;
-    {
-        std::shared_lock<std::shared_mutex> g(connLock_);
-        for (const auto &[name, conn] : conns_) {
-            if (conn->watched && conn->state.load(std::memory_order_acquire) !=
-                                     nixlUcxConn::CLOSED) {
-                watched.push_back(conn);
-            }
-        }
-    }
-    for (auto &conn : watched) {
+    for (auto &conn : peers_->watched()) {
         if (conn->usable() &&
             nixlUcx::probeProcess(conn->peer.pid, conn->peer.startTime) ==
                 nixlUcx::proc_state_t::GONE) {

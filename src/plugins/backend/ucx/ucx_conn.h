@@ -12,6 +12,10 @@
  * after; `state`, `lanesReady` and `notifSendHeld` are atomics; `mds` is guarded by `mdLock`;
  * a lane's endpoint and a remote registration's rkeys by that lane's worker lock. Local
  * registrations are immutable once registerMem returned them.
+ *
+ * nixlUcxPeerTable, the engine's connections by agent name, may be used from any thread: the
+ * map is guarded by its own reader/writer lock (a leaf lock: nothing else is taken under it),
+ * the time of the last liveness check is an atomic.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_CONN_H
 #define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_CONN_H
@@ -19,8 +23,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -125,6 +131,45 @@ public:
     std::string packedRkey;
     /** One per lane of conn; guarded by that lane's worker lock. */
     std::vector<ucp_rkey_h> rkeys;
+};
+
+/** @brief The engine's connections by agent name, and when their liveness was last checked. */
+class nixlUcxPeerTable {
+public:
+    using conn_ptr = std::shared_ptr<nixlUcxConn>;
+
+    /** The connection to name, null if none. */
+    conn_ptr
+    find(const std::string &name) const;
+    /** Adds (or replaces) the connection to name. */
+    void
+    insert(const std::string &name, conn_ptr conn);
+    /** Removes and returns the connection to name, null if none. */
+    conn_ptr
+    take(const std::string &name);
+    /** Removes and returns every connection (teardown). */
+    std::map<std::string, conn_ptr>
+    takeAll();
+    /** The connections whose peers are watched through /proc and not closed. */
+    std::vector<conn_ptr>
+    watched() const;
+
+    /**
+     * Whether a liveness check is due at now_ns (period_ms after the last one, or force); the
+     * one caller that gets true does it, the others skip.
+     */
+    bool
+    claimCheck(int64_t now_ns, uint64_t period_ms, bool force) noexcept;
+
+    int64_t
+    lastCheckNs() const noexcept {
+        return lastCheckNs_.load(std::memory_order_relaxed);
+    }
+
+private:
+    mutable std::shared_mutex lock_;
+    std::map<std::string, conn_ptr> conns_;
+    std::atomic<int64_t> lastCheckNs_{0};
 };
 
 #endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_CONN_H

@@ -302,7 +302,7 @@ nixlUcxEngine::directHousekeeping() const {
         return;
     }
     const int64_t now = nixlUcx::nowNs();
-    if (now - lastPeerCheckNs_.load(std::memory_order_relaxed) <
+    if (now - peers_->lastCheckNs() <
         static_cast<int64_t>(cfg_.peerCheckMs) * 1000000) {
         return;
     }
