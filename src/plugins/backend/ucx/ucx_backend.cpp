@@ -117,9 +117,7 @@ nixlUcxEngine::initUcx() {
 
     {
         std::string why;
-        regTab_ = nixlReg::nixlRegTable::create("ucx", self_, nonce_,
-                                                    reg_table_slots, why);
-        if (!regTab_) {
+        if (!registry_->open(self_, nonce_, reg_table_slots, why)) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX: " << why);
             return false;
         }
@@ -129,9 +127,7 @@ nixlUcxEngine::initUcx() {
                                    << "process_vm_readv and get no deregistration fence");
         }
     }
-    void *table = regTab_->slots();
-    regTable_ = regTab_->slots();
-    regSlots_ = regTab_->slotCount();
+    void *table = reinterpret_cast<void *>(registry_->address());
 
     // Can this process read memory by pid at all (seccomp and LSMs may forbid it)?
     uint64_t probe = 0;
@@ -183,9 +179,9 @@ nixlUcxEngine::initUcx() {
     ci.pidNs = self_.pidNs;
     ci.pid = self_.pid;
     ci.startTime = self_.startTime;
-    ci.regTable = reinterpret_cast<uintptr_t>(regTable_);
-    ci.regSlots = regSlots_;
-    ci.regTableName = regTab_->name();
+    ci.regTable = registry_->address();
+    ci.regSlots = registry_->slotCount();
+    ci.regTableName = registry_->name();
     for (size_t i = 0; i < cfg_.numWorkers; ++i) {
         auto worker = createWorker(true, localAgent + "/home" + std::to_string(i));
         if (!worker) {
@@ -330,7 +326,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
           localAgent, cfg_.notifPeerMax, cfg_.notifTotalMax, traceSink_ != nullptr)),
       pool_(std::make_unique<nixlUcxPostPool>()),
       workers_(std::make_unique<nixlUcxWorkerSet>()),
-      peers_(std::make_unique<nixlUcxPeerTable>()) {
+      peers_(std::make_unique<nixlUcxPeerTable>()),
+      registry_(std::make_unique<nixlUcxRegistry>()) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);
     }
@@ -419,16 +416,9 @@ nixlUcxEngine::~nixlUcxEngine() {
         ucp_cleanup(ctx_);
     }
     notifs_->reportLost();
-    if (regTab_) {
-        // Peers that still map the table see it closed (slot 0 no longer the nonce) and copy
-        // nothing more; the fence waits out the copies that checked it before.
-        regTab_->slots()[0].store(0, std::memory_order_seq_cst);
-        std::string who;
-        if (!regTab_->fence(cfg_.releaseTimeoutMs, who)) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine closing: a peer, " << who
-                                    << ", may still access registered memory");
-        }
-        regTab_.reset();
+    if (std::string who; !registry_->close(cfg_.releaseTimeoutMs, who)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX engine closing: a peer, " << who
+                                << ", may still access registered memory");
     }
     if (wakeFd_ >= 0) {
         ::close(wakeFd_);

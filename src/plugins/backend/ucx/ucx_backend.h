@@ -62,6 +62,7 @@
 #include "ucx_conn.h"
 #include "ucx_notif_queue.h"
 #include "ucx_pool.h"
+#include "ucx_registry.h"
 #include "ucx_req.h"
 #include "ucx_worker.h"
 
@@ -338,6 +339,8 @@ private:
     const std::unique_ptr<nixlUcxWorkerSet> workers_;
     /** The connections by agent name (liveness included). */
     const std::unique_ptr<nixlUcxPeerTable> peers_;
+    /** The registration table peers check, its slots and ids, and the fence. */
+    const std::unique_ptr<nixlUcxRegistry> registry_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
@@ -357,18 +360,6 @@ private:
     uint64_t nonce_ = 0;
     std::string connInfo_;
 
-    /**
-     * Registration table (src/utils/regtable/reg_table.h): in shared memory that same-host peers of this uid
-     * map, and readable by others through process_vm_readv; slot 0 = nonce. regTable_ is its
-     * slot array.
-     */
-    std::unique_ptr<nixlReg::nixlRegTable> regTab_;
-    std::atomic<uint64_t> *regTable_ = nullptr;
-    size_t regSlots_ = 0;
-    std::mutex regLock_;
-    std::vector<uint32_t> freeSlots_;
-    uint32_t nextSlot_ = 1;
-    uint64_t nextRegId_ = 1;
 
 
     /** Direct requests the progress thread advances. */

@@ -62,30 +62,15 @@ nixlUcxEngine::registerMem(const nixlBlobDesc &mem,
         ucp_mem_unmap(ctx_, md->memh);
         return NIXL_ERR_BACKEND;
     }
-    {
-        std::lock_guard<std::mutex> g(regLock_);
-        if (!freeSlots_.empty()) {
-            md->slot = freeSlots_.back();
-            freeSlots_.pop_back();
-        } else if (nextSlot_ < regSlots_) {
-            // A new slot's page must be backed before it is written: a store to a page of a
-            // full /dev/shm is a SIGBUS. A registration in no slot would be copied into by
-            // peers unchecked (no fence), so it is refused instead.
-            std::string why;
-            if (!regTab_->reserve(nextSlot_, why)) {
-                NIXL_SDK_ERROR("agent " << localAgent << ": UCX registerMem of " << mem.len
-                                        << " bytes at 0x" << std::hex << mem.addr << std::dec
-                                        << " refused: " << why);
-                ucp_rkey_buffer_release(rkey);
-                ucp_mem_unmap(ctx_, md->memh);
-                return NIXL_ERR_BACKEND;
-            }
-            md->slot = nextSlot_++;
-        }
-        md->regId = nextRegId_++;
-        if (md->slot != 0) {
-            regTable_[md->slot].store(md->regId, std::memory_order_release);
-        }
+    // A registration in no slot would be copied into by peers unchecked (no fence), so one
+    // whose slot cannot be backed is refused.
+    if (std::string why; !registry_->add(md->slot, md->regId, why)) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": UCX registerMem of " << mem.len
+                                << " bytes at 0x" << std::hex << mem.addr << std::dec
+                                << " refused: " << why);
+        ucp_rkey_buffer_release(rkey);
+        ucp_mem_unmap(ctx_, md->memh);
+        return NIXL_ERR_BACKEND;
     }
     nixlUcx::publicDataWire pd;
     pd.mem = static_cast<uint16_t>(nixl_mem);
@@ -110,21 +95,14 @@ nixlUcxEngine::deregisterMem(nixlBackendMD *meta) {
     }
     nixl_status_t fenced = NIXL_SUCCESS;
     if (md->slot != 0) {
-        // Peers check the slot before every direct copy: a released registration reads as
-        // stale. seq_cst, then the fence (src/utils/regtable/reg_table.h): copies that passed their check
-        // before this store end before deregisterMem returns.
-        regTable_[md->slot].store(0, std::memory_order_seq_cst);
         std::string who;
-        if (!regTab_->fence(cfg_.releaseTimeoutMs, who)) {
+        if (!registry_->release(md->slot, cfg_.releaseTimeoutMs, who)) {
             NIXL_SDK_ERROR("agent " << localAgent << ": UCX deregisterMem of " << md->len
                                     << " bytes at 0x" << std::hex << md->base << std::dec
                                     << ": a peer, " << who
                                     << "; the range may still be accessed until it returns");
             fenced = NIXL_ERR_BACKEND;
         }
-        // Only now may the slot serve another registration.
-        std::lock_guard<std::mutex> g(regLock_);
-        freeSlots_.push_back(md->slot);
     }
     ucs_status_t st = ucp_mem_unmap(ctx_, md->memh);
     if (st != UCS_OK) {
