@@ -327,7 +327,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
       pool_(std::make_unique<nixlUcxPostPool>()),
       workers_(std::make_unique<nixlUcxWorkerSet>()),
       peers_(std::make_unique<nixlUcxPeerTable>()),
-      registry_(std::make_unique<nixlUcxRegistry>()) {
+      registry_(std::make_unique<nixlUcxRegistry>()),
+      active_(std::make_unique<nixlUcxActiveList>()) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);
     }

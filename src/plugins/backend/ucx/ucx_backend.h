@@ -341,6 +341,8 @@ private:
     const std::unique_ptr<nixlUcxPeerTable> peers_;
     /** The registration table peers check, its slots and ids, and the fence. */
     const std::unique_ptr<nixlUcxRegistry> registry_;
+    /** Direct requests the progress thread advances. */
+    const std::unique_ptr<nixlUcxActiveList> active_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
@@ -362,9 +364,6 @@ private:
 
 
 
-    /** Direct requests the progress thread advances. */
-    mutable std::mutex activeLock_;
-    mutable std::vector<nixlUcxReq *> active_;
 
     mutable std::mutex reapLock_;
 

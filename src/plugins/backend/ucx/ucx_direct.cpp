@@ -312,26 +312,19 @@ nixlUcxEngine::directHousekeeping() const {
 
 size_t
 nixlUcxEngine::stepActive() const {
-    std::lock_guard<std::mutex> g(activeLock_);
     size_t total = 0;
-    for (auto it = active_.begin(); it != active_.end();) {
-        nixlUcxReq *req = *it;
-        bool drop = false;
-        if (req->stepLock.try_lock()) {
-            const size_t before = req->copied;
-            stepDirectLocked(*req, thread_budget);
-            total += req->copied - before;
-            drop = req->phase != nixlUcxReq::phase_t::DATA || req->cancelled ||
-                req->status.load(std::memory_order_acquire) != NIXL_IN_PROG;
-            req->stepLock.unlock();
+    active_->sweep([&](nixlUcxReq &req) {
+        if (!req.stepLock.try_lock()) {
+            return false;
         }
-        if (drop) {
-            req->listed = false;
-            it = active_.erase(it);
-        } else {
-            ++it;
-        }
-    }
+        const size_t before = req.copied;
+        stepDirectLocked(req, thread_budget);
+        total += req.copied - before;
+        const bool drop = req.phase != nixlUcxReq::phase_t::DATA || req.cancelled ||
+            req.status.load(std::memory_order_acquire) != NIXL_IN_PROG;
+        req.stepLock.unlock();
+        return drop;
+    });
     return total;
 }
 

@@ -195,11 +195,7 @@ nixlUcxEngine::progressLoop() {
             idle_rounds = 0;
             continue;
         }
-        bool busy;
-        {
-            std::lock_guard<std::mutex> g(activeLock_);
-            busy = !active_.empty();
-        }
+        const bool busy = !active_->empty();
         // Spin a little before sleeping: completions that raise no event (cma, shm FIFOs
         // being drained by the peer) are then seen without a poll timeout.
         if (++idle_rounds < 64) {

@@ -10,10 +10,15 @@
  * contract); each member says what guards it besides: stepLock (the direct copy cursor), the
  * lane's worker lock (UCX operations and the notification), the posting pool's lock
  * (splitJobs) or an atomic. An nixlUcxAmSend belongs to its worker's lock until UCX completes it.
+ *
+ * nixlUcxActiveList, the direct requests the progress thread advances, may be used from any
+ * thread: the list and each request's `listed` are guarded by its own lock, under which only
+ * the requests' stepLocks are taken (try_lock, by sweep()).
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_REQ_H
 #define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_REQ_H
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -100,7 +105,7 @@ public:
      * the request goes (conn, declared above, keeps the mapping alive until then).
      */
     nixlReg::nixlRegTable::mark_t heldMark;
-    bool listed = false; ///< in the engine's active list (guarded by the engine's activeLock_)
+    bool listed = false; ///< in the engine's nixlUcxActiveList (guarded by its lock)
 
     /** UCX path (and the notification of both paths): guarded by lane->worker->lock. */
     size_t outstanding = 0;
@@ -125,6 +130,55 @@ public:
     std::atomic<nixl_status_t> splitErr{NIXL_SUCCESS};
     /** Direct path: bytes the batches copied. */
     std::atomic<size_t> splitBytes{0};
+};
+
+/** @brief Direct requests with bytes left that the progress thread copies, round-robin. */
+class nixlUcxActiveList {
+public:
+    /** Lists req unless it is listed already. */
+    void
+    add(nixlUcxReq *req) {
+        std::lock_guard<std::mutex> g(lock_);
+        if (!req->listed) {
+            req->listed = true;
+            reqs_.push_back(req);
+        }
+    }
+
+    /** Unlists req (release): afterwards no sweep touches it. */
+    void
+    remove(nixlUcxReq *req) {
+        std::lock_guard<std::mutex> g(lock_);
+        if (req->listed) {
+            reqs_.erase(std::remove(reqs_.begin(), reqs_.end(), req), reqs_.end());
+            req->listed = false;
+        }
+    }
+
+    bool
+    empty() const {
+        std::lock_guard<std::mutex> g(lock_);
+        return reqs_.empty();
+    }
+
+    /** Calls step on each request, in order; those for which it returns true are unlisted. */
+    template<class Step>
+    void
+    sweep(Step &&step) {
+        std::lock_guard<std::mutex> g(lock_);
+        for (auto it = reqs_.begin(); it != reqs_.end();) {
+            if (step(**it)) {
+                (*it)->listed = false;
+                it = reqs_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+private:
+    mutable std::mutex lock_;
+    std::vector<nixlUcxReq *> reqs_;
 };
 
 #endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_REQ_H

@@ -478,11 +478,7 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         return req->status.load(std::memory_order_acquire); // nothing left for the thread
     }
     if (cfg_.progressThread) {
-        std::lock_guard<std::mutex> g(activeLock_);
-        if (!req->listed) {
-            req->listed = true;
-            active_.push_back(req);
-        }
+        active_->add(req);
     }
     wakeProgress();
     return req->status.load(std::memory_order_acquire);
@@ -540,13 +536,7 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
                                    << "were skipped, no notification is sent");
         }
     }
-    {
-        std::lock_guard<std::mutex> g(activeLock_);
-        if (req->listed) {
-            active_.erase(std::remove(active_.begin(), active_.end(), req), active_.end());
-            req->listed = false;
-        }
-    }
+    active_->remove(req);
     // req owns the last references to its connection and worker when the peer was
     // disconnected meanwhile; keep them until the locks below are released.
     const std::shared_ptr<nixlUcxConn> keep_conn = req->conn;
