@@ -59,47 +59,44 @@ nixlUcxEngine::getSupportedMems() const {
     return mems;
 }
 
-
 ucp_context_h
 nixlUcxEngine::privateContext() const {
     if (!mmAllowed_) {
         return ctx_; // nothing to make smaller (and UCX would warn of an unused key)
     }
-    std::lock_guard<std::mutex> g(privCtxLock_);
-    if (privCtx_ != nullptr || privCtxFailed_) {
-        return privCtx_ != nullptr ? privCtx_ : ctx_;
-    }
-    // Same configuration as the engine's context, then smaller shared-memory receive queues
-    // unless the user sized them (docs/backends/ucx.md, private workers).
-    ucp_config_t *config = nullptr;
-    ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
-    std::string why;
-    if (st != UCS_OK) {
-        why = std::string("ucp_config_read: ") + ucs_status_string(st);
-    } else if (!cfg_.apply(config, localAgent, false)) {
-        why = "configuration refused";
-    } else {
-        cfg_.applyPrivate(config, localAgent);
-        const std::string name = localAgent + "/private";
-        const ucp_params_t params = cfg_.contextParams(name.c_str());
-        st = ucp_init(&params, config, &privCtx_);
+    return privCtx_->get(ctx_, [this]() -> ucp_context_h {
+        // Same configuration as the engine's context, then smaller shared-memory receive
+        // queues unless the user sized them (docs/backends/ucx.md, private workers).
+        ucp_context_h made = nullptr;
+        ucp_config_t *config = nullptr;
+        ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+        std::string why;
         if (st != UCS_OK) {
-            privCtx_ = nullptr;
-            why = std::string("ucp_init: ") + ucs_status_string(st);
+            why = std::string("ucp_config_read: ") + ucs_status_string(st);
+        } else if (!cfg_.apply(config, localAgent, false)) {
+            why = "configuration refused";
+        } else {
+            cfg_.applyPrivate(config, localAgent);
+            const std::string name = localAgent + "/private";
+            const ucp_params_t params = cfg_.contextParams(name.c_str());
+            st = ucp_init(&params, config, &made);
+            if (st != UCS_OK) {
+                made = nullptr;
+                why = std::string("ucp_init: ") + ucs_status_string(st);
+            }
         }
-    }
-    if (config != nullptr) {
-        ucp_config_release(config);
-    }
-    if (privCtx_ == nullptr) {
-        privCtxFailed_ = true;
-        NIXL_SDK_WARN("agent " << localAgent << ": UCX: no context of its own for private "
-                               << "workers (" << why << "); they use the engine's, with "
-                               << "UCX's default shared-memory queue sizes");
-        return ctx_;
-    }
-    NIXL_SDK_DEBUG("agent " << localAgent << ": UCX context for private workers created");
-    return privCtx_;
+        if (config != nullptr) {
+            ucp_config_release(config);
+        }
+        if (made == nullptr) {
+            NIXL_SDK_WARN("agent " << localAgent << ": UCX: no context of its own for private "
+                                   << "workers (" << why << "); they use the engine's, with "
+                                   << "UCX's default shared-memory queue sizes");
+            return nullptr;
+        }
+        NIXL_SDK_DEBUG("agent " << localAgent << ": UCX context for private workers created");
+        return made;
+    });
 }
 
 bool
@@ -328,7 +325,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
       workers_(std::make_unique<nixlUcxWorkerSet>()),
       peers_(std::make_unique<nixlUcxPeerTable>()),
       registry_(std::make_unique<nixlUcxRegistry>()),
-      active_(std::make_unique<nixlUcxActiveList>()) {
+      active_(std::make_unique<nixlUcxActiveList>()),
+      privCtx_(std::make_unique<nixlUcxPrivateContext>()) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);
     }
@@ -410,8 +408,8 @@ nixlUcxEngine::~nixlUcxEngine() {
     home_.clear();
     // A context with an abandoned worker cannot be cleaned up either (see destroyLocked);
     // which context the abandoned one belonged to is not kept, so both stay.
-    if (privCtx_ != nullptr && !abandonedWorkers_) {
-        ucp_cleanup(privCtx_);
+    if (privCtx_->made() != nullptr && !abandonedWorkers_) {
+        ucp_cleanup(privCtx_->made());
     }
     if (ctx_ != nullptr && !abandonedWorkers_) {
         ucp_cleanup(ctx_);

@@ -215,7 +215,7 @@ private:
     /**
      * The context of private workers: the engine's configuration with small shared-memory
      * queues (ucx_config.cpp, private_presets), created at the first private worker; the
-     * engine's context if it cannot be made (one warning). Takes privCtxLock_.
+     * engine's context if it cannot be made (one warning).
      */
     ucp_context_h
     privateContext() const;
@@ -343,6 +343,8 @@ private:
     const std::unique_ptr<nixlUcxRegistry> registry_;
     /** Direct requests the progress thread advances. */
     const std::unique_ptr<nixlUcxActiveList> active_;
+    /** Context of the private workers (privateContext), made at the first one. */
+    const std::unique_ptr<nixlUcxPrivateContext> privCtx_;
     bool vram_ = false;
     bool cmaAllowed_ = false; ///< UCX_TLS (after overrides) keeps cma enabled
     bool shmAllowed_ = false; ///< UCX_TLS keeps a shared-memory transport enabled
@@ -353,10 +355,6 @@ private:
     bool rkeyLayoutKnown_ = false;
 
     ucp_context_h ctx_ = nullptr;
-    /** Context of the private workers (privateContext), made at the first one; a leaf lock. */
-    mutable std::mutex privCtxLock_;
-    mutable ucp_context_h privCtx_ = nullptr;
-    mutable bool privCtxFailed_ = false;
     std::vector<std::shared_ptr<nixlUcxWorker>> home_;
     nixlUcx::procIdentity self_;
     uint64_t nonce_ = 0;

@@ -13,7 +13,8 @@
  * nixlUcxWorkerSet, the engine's list of the workers its progress paths visit, is safe to use
  * from any thread: the list is guarded by its own leaf lock (no worker lock is taken under it,
  * and callers take it with no worker lock held or only for add/remove), the draining count is
- * an atomic.
+ * an atomic. nixlUcxPrivateContext is safe from any thread too (its own leaf lock, held while
+ * the context is made once).
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
 #define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
@@ -170,6 +171,36 @@ private:
     mutable std::mutex lock_;
     std::vector<worker_ptr> workers_;
     std::atomic<size_t> draining_{0};
+};
+
+/** @brief The UCP context of private workers, made once, at the first private worker. */
+class nixlUcxPrivateContext {
+public:
+    /**
+     * The context: made by make() at the first call (make returns null when it cannot, and
+     * says why itself); fallback, the engine's context, when it could not be made.
+     */
+    ucp_context_h
+    get(ucp_context_h fallback, const std::function<ucp_context_h()> &make) {
+        std::lock_guard<std::mutex> g(lock_);
+        if (ctx_ == nullptr && !failed_) {
+            ctx_ = make();
+            failed_ = ctx_ == nullptr;
+        }
+        return ctx_ != nullptr ? ctx_ : fallback;
+    }
+
+    /** The context made, null if none (the engine cleans it up at teardown). */
+    ucp_context_h
+    made() const {
+        std::lock_guard<std::mutex> g(lock_);
+        return ctx_;
+    }
+
+private:
+    mutable std::mutex lock_;
+    ucp_context_h ctx_ = nullptr;
+    bool failed_ = false;
 };
 
 #endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_WORKER_H
