@@ -16,10 +16,8 @@
 #include <unistd.h>
 #include <uct/api/uct.h>
 
-using nixlUcx::notif_am_id;
 using nixlUcx::reg_table_slots;
 using nixlUcx::nowNs;
-using nixlUcx::amRecvCb;
 
 nixl_b_params_t
 nixlUcxEngine::pluginOptions() {
@@ -290,19 +288,10 @@ nixlUcxEngine::createWorker(bool home, const std::string &name) const {
     if (!openWorker(ctx_, name, h, efd)) {
         return nullptr;
     }
-    ucs_status_t st;
     auto w = std::make_shared<nixlUcxWorker>(h, efd, home, name);
     w->engine = this;
     if (home) {
-        ucp_am_handler_param_t hp{};
-        hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-            UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-        hp.id = notif_am_id;
-        hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-        hp.cb = amRecvCb;
-        hp.arg = w.get();
-        st = ucp_worker_set_am_recv_handler(h, &hp);
-        if (st != UCS_OK) {
+        if (const ucs_status_t st = nixlUcx::receiveNotifs(*w); st != UCS_OK) {
             NIXL_SDK_ERROR("agent " << localAgent << ": cannot install the notification "
                                     << "handler on " << name << ": " << ucs_status_string(st));
             return nullptr;

@@ -263,6 +263,12 @@ private:
     finishDirectDataLocked(nixlUcxReq &req) const;
     nixl_status_t
     postUcx(nixlUcxReq &req) const;
+    /**
+     * A UCX-path post begins (lane worker lock held): false, with st, the request finished and
+     * one line logged, when the connection is gone; else tracked, held once, WIRE_SUBMITTED.
+     */
+    bool
+    startUcxPostLocked(nixlUcxReq &req, nixl_status_t &st) const;
     bool
     staleCheck(nixlUcxReq &req) const;
     /** Logs that md of req was released and finishes req with NIXL_ERR_NOT_FOUND. */

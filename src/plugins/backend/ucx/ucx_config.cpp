@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/nixl_text.h"
 #include "ucx_internal.h"
 
 using nixlUcx::max_pool_threads;
@@ -48,13 +49,10 @@ namespace nixlUcx {
 
 bool
 splitPairs(std::string_view s, std::vector<std::pair<std::string, std::string>> &out) {
-    size_t pos = 0;
-    while (pos < s.size()) {
-        size_t comma = s.find(',', pos);
-        std::string_view item =
-            nixlUcx::trim(s.substr(pos, comma == std::string_view::npos ? s.size() - pos :
-                                                                           comma - pos));
-        pos = comma == std::string_view::npos ? s.size() : comma + 1;
+    if (s.empty()) {
+        return true;
+    }
+    for (const std::string_view item : nixlText::splitList(s)) {
         if (item.empty()) {
             continue;
         }

@@ -20,6 +20,33 @@ using nixlUcx::wireLabel;
 
 namespace {
 
+/**
+ * Moves n iovecs (bytes in all) of req: within one process (agents of one process) a plain
+ * copy, no system call; else process_vm_writev/readv. Returns what the call returned (errno
+ * set as it left it).
+ */
+ssize_t
+moveIov(const nixlUcxReq &req,
+        bool in_process,
+        const struct iovec *liov,
+        const struct iovec *riov,
+        size_t n,
+        size_t bytes) {
+    if (!in_process) {
+        return req.op == NIXL_WRITE ?
+            ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
+            ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        if (req.op == NIXL_WRITE) {
+            std::memcpy(riov[i].iov_base, liov[i].iov_base, liov[i].iov_len);
+        } else {
+            std::memcpy(liov[i].iov_base, riov[i].iov_base, liov[i].iov_len);
+        }
+    }
+    return static_cast<ssize_t>(bytes);
+}
+
 /** Slot 0 of a table whose engine was destroyed (see ~nixlUcxEngine). */
 const nixlUcxRemoteMD table_closed{};
 
@@ -195,22 +222,8 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
                 return;
             }
         }
-        ssize_t r;
-        if (tab != nullptr && req.conn->sameProcess) {
-            // Agents of one process: a plain copy, no system call.
-            for (size_t i = 0; i < n; ++i) {
-                if (req.op == NIXL_WRITE) {
-                    std::memcpy(riov[i].iov_base, liov[i].iov_base, liov[i].iov_len);
-                } else {
-                    std::memcpy(liov[i].iov_base, riov[i].iov_base, liov[i].iov_len);
-                }
-            }
-            r = static_cast<ssize_t>(bytes);
-        } else {
-            r = req.op == NIXL_WRITE ?
-                ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
-                ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
-        }
+        const ssize_t r =
+            moveIov(req, tab != nullptr && req.conn->sameProcess, liov, riov, n, bytes);
         if (tab != nullptr) {
             nixlReg::nixlRegTable::leave(mark);
         }
@@ -391,21 +404,7 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
                 return;
             }
         }
-        ssize_t r;
-        if (inProcess) {
-            for (size_t i = 0; i < n; ++i) {
-                if (req.op == NIXL_WRITE) {
-                    std::memcpy(riov[i].iov_base, liov[i].iov_base, liov[i].iov_len);
-                } else {
-                    std::memcpy(liov[i].iov_base, riov[i].iov_base, liov[i].iov_len);
-                }
-            }
-            r = static_cast<ssize_t>(bytes);
-        } else {
-            r = req.op == NIXL_WRITE ?
-                ::process_vm_writev(req.conn->peer.pid, liov, n, riov, n, 0) :
-                ::process_vm_readv(req.conn->peer.pid, liov, n, riov, n, 0);
-        }
+        const ssize_t r = moveIov(req, inProcess, liov, riov, n, bytes);
         if (tab != nullptr) {
             nixlReg::nixlRegTable::leave(mark);
         }

@@ -140,14 +140,9 @@ splitPairs(std::string_view s, std::vector<std::pair<std::string, std::string>> 
 void
 unchargeSend(nixlUcxAmSend &s) noexcept;
 
-/** Receives notifications on a home worker (arg: the nixlUcxWorker). */
+/** Installs the notification handler (active message notif_am_id) on home worker w. */
 ucs_status_t
-amRecvCb(void *arg,
-         const void *header,
-         size_t header_length,
-         void *data,
-         size_t length,
-         const ucp_am_recv_param_t *param);
+receiveNotifs(nixlUcxWorker &w);
 
 } // namespace nixlUcx
 

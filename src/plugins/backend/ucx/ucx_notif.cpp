@@ -105,6 +105,9 @@ unchargeSend(nixlUcxAmSend &s) noexcept {
     }
 }
 
+namespace {
+
+/** Receives notifications on a home worker (arg: the nixlUcxWorker). */
 ucs_status_t
 amRecvCb(void *arg,
          const void *header,
@@ -158,6 +161,20 @@ amRecvCb(void *arg,
                  std::string(static_cast<const char *>(data), length),
                  traced ? &hdr.trace : nullptr);
     return UCS_OK;
+}
+
+} // namespace
+
+ucs_status_t
+receiveNotifs(nixlUcxWorker &w) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+        UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = notif_am_id;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    hp.cb = amRecvCb;
+    hp.arg = &w;
+    return ucp_worker_set_am_recv_handler(w.worker, &hp);
 }
 
 } // namespace nixlUcx

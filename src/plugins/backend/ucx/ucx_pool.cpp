@@ -153,24 +153,10 @@ nixlUcxEngine::postSplit(nixlUcxReq &req) const {
     req.splitBytes.store(0, std::memory_order_relaxed);
     req.splitLeft.store(n, std::memory_order_relaxed);
     if (req.path == nixlUcxReq::path_t::UCX) {
-        nixlUcxLane &lane = *req.lane;
-        nixlUcxWorker &w = *lane.worker;
-        std::lock_guard<std::mutex> g(w.lock);
-        if (w.worker == nullptr || lane.ep == nullptr || !req.conn->usable()) {
-            const nixl_status_t st = goneStatus(*req.conn);
-            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
-                                    << req.remoteAgent << ": the connection is "
-                                    << (st == NIXL_ERR_REMOTE_DISCONNECT ? "lost" : "closed"));
-            finishReq(req, st);
+        std::lock_guard<std::mutex> g(req.lane->worker->lock);
+        // The hold of 1 is dropped by the last batch (finishUcxSplit).
+        if (nixl_status_t st; !startUcxPostLocked(req, st)) {
             return st;
-        }
-        // Tracked: a worker torn down under the batches finishes the request. The hold of 1
-        // is dropped by the last batch (finishUcxSplit), so no callback completes it before.
-        track(req);
-        req.outstanding = 1;
-        if (tracing()) {
-            tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
-                       req.op == NIXL_WRITE ? "ucx.put"sv : "ucx.get"sv);
         }
     } else if (tracing()) {
         req.wireTraced = true;

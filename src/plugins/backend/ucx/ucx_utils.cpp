@@ -16,6 +16,7 @@
 
 #include <vector>
 
+#include "common/nixl_text.h"
 #include "nixl_plugin_config_parse.h"
 
 namespace nixlUcx {
@@ -40,18 +41,10 @@ namespace {
             tls.remove_prefix(1);
         }
         bool named = false;
-        size_t pos = 0;
-        while (pos <= tls.size()) {
-            size_t comma = tls.find(',', pos);
-            std::string_view item = trim(tls.substr(
-                pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+        for (const std::string_view item : nixlText::splitList(tls)) {
             for (std::string_view n : names) {
                 named = named || item == n;
             }
-            if (comma == std::string_view::npos) {
-                break;
-            }
-            pos = comma + 1;
         }
         return exclude ? !named : named;
     }
@@ -93,23 +86,7 @@ parseBool(std::string_view s, bool &out) {
 
 bool
 parseUnsigned(std::string_view s, uint64_t &out) {
-    s = trim(s);
-    if (s.empty() || s.size() > 20) {
-        return false;
-    }
-    uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') {
-            return false;
-        }
-        uint64_t d = static_cast<uint64_t>(c - '0');
-        if (v > (UINT64_MAX - d) / 10) {
-            return false;
-        }
-        v = v * 10 + d;
-    }
-    out = v;
-    return true;
+    return nixlText::parseDecimal(trim(s), out);
 }
 
 nixl_status_t

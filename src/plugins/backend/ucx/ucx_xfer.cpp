@@ -86,7 +86,96 @@ ucxDataCb(void *request, ucs_status_t status, void *user_data) {
     }
 }
 
+/** The parameters of req's UCX operations: completion through ucxDataCb, and with
+ *  memory_type the CUDA memory type when the local side is VRAM. */
+ucp_request_param_t
+ucxOpParams(nixlUcxReq &req, bool memory_type) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = ucxDataCb;
+    p.user_data = &req;
+    const bool vram = memory_type && req.local[0].md != nullptr &&
+        dynamic_cast<const nixlUcxLocalMD *>(reinterpret_cast<nixlBackendMD *>(req.local[0].md))
+                ->mem == VRAM_SEG;
+    if (vram) {
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        p.memory_type = UCS_MEMORY_TYPE_CUDA;
+    }
+    return p;
+}
+
+/**
+ * Posts the puts (WRITE) or gets of descriptors [begin, end) of req on lane; the first failure
+ * is kept in req (ucxError, failedDesc) and nothing is posted after it. Lane worker lock held.
+ */
+void
+postRangeLocked(nixlUcxReq &req,
+                nixlUcxLane &lane,
+                const ucp_request_param_t &p,
+                size_t begin,
+                size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+        const nixl_be_xfer_desc_t &l = req.local[i];
+        const nixl_be_xfer_desc_t &r = req.remote[i];
+        if (l.len == 0) {
+            continue;
+        }
+        // prepXfer checked the type; a static cast is enough here.
+        auto *rmd = static_cast<nixlUcxRemoteMD *>(reinterpret_cast<nixlBackendMD *>(r.md));
+        ucp_rkey_h rkey = rmd->rkeys[lane.index];
+        if (rkey == nullptr) {
+            req.ucxError = UCS_ERR_NO_ELEM;
+            req.failedDesc = i;
+            return;
+        }
+        ucs_status_ptr_t sp = req.op == NIXL_WRITE ?
+            ucp_put_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p) :
+            ucp_get_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p);
+        if (UCS_PTR_IS_ERR(sp)) {
+            req.ucxError = UCS_PTR_STATUS(sp);
+            req.failedDesc = i;
+            return;
+        }
+        if (sp != nullptr) {
+            ++req.outstanding;
+        }
+    }
+}
+
+/** Remote completion: after the flush every put of req on lane is visible at the target. */
+void
+flushLocked(nixlUcxReq &req, nixlUcxLane &lane, const ucp_request_param_t &p) {
+    ucs_status_ptr_t sp = ucp_ep_flush_nbx(lane.ep, &p);
+    if (UCS_PTR_IS_ERR(sp)) {
+        req.ucxError = UCS_PTR_STATUS(sp);
+    } else if (sp != nullptr) {
+        ++req.outstanding;
+    }
+}
+
 } // namespace
+
+bool
+nixlUcxEngine::startUcxPostLocked(nixlUcxReq &req, nixl_status_t &st) const {
+    nixlUcxLane &lane = *req.lane;
+    if (lane.worker->worker == nullptr || lane.ep == nullptr || !req.conn->usable()) {
+        st = goneStatus(*req.conn);
+        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                                        << req.remoteAgent << ": the connection is "
+                                        << (st == NIXL_ERR_REMOTE_DISCONNECT ? "lost" : "closed"));
+        finishReq(req, st);
+        return false;
+    }
+    // Tracked: a worker torn down under the post finishes the request. The hold of 1 is
+    // dropped by the poster once everything is posted, so no callback completes it before.
+    track(req);
+    req.outstanding = 1;
+    if (tracing()) {
+        tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
+                   req.op == NIXL_WRITE ? "ucx.put"sv : "ucx.get"sv);
+    }
+    return true;
+}
 
 nixl_status_t
 nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
@@ -199,66 +288,13 @@ nixlUcxEngine::postUcx(nixlUcxReq &req) const {
     nixlUcxWorker &w = *lane.worker;
     {
         std::lock_guard<std::mutex> g(w.lock);
-        if (w.worker == nullptr || lane.ep == nullptr || !req.conn->usable()) {
-            const nixl_status_t st = goneStatus(*req.conn);
-            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
-                                    << req.remoteAgent << ": the connection is "
-                                    << (st == NIXL_ERR_REMOTE_DISCONNECT ? "lost" : "closed"));
-            finishReq(req, st);
+        if (nixl_status_t st; !startUcxPostLocked(req, st)) {
             return st;
         }
-        track(req);
-        ucp_request_param_t p{};
-        p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-        p.cb.send = ucxDataCb;
-        p.user_data = &req;
-        const bool vram = req.local[0].md != nullptr &&
-            dynamic_cast<const nixlUcxLocalMD *>(reinterpret_cast<nixlBackendMD *>(
-                req.local[0].md))
-                    ->mem == VRAM_SEG;
-        if (vram) {
-            p.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-            p.memory_type = UCS_MEMORY_TYPE_CUDA;
-        }
-        req.outstanding = 1; // held by this loop, so no callback finishes the request early
-        if (tracing()) {
-            tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
-                       req.op == NIXL_WRITE ? "ucx.put"sv : "ucx.get"sv);
-        }
-        for (size_t i = 0; i < req.count; ++i) {
-            const nixl_be_xfer_desc_t &l = req.local[i];
-            const nixl_be_xfer_desc_t &r = req.remote[i];
-            if (l.len == 0) {
-                continue;
-            }
-            // prepXfer checked the type; a static cast is enough here.
-            auto *rmd = static_cast<nixlUcxRemoteMD *>(reinterpret_cast<nixlBackendMD *>(r.md));
-            ucp_rkey_h rkey = rmd->rkeys[lane.index];
-            if (rkey == nullptr) {
-                req.ucxError = UCS_ERR_NO_ELEM;
-                req.failedDesc = i;
-                break;
-            }
-            ucs_status_ptr_t sp = req.op == NIXL_WRITE ?
-                ucp_put_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p) :
-                ucp_get_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p);
-            if (UCS_PTR_IS_ERR(sp)) {
-                req.ucxError = UCS_PTR_STATUS(sp);
-                req.failedDesc = i;
-                break;
-            }
-            if (sp != nullptr) {
-                ++req.outstanding;
-            }
-        }
+        const ucp_request_param_t p = ucxOpParams(req, true);
+        postRangeLocked(req, lane, p, 0, req.count);
         if (req.ucxError == UCS_OK && req.op == NIXL_WRITE) {
-            // Remote completion: after the flush every put is visible at the target.
-            ucs_status_ptr_t sp = ucp_ep_flush_nbx(lane.ep, &p);
-            if (UCS_PTR_IS_ERR(sp)) {
-                req.ucxError = UCS_PTR_STATUS(sp);
-            } else if (sp != nullptr) {
-                ++req.outstanding;
-            }
+            flushLocked(req, lane, p);
         }
         if (--req.outstanding == 0) {
             ucxDataDoneLocked(req);
@@ -280,42 +316,7 @@ nixlUcxEngine::postUcxBatch(nixlUcxReq &req, size_t begin, size_t end) const {
         !req.conn->usable() || req.ucxError != UCS_OK) {
         return;
     }
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    p.cb.send = ucxDataCb;
-    p.user_data = &req;
-    const bool vram = req.local[0].md != nullptr &&
-        dynamic_cast<const nixlUcxLocalMD *>(reinterpret_cast<nixlBackendMD *>(req.local[0].md))
-                ->mem == VRAM_SEG;
-    if (vram) {
-        p.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-        p.memory_type = UCS_MEMORY_TYPE_CUDA;
-    }
-    for (size_t i = begin; i < end; ++i) {
-        const nixl_be_xfer_desc_t &l = req.local[i];
-        const nixl_be_xfer_desc_t &r = req.remote[i];
-        if (l.len == 0) {
-            continue;
-        }
-        auto *rmd = static_cast<nixlUcxRemoteMD *>(reinterpret_cast<nixlBackendMD *>(r.md));
-        ucp_rkey_h rkey = rmd->rkeys[lane.index];
-        if (rkey == nullptr) {
-            req.ucxError = UCS_ERR_NO_ELEM;
-            req.failedDesc = i;
-            break;
-        }
-        ucs_status_ptr_t sp = req.op == NIXL_WRITE ?
-            ucp_put_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p) :
-            ucp_get_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p);
-        if (UCS_PTR_IS_ERR(sp)) {
-            req.ucxError = UCS_PTR_STATUS(sp);
-            req.failedDesc = i;
-            break;
-        }
-        if (sp != nullptr) {
-            ++req.outstanding;
-        }
-    }
+    postRangeLocked(req, lane, ucxOpParams(req, true), begin, end);
     w.progressLocked();
 }
 
@@ -336,16 +337,7 @@ nixlUcxEngine::finishUcxSplit(nixlUcxReq &req) const {
             // After every batch's puts: remote completion of all of them. Released too: a
             // put completes locally before it reached the target (tcp), and the release
             // waits for this flush before the buffers and the worker may go.
-            ucp_request_param_t p{};
-            p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-            p.cb.send = ucxDataCb;
-            p.user_data = &req;
-            ucs_status_ptr_t sp = ucp_ep_flush_nbx(lane.ep, &p);
-            if (UCS_PTR_IS_ERR(sp)) {
-                req.ucxError = UCS_PTR_STATUS(sp);
-            } else if (sp != nullptr) {
-                ++req.outstanding;
-            }
+            flushLocked(req, lane, ucxOpParams(req, false));
         }
         if (--req.outstanding == 0) {
             ucxDataDoneLocked(req);
