@@ -78,6 +78,24 @@ firstStale(const nixlUcxReq &req,
     return nullptr;
 }
 
+/**
+ * Enters a mark in tab and checks the registrations mds[0, n) inside it (the fence of
+ * reg_table.h): null with the mark held, or what firstStale found with the mark left.
+ */
+const nixlUcxRemoteMD *
+enterChecked(const nixlUcxReq &req,
+             const nixlReg::nixlRegTable &tab,
+             const nixlUcxRemoteMD *const *mds,
+             size_t n,
+             nixlReg::nixlRegTable::mark_t &mark) {
+    mark = tab.enter();
+    const nixlUcxRemoteMD *md = firstStale(req, tab, mds, n);
+    if (md != nullptr) {
+        nixlReg::nixlRegTable::leave(mark);
+    }
+    return md;
+}
+
 } // namespace
 
 void
@@ -209,9 +227,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
         const nixlReg::nixlRegTable *tab = req.conn->peerTable.get();
         nixlReg::nixlRegTable::mark_t mark;
         if (tab != nullptr) {
-            mark = tab->enter();
-            if (const nixlUcxRemoteMD *md = firstStale(req, *tab, rmds, n)) {
-                nixlReg::nixlRegTable::leave(mark);
+            if (const nixlUcxRemoteMD *md = enterChecked(req, *tab, rmds, n, mark)) {
                 if (md == &table_closed) {
                     markLost(*req.conn, "its engine closed its registration table");
                     reapLost(*req.conn);
@@ -382,9 +398,7 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
         // Inside a mark and after a check of the registrations, as stepDirectLocked.
         nixlReg::nixlRegTable::mark_t mark;
         if (tab != nullptr) {
-            mark = tab->enter();
-            if (const nixlUcxRemoteMD *md = firstStale(req, *tab, rmds, n)) {
-                nixlReg::nixlRegTable::leave(mark);
+            if (const nixlUcxRemoteMD *md = enterChecked(req, *tab, rmds, n, mark)) {
                 if (md == &table_closed) {
                     markLost(*req.conn, "its engine closed its registration table");
                     reapLost(*req.conn);
