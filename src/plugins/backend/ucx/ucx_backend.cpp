@@ -384,23 +384,23 @@ nixlUcxEngine::~nixlUcxEngine() {
             std::lock_guard<std::mutex> wl(w->lock);
             if (w->draining) {
                 w->destroyLocked(NIXL_ERR_NOT_FOUND);
-                abandonedWorkers_ = abandonedWorkers_ || w->abandoned;
+                workers_->noteAbandoned(*w);
             }
         }
     }
     for (auto &w : home_) {
         std::lock_guard<std::mutex> g(w->lock);
         w->destroyLocked(NIXL_ERR_NOT_FOUND);
-        abandonedWorkers_ = abandonedWorkers_ || w->abandoned;
+        workers_->noteAbandoned(*w);
     }
     workers_->clear();
     home_.clear();
     // A context with an abandoned worker cannot be cleaned up either (see destroyLocked);
     // which context the abandoned one belonged to is not kept, so both stay.
-    if (privCtx_->made() != nullptr && !abandonedWorkers_) {
+    if (privCtx_->made() != nullptr && !workers_->anyAbandoned()) {
         ucp_cleanup(privCtx_->made());
     }
-    if (ctx_ != nullptr && !abandonedWorkers_) {
+    if (ctx_ != nullptr && !workers_->anyAbandoned()) {
         ucp_cleanup(ctx_);
     }
     notifs_->reportLost();

@@ -369,12 +369,8 @@ private:
 
 
 
-    mutable std::mutex reapLock_;
-
     int wakeFd_ = -1;
     std::atomic<bool> stop_{false};
-    /** Set under reapLock_ or in the destructor: some worker was abandoned (keep ctx_). */
-    bool abandonedWorkers_ = false;
     std::thread thread_;
 };
 

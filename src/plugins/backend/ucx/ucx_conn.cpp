@@ -428,7 +428,7 @@ void
 nixlUcxEngine::closeConn(nixlUcxConn &conn) {
     const bool was_lost = conn.state.load(std::memory_order_acquire) == nixlUcxConn::LOST;
     conn.state.store(nixlUcxConn::CLOSED, std::memory_order_release);
-    std::lock_guard<std::mutex> reap(reapLock_);
+    const auto reap = workers_->teardownLock();
     std::vector<bool> draining(conn.lanes.size(), false);
     for (auto &lane : conn.lanes) {
         nixlUcxWorker &w = *lane->worker;
@@ -477,7 +477,7 @@ nixlUcxEngine::closeConn(nixlUcxConn &conn) {
             } else {
                 w.retired = true;
                 w.destroyLocked(was_lost ? NIXL_ERR_REMOTE_DISCONNECT : NIXL_ERR_NOT_FOUND);
-                abandonedWorkers_ = abandonedWorkers_ || w.abandoned;
+                workers_->noteAbandoned(w);
             }
         }
     }
@@ -523,7 +523,7 @@ nixlUcxEngine::reapLost(nixlUcxConn &conn) const {
         conn.state.load(std::memory_order_acquire) != nixlUcxConn::LOST) {
         return;
     }
-    std::lock_guard<std::mutex> reap(reapLock_);
+    const auto reap = workers_->teardownLock();
     bool any = false;
     for (auto &lane : conn.lanes) {
         nixlUcxWorker &w = *lane->worker;

@@ -167,10 +167,35 @@ public:
         return draining_;
     }
 
+    /**
+     * Serialises the retiring and destroying of connections' private workers (closeConn,
+     * reapLost); taken before any worker lock, never under the set's list lock.
+     */
+    std::unique_lock<std::mutex>
+    teardownLock() {
+        return std::unique_lock<std::mutex>(teardown_);
+    }
+
+    /** Records that a destroyLocked left w's UCP worker alive (see there). */
+    void
+    noteAbandoned(const nixlUcxWorker &w) noexcept {
+        if (w.abandoned) {
+            abandoned_.store(true, std::memory_order_relaxed);
+        }
+    }
+
+    /** Some worker was abandoned: the UCP contexts must stay (teardown). */
+    bool
+    anyAbandoned() const noexcept {
+        return abandoned_.load(std::memory_order_relaxed);
+    }
+
 private:
     mutable std::mutex lock_;
     std::vector<worker_ptr> workers_;
     std::atomic<size_t> draining_{0};
+    std::mutex teardown_;
+    std::atomic<bool> abandoned_{false};
 };
 
 /** @brief The UCP context of private workers, made once, at the first private worker. */
