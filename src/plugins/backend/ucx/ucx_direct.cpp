@@ -78,6 +78,24 @@ firstStale(const nixlUcxReq &req,
     return nullptr;
 }
 
+/** Appends len bytes of descriptor d of req, from offset off, as entry n of a copy batch. */
+void
+addIov(const nixlUcxReq &req,
+       size_t d,
+       size_t off,
+       size_t len,
+       struct iovec *liov,
+       struct iovec *riov,
+       const nixlUcxRemoteMD **rmds,
+       size_t &n) {
+    liov[n] = {reinterpret_cast<void *>(req.local[d].addr + off), len};
+    riov[n] = {reinterpret_cast<void *>(req.remote[d].addr + off), len};
+    // prepXfer checked the type; a static cast is enough here.
+    rmds[n] = static_cast<const nixlUcxRemoteMD *>(
+        reinterpret_cast<nixlBackendMD *>(req.remote[d].md));
+    ++n;
+}
+
 /**
  * Enters a mark in tab and checks the registrations mds[0, n) inside it (the fence of
  * reg_table.h): null with the mark held, or what firstStale found with the mark left.
@@ -196,12 +214,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
                 continue;
             }
             const size_t take = std::min(len, budget - done - bytes);
-            liov[n] = {reinterpret_cast<void *>(req.local[d].addr + off), take};
-            riov[n] = {reinterpret_cast<void *>(req.remote[d].addr + off), take};
-            // prepXfer checked the type; a static cast is enough here.
-            rmds[n] = static_cast<const nixlUcxRemoteMD *>(
-                reinterpret_cast<nixlBackendMD *>(req.remote[d].md));
-            ++n;
+            addIov(req, d, off, take, liov, riov, rmds, n);
             bytes += take;
             if (take == len) {
                 ++d;
@@ -384,12 +397,7 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
             if (len == 0) {
                 continue;
             }
-            liov[n] = {reinterpret_cast<void *>(req.local[i].addr + skip), len};
-            riov[n] = {reinterpret_cast<void *>(req.remote[i].addr + skip), len};
-            // prepXfer checked the type; a static cast is enough here.
-            rmds[n] = static_cast<const nixlUcxRemoteMD *>(
-                reinterpret_cast<nixlBackendMD *>(req.remote[i].md));
-            ++n;
+            addIov(req, i, skip, len, liov, riov, rmds, n);
             bytes += len;
         }
         if (n == 0) {
