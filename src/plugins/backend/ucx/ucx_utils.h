@@ -22,6 +22,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include "codec/nixl_byte_codec.h"
 #include "nixl_types.h"
 #include "proc_identity.h"
 
@@ -89,77 +90,10 @@ bool
 mmKeySetByUser(std::string_view mm_key,
                const std::vector<std::pair<std::string, std::string>> &engine_config);
 
-/**
- * @brief Appends fixed-size native-endian fields and length-prefixed byte strings. Connection
- *        info and public data only travel between engines of this plugin on one cluster, so
- *        native byte order is enough (the core metadata blob makes the same choice).
- */
-class nixlUcxWriter {
-public:
-    template<typename T>
-    void
-    put(T v) {
-        static_assert(std::is_trivially_copyable_v<T>);
-        buf_.append(reinterpret_cast<const char *>(&v), sizeof(v));
-    }
-
-    void
-    putBytes(const void *data, size_t len) {
-        put<uint32_t>(static_cast<uint32_t>(len));
-        buf_.append(static_cast<const char *>(data), len);
-    }
-
-    void
-    putBytes(std::string_view s) {
-        putBytes(s.data(), s.size());
-    }
-
-    std::string &
-    str() noexcept {
-        return buf_;
-    }
-
-private:
-    std::string buf_;
-};
-
-/** @brief Reads what nixlUcxWriter wrote; every get fails once the input is exhausted. */
-class nixlUcxReader {
-public:
-    explicit nixlUcxReader(std::string_view in) noexcept : in_(in) {}
-
-    template<typename T>
-    bool
-    get(T &v) noexcept {
-        static_assert(std::is_trivially_copyable_v<T>);
-        if (in_.size() - pos_ < sizeof(T)) {
-            return false;
-        }
-        std::memcpy(&v, in_.data() + pos_, sizeof(T));
-        pos_ += sizeof(T);
-        return true;
-    }
-
-    bool
-    getBytes(std::string_view &out) noexcept {
-        uint32_t len = 0;
-        if (!get(len) || in_.size() - pos_ < len) {
-            return false;
-        }
-        out = in_.substr(pos_, len);
-        pos_ += len;
-        return true;
-    }
-
-    bool
-    atEnd() const noexcept {
-        return pos_ == in_.size();
-    }
-
-private:
-    std::string_view in_;
-    size_t pos_ = 0;
-};
+/** The plugin's wire writer and reader (connection info, public data): the plugins' shared
+ *  byte codec with u32 length prefixes. */
+using nixlUcxWriter = nixlCodec::nixlByteWriter<uint32_t>;
+using nixlUcxReader = nixlCodec::nixlByteReader<uint32_t>;
 
 } // namespace nixlUcx
 

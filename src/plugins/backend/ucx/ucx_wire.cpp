@@ -106,7 +106,7 @@ encodeConnInfo(const connInfoWire &in) {
     nixlUcxWriter w;
     head(w, conn_magic);
     w.put<uint64_t>(in.nonce);
-    w.putBytes(in.bootId);
+    w.bytes(in.bootId);
     w.put<uint64_t>(in.pidNs);
     w.put<int32_t>(in.pid);
     w.put<uint64_t>(in.startTime);
@@ -114,9 +114,9 @@ encodeConnInfo(const connInfoWire &in) {
     w.put<uint64_t>(in.regSlots);
     w.put<uint32_t>(static_cast<uint32_t>(in.addrs.size()));
     for (const auto &a : in.addrs) {
-        w.putBytes(a);
+        w.bytes(a);
     }
-    w.putBytes(in.regTableName);
+    w.bytes(in.regTableName);
     seal(w.str());
     return std::move(w.str());
 }
@@ -131,7 +131,7 @@ encodePublicData(const publicDataWire &in) {
     w.put<uint64_t>(in.len);
     w.put<uint32_t>(in.slot);
     w.put<uint64_t>(in.regId);
-    w.putBytes(in.rkey);
+    w.bytes(in.rkey);
     seal(w.str());
     return std::move(w.str());
 }
@@ -145,7 +145,7 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
     nixlUcxReader rd(body);
     std::string_view boot;
     uint32_t n = 0;
-    if (!(rd.get(out.nonce) && rd.getBytes(boot) && rd.get(out.pidNs) && rd.get(out.pid) &&
+    if (!(rd.get(out.nonce) && rd.bytes(boot) && rd.get(out.pidNs) && rd.get(out.pid) &&
           rd.get(out.startTime) && rd.get(out.regTable) && rd.get(out.regSlots) && rd.get(n))) {
         why = "truncated before the worker addresses";
         return false;
@@ -159,7 +159,7 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
     out.addrs.clear();
     for (uint32_t i = 0; i < n; ++i) {
         std::string_view a;
-        if (!rd.getBytes(a)) {
+        if (!rd.bytes(a)) {
             why = "truncated in worker address " + std::to_string(i);
             return false;
         }
@@ -171,7 +171,7 @@ decodeConnInfo(std::string_view in, connInfoWire &out, std::string &why) {
         out.addrs.emplace_back(a);
     }
     std::string_view table;
-    if (!rd.getBytes(table) || table.size() > max_table_name) {
+    if (!rd.bytes(table) || table.size() > max_table_name) {
         why = "truncated or oversized registration table name";
         return false;
     }
@@ -192,7 +192,7 @@ decodePublicData(std::string_view in, publicDataWire &out, std::string &why) {
     nixlUcxReader rd(body);
     std::string_view rkey;
     if (!(rd.get(out.mem) && rd.get(out.owner) && rd.get(out.base) && rd.get(out.len) && rd.get(out.slot) &&
-          rd.get(out.regId) && rd.getBytes(rkey))) {
+          rd.get(out.regId) && rd.bytes(rkey))) {
         why = "truncated";
         return false;
     }
