@@ -33,6 +33,9 @@ packages=(
     ucx-utils
     libfabric-dev
     libfabric-bin # fi_pingpong, the raw-provider reference of the backend benchmark
+    liburing-dev # the POSIX file backend's io_uring engine
+    libaio-dev # the POSIX file backend's Linux AIO engine (its default)
+    fio # the reference the POSIX backend's benchmark compares against
     # telemetry, exporters and metadata exchange
     libabsl-dev
     libfmt-dev
