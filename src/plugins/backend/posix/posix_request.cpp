@@ -1,0 +1,198 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "posix_request.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "posix_file.h"
+
+nixlPosixReq::nixlPosixReq(std::unique_ptr<nixlPosixQueue> queue,
+                           std::vector<nixlPosixIo> ios,
+                           const std::string &agent)
+    : queue_(std::move(queue)),
+      ios_(std::move(ios)),
+      agent_(agent) {
+    const size_t depth = queue_->depth();
+    retry_.reserve(depth);
+    batch_.reserve(depth);
+    reaped_.resize(depth);
+}
+
+nixlPosixReq::~nixlPosixReq() {
+    drain();
+}
+
+nixl_status_t
+nixlPosixReq::post(const nixl_be_trace_ctx_t *trace_ctx) {
+    std::lock_guard<std::mutex> lk(mu_);
+    traceCtx_ = trace_ctx;
+    for (auto &io : ios_) {
+        io.done = 0;
+        io.retries = 0;
+    }
+    retry_.clear();
+    next_ = 0;
+    inFlight_ = 0;
+    remaining_ = ios_.size();
+    failed_ = false;
+    status_ = NIXL_SUCCESS;
+    running_ = true;
+    completedEdge_ = false;
+    topUp();
+    return progressLocked(false);
+}
+
+nixl_status_t
+nixlPosixReq::check() {
+    std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
+    if (!lk.owns_lock()) {
+        return NIXL_IN_PROG; // another thread is progressing this request right now
+    }
+    return progressLocked(false);
+}
+
+void
+nixlPosixReq::drain() {
+    std::lock_guard<std::mutex> lk(mu_);
+    while (inFlight_ != 0) {
+        size_t got = 0;
+        if (queue_->reap(reaped_.data(), reaped_.size(), true, got) < 0) {
+            break; // the queue itself failed: nothing more will come out of it
+        }
+        inFlight_ -= got;
+    }
+    running_ = false;
+}
+
+nixl_status_t
+nixlPosixReq::progressLocked(bool wait) {
+    if (!running_) {
+        return status_;
+    }
+    for (;;) {
+        size_t got = 0;
+        const int rc = queue_->reap(reaped_.data(), reaped_.size(), wait, got);
+        if (rc < 0) {
+            if (!failed_) {
+                failed_ = true;
+                status_ = NIXL_ERR_BACKEND;
+                NIXL_SDK_ERROR_LIMITED("POSIX agent '" << agent_ << "' "
+                                       << nixlPosixEngineName(queue_->kind())
+                                       << " queue failed while reaping: " << std::strerror(-rc));
+            }
+            inFlight_ = 0; // lost: the queue cannot report them any more
+            break;
+        }
+        inFlight_ -= got;
+        for (size_t i = 0; i < got; ++i) {
+            complete(*reaped_[i].io, reaped_[i].result);
+        }
+        if (got == 0) {
+            break;
+        }
+        topUp();
+    }
+    topUp();
+    return finalStatus();
+}
+
+nixl_status_t
+nixlPosixReq::finalStatus() {
+    if (inFlight_ != 0) {
+        return NIXL_IN_PROG;
+    }
+    if (failed_) {
+        running_ = false;
+        completedEdge_ = true;
+        return status_;
+    }
+    if (remaining_ == 0) {
+        running_ = false;
+        completedEdge_ = true;
+        return NIXL_SUCCESS;
+    }
+    return NIXL_IN_PROG; // only retries left whose queue slots were all refused (EAGAIN)
+}
+
+void
+nixlPosixReq::complete(nixlPosixIo &io, int64_t result) {
+    if (failed_) {
+        return; // the request already ended; only the count of in-flight I/Os matters
+    }
+    if (result == -EINTR || result == -EAGAIN) {
+        if (++io.retries > max_retries) {
+            fail(io, static_cast<int>(-result), "kept failing");
+            return;
+        }
+        retry_.push_back(&io);
+        return;
+    }
+    if (result < 0) {
+        fail(io, static_cast<int>(-result), io.write ? "write" : "read");
+        return;
+    }
+    if (result == 0) {
+        // A READ at end of file (truncated under us) or a WRITE that moved nothing: never
+        // reported as success, and retrying would spin.
+        fail(io, 0, io.write ? "write moved no byte" : "read hit end of file (truncated?)");
+        return;
+    }
+    io.retries = 0;
+    io.done += static_cast<size_t>(result);
+    if (io.done < io.len) {
+        retry_.push_back(&io); // short transfer: continue from where it stopped
+        return;
+    }
+    --remaining_;
+}
+
+void
+nixlPosixReq::fail(const nixlPosixIo &io, int err, const char *what) {
+    failed_ = true;
+    status_ = NIXL_ERR_BACKEND;
+    const char *name = err != 0 && strerrorname_np(err) != nullptr ? strerrorname_np(err) : "-";
+    NIXL_SDK_ERROR_LIMITED("POSIX agent '" << agent_ << "' desc " << io.index << " file '"
+                           << io.file->name << "' offset " << io.offset + io.done << ": "
+                           << what << ": errno " << err << " " << name << " ("
+                           << (err != 0 ? std::strerror(err) : "no errno") << ")");
+}
+
+void
+nixlPosixReq::topUp() {
+    while (!failed_) {
+        const size_t room = queue_->depth() - inFlight_;
+        if (room == 0) {
+            return;
+        }
+        batch_.clear();
+        size_t from_retry = 0;
+        while (batch_.size() < room && from_retry < retry_.size()) {
+            batch_.push_back(retry_[from_retry++]);
+        }
+        while (batch_.size() < room && next_ < ios_.size()) {
+            batch_.push_back(&ios_[next_++]);
+        }
+        if (batch_.empty()) {
+            return;
+        }
+        size_t accepted = 0;
+        const int rc = queue_->submit(batch_.data(), batch_.size(), accepted);
+        inFlight_ += accepted;
+        // What was not accepted goes back to where it came from, in order.
+        const size_t retried_accepted = accepted < from_retry ? accepted : from_retry;
+        retry_.erase(retry_.begin(), retry_.begin() + static_cast<long>(retried_accepted));
+        if (rc < 0) {
+            fail(*batch_[accepted], -rc, "submit");
+            return;
+        }
+        if (accepted < batch_.size()) {
+            // The queue is full for now (EAGAIN): put back the new ones not taken.
+            const size_t new_taken = accepted > from_retry ? accepted - from_retry : 0;
+            next_ -= (batch_.size() - from_retry) - new_taken;
+            return;
+        }
+    }
+}

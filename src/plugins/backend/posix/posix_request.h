@@ -1,0 +1,102 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file posix_request.h
+ * @brief One prepared POSIX transfer: its descriptors as I/Os, its own kernel queue, and the
+ *        state of a post (what is submitted, what is to be retried, the first error).
+ *
+ * A post submits descriptors in order, as many as the queue takes (its depth); each check
+ * reaps what finished, resubmits short transfers from where they stopped and those that came
+ * back EINTR or EAGAIN, and tops the queue up. The first error (a negative result, end of file
+ * on a READ, a WRITE that moves nothing) ends the request: nothing more is submitted, what is
+ * in flight is waited for, and the request reports NIXL_ERR_BACKEND after one log line naming
+ * the file, offset and errno. It never reports success unless every byte moved.
+ *
+ * Thread safety: post, check and release of one request are serialised by mu_. check uses
+ * try_lock so that a poll never waits behind another thread's poll; release waits.
+ */
+#ifndef NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_REQUEST_H
+#define NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_REQUEST_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "nixl_backend_sdk.h"
+#include "posix_queue.h"
+
+class nixlPosixReq : public nixlBackendReqH {
+public:
+    /** Takes the queue and the I/Os prepXfer resolved; agent names log lines. */
+    nixlPosixReq(std::unique_ptr<nixlPosixQueue> queue,
+                 std::vector<nixlPosixIo> ios,
+                 const std::string &agent);
+    ~nixlPosixReq() override;
+
+    /** Starts every descriptor over: NIXL_IN_PROG, or the final status when done already. */
+    nixl_status_t
+    post(const nixl_be_trace_ctx_t *trace_ctx);
+    /** Reaps and resubmits without blocking: NIXL_IN_PROG, NIXL_SUCCESS or the error. */
+    nixl_status_t
+    check();
+    /** Waits for every submitted I/O to finish, so no I/O lands in freed memory. */
+    void
+    drain();
+
+    nixl_posix_engine_t
+    engine() const noexcept {
+        return queue_->kind();
+    }
+
+    const nixl_be_trace_ctx_t *
+    traceCtx() const noexcept {
+        return traceCtx_;
+    }
+
+    /** Whether the last post ended in this call's state change (for WIRE_COMPLETED once). */
+    bool
+    takeCompletedEdge() noexcept {
+        const bool e = completedEdge_;
+        completedEdge_ = false;
+        return e;
+    }
+
+private:
+    /** A submission gives up after this many EINTR/EAGAIN results in a row for one I/O. */
+    static constexpr uint32_t max_retries = 1000;
+
+    nixl_status_t
+    progressLocked(bool wait);
+    void
+    complete(nixlPosixIo &io, int64_t result);
+    void
+    fail(const nixlPosixIo &io, int err, const char *what);
+    void
+    topUp();
+    nixl_status_t
+    finalStatus();
+
+    std::mutex mu_;
+    std::unique_ptr<nixlPosixQueue> queue_;
+    std::vector<nixlPosixIo> ios_;
+    const std::string &agent_;
+    /** I/Os to submit again (short transfers, EINTR/EAGAIN), before new ones. */
+    std::vector<nixlPosixIo *> retry_;
+    std::vector<nixlPosixIo *> batch_;
+    std::vector<nixlPosixCompletion> reaped_;
+    size_t next_ = 0;
+    size_t inFlight_ = 0;
+    size_t remaining_ = 0;
+    bool failed_ = false;
+    bool running_ = false;
+    bool completedEdge_ = false;
+    nixl_status_t status_ = NIXL_SUCCESS;
+    const nixl_be_trace_ctx_t *traceCtx_ = nullptr;
+};
+
+#endif // NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_REQUEST_H
