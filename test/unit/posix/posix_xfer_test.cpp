@@ -182,6 +182,44 @@ TEST_P(posixEngineTest, RepostAndSmallQueue) {
     EXPECT_EQ(agent_->deregisterMem(reg), NIXL_SUCCESS);
 }
 
+TEST_P(posixEngineTest, EmptyDescriptorMovesNothing) {
+    ASSERT_EQ(makeAgent(engineParams(GetParam())), NIXL_SUCCESS);
+    scratchDir dir;
+    const nixl_reg_dlist_t reg = fileReg(6, "rw,create:" + dir.file("empty.bin"));
+    ASSERT_EQ(agent_->registerMem(reg), NIXL_SUCCESS);
+    alignedBuffer src(8192), dst(8192);
+    fillPattern(src.data(), src.size(), 15);
+    ASSERT_EQ(agent_->registerMem(memReg(src)), NIXL_SUCCESS);
+    ASSERT_EQ(agent_->registerMem(memReg(dst)), NIXL_SUCCESS);
+    // A 0-byte descriptor between two blocks: it completes without an I/O (a 0-byte read
+    // would otherwise look like end of file).
+    const auto lists = [](uintptr_t base, nixl_xfer_dlist_t &mem, nixl_xfer_dlist_t &file) {
+        mem = nixl_xfer_dlist_t(DRAM_SEG);
+        file = nixl_xfer_dlist_t(FILE_SEG);
+        for (const auto &[off, len] : std::vector<std::pair<size_t, size_t>>{
+                 {0, 4096}, {4096, 0}, {4096, 4096}}) {
+            mem.addDesc(nixlBasicDesc(base + off, len, 0));
+            file.addDesc(nixlBasicDesc(off, len, 6));
+        }
+    };
+    for (const auto &[op, base] : {std::pair{NIXL_WRITE, src.addr()}, std::pair{NIXL_READ, dst.addr()}}) {
+        nixl_xfer_dlist_t mem(DRAM_SEG), file(FILE_SEG);
+        lists(base, mem, file);
+        nixlXferReqH *req = nullptr;
+        const nixl_status_t st = agent_->createXferReq(op, mem, file, "A", req);
+        if (st != NIXL_SUCCESS) {
+            GTEST_SKIP() << "the agent refuses 0-byte transfer descriptors ("
+                         << nixlEnumStrings::statusStr(st) << ")";
+        }
+        EXPECT_EQ(runXfer(*agent_, req), NIXL_SUCCESS);
+        EXPECT_EQ(agent_->releaseXferReq(req), NIXL_SUCCESS);
+    }
+    EXPECT_EQ(firstMismatch(dst.data(), dst.size(), 15), -1);
+    EXPECT_EQ(agent_->deregisterMem(memReg(src)), NIXL_SUCCESS);
+    EXPECT_EQ(agent_->deregisterMem(memReg(dst)), NIXL_SUCCESS);
+    EXPECT_EQ(agent_->deregisterMem(reg), NIXL_SUCCESS);
+}
+
 INSTANTIATE_TEST_SUITE_P(engines,
                          posixEngineTest,
                          ::testing::Values("linux_aio", "io_uring", "posix_aio"),

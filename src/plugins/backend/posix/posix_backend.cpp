@@ -263,9 +263,10 @@ nixlPosixEngine::postXfer(const nixl_xfer_op_t &operation,
     const nixl_be_trace_ctx_t *ctx = opt_args != nullptr ? opt_args->traceCtx : nullptr;
     const std::string_view label = nixlPosixEngineName(req->engine());
     recordPhase(ctx, NIXL_BE_PHASE_SUBMIT, label, nixlTraceNow);
-    const nixl_status_t st = req->post(ctx);
+    bool ended = false;
+    const nixl_status_t st = req->post(ctx, ended);
     recordPhase(ctx, NIXL_BE_PHASE_WIRE_SUBMITTED, label, nixlTraceNow);
-    if (req->takeCompletedEdge()) {
+    if (ended) {
         recordPhase(ctx, NIXL_BE_PHASE_WIRE_COMPLETED, label, nixlTraceNow);
     }
     return st;
@@ -277,8 +278,9 @@ nixlPosixEngine::checkXfer(nixlBackendReqH *handle) const {
     if (req == nullptr) {
         return NIXL_ERR_INVALID_PARAM;
     }
-    const nixl_status_t st = req->check();
-    if (st != NIXL_IN_PROG && req->takeCompletedEdge()) {
+    bool ended = false;
+    const nixl_status_t st = req->check(ended);
+    if (ended) {
         recordPhase(req->traceCtx(), NIXL_BE_PHASE_WIRE_COMPLETED,
                     nixlPosixEngineName(req->engine()), nixlTraceNow);
     }

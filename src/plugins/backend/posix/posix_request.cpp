@@ -26,32 +26,33 @@ nixlPosixReq::~nixlPosixReq() {
 }
 
 nixl_status_t
-nixlPosixReq::post(const nixl_be_trace_ctx_t *trace_ctx) {
+nixlPosixReq::post(const nixl_be_trace_ctx_t *trace_ctx, bool &ended) {
     std::lock_guard<std::mutex> lk(mu_);
     traceCtx_ = trace_ctx;
+    remaining_ = 0;
     for (auto &io : ios_) {
         io.done = 0;
         io.retries = 0;
+        remaining_ += io.len != 0 ? 1 : 0; // an empty descriptor has nothing to move
     }
     retry_.clear();
     next_ = 0;
     inFlight_ = 0;
-    remaining_ = ios_.size();
     failed_ = false;
     status_ = NIXL_SUCCESS;
     running_ = true;
-    completedEdge_ = false;
     topUp();
-    return progressLocked(false);
+    return progressLocked(ended);
 }
 
 nixl_status_t
-nixlPosixReq::check() {
+nixlPosixReq::check(bool &ended) {
+    ended = false;
     std::unique_lock<std::mutex> lk(mu_, std::try_to_lock);
     if (!lk.owns_lock()) {
         return NIXL_IN_PROG; // another thread is progressing this request right now
     }
-    return progressLocked(false);
+    return progressLocked(ended);
 }
 
 void
@@ -68,13 +69,14 @@ nixlPosixReq::drain() {
 }
 
 nixl_status_t
-nixlPosixReq::progressLocked(bool wait) {
+nixlPosixReq::progressLocked(bool &ended) {
+    ended = false;
     if (!running_) {
         return status_;
     }
     for (;;) {
         size_t got = 0;
-        const int rc = queue_->reap(reaped_.data(), reaped_.size(), wait, got);
+        const int rc = queue_->reap(reaped_.data(), reaped_.size(), false, got);
         if (rc < 0) {
             if (!failed_) {
                 failed_ = true;
@@ -96,23 +98,18 @@ nixlPosixReq::progressLocked(bool wait) {
         topUp();
     }
     topUp();
-    return finalStatus();
+    return finalStatus(ended);
 }
 
 nixl_status_t
-nixlPosixReq::finalStatus() {
+nixlPosixReq::finalStatus(bool &ended) {
     if (inFlight_ != 0) {
         return NIXL_IN_PROG;
     }
-    if (failed_) {
+    if (failed_ || remaining_ == 0) {
         running_ = false;
-        completedEdge_ = true;
-        return status_;
-    }
-    if (remaining_ == 0) {
-        running_ = false;
-        completedEdge_ = true;
-        return NIXL_SUCCESS;
+        ended = true;
+        return status_; // NIXL_SUCCESS unless failed_
     }
     return NIXL_IN_PROG; // only retries left whose queue slots were all refused (EAGAIN)
 }
@@ -173,7 +170,10 @@ nixlPosixReq::topUp() {
             batch_.push_back(retry_[from_retry++]);
         }
         while (batch_.size() < room && next_ < ios_.size()) {
-            batch_.push_back(&ios_[next_++]);
+            nixlPosixIo &io = ios_[next_++];
+            if (io.len != 0) {
+                batch_.push_back(&io);
+            }
         }
         if (batch_.empty()) {
             return;
@@ -189,9 +189,12 @@ nixlPosixReq::topUp() {
             return;
         }
         if (accepted < batch_.size()) {
-            // The queue is full for now (EAGAIN): put back the new ones not taken.
-            const size_t new_taken = accepted > from_retry ? accepted - from_retry : 0;
-            next_ -= (batch_.size() - from_retry) - new_taken;
+            // The queue is full for now (EAGAIN): the new ones not taken are offered again
+            // from the first of them.
+            const size_t first_new = accepted > from_retry ? accepted : from_retry;
+            if (first_new < batch_.size()) {
+                next_ = static_cast<size_t>(batch_[first_new] - ios_.data());
+            }
             return;
         }
     }

@@ -38,12 +38,16 @@ public:
                  const std::string &agent);
     ~nixlPosixReq() override;
 
-    /** Starts every descriptor over: NIXL_IN_PROG, or the final status when done already. */
+    /**
+     * Starts every descriptor over: NIXL_IN_PROG, or the final status when done already.
+     * ended tells whether this call saw the request end (for the WIRE_COMPLETED phase).
+     */
     nixl_status_t
-    post(const nixl_be_trace_ctx_t *trace_ctx);
-    /** Reaps and resubmits without blocking: NIXL_IN_PROG, NIXL_SUCCESS or the error. */
+    post(const nixl_be_trace_ctx_t *trace_ctx, bool &ended);
+    /** Reaps and resubmits without blocking: NIXL_IN_PROG, NIXL_SUCCESS or the error; ended
+     *  as for post (true in exactly one call per post). */
     nixl_status_t
-    check();
+    check(bool &ended);
     /** Waits for every submitted I/O to finish, so no I/O lands in freed memory. */
     void
     drain();
@@ -58,20 +62,12 @@ public:
         return traceCtx_;
     }
 
-    /** Whether the last post ended in this call's state change (for WIRE_COMPLETED once). */
-    bool
-    takeCompletedEdge() noexcept {
-        const bool e = completedEdge_;
-        completedEdge_ = false;
-        return e;
-    }
-
 private:
     /** A submission gives up after this many EINTR/EAGAIN results in a row for one I/O. */
     static constexpr uint32_t max_retries = 1000;
 
     nixl_status_t
-    progressLocked(bool wait);
+    progressLocked(bool &ended);
     void
     complete(nixlPosixIo &io, int64_t result);
     void
@@ -79,7 +75,7 @@ private:
     void
     topUp();
     nixl_status_t
-    finalStatus();
+    finalStatus(bool &ended);
 
     std::mutex mu_;
     std::unique_ptr<nixlPosixQueue> queue_;
@@ -94,7 +90,6 @@ private:
     size_t remaining_ = 0;
     bool failed_ = false;
     bool running_ = false;
-    bool completedEdge_ = false;
     nixl_status_t status_ = NIXL_SUCCESS;
     const nixl_be_trace_ctx_t *traceCtx_ = nullptr;
 };
