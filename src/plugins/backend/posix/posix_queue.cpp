@@ -19,11 +19,12 @@ namespace {
 /** io_uring: one ring per queue; SQEs are flushed on submit and on every reap. */
 class nixlPosixUringQueue final : public nixlPosixQueue {
 public:
-    explicit nixlPosixUringQueue(uint32_t depth) : depth_(depth) {}
+    explicit nixlPosixUringQueue(uint32_t depth)
+        : nixlPosixQueue(nixl_posix_engine_t::URING, depth) {}
 
     int
     init() noexcept {
-        const int rc = io_uring_queue_init(depth_, &ring_, 0);
+        const int rc = io_uring_queue_init(static_cast<unsigned>(depth()), &ring_, 0);
         ready_ = rc == 0;
         return rc;
     }
@@ -77,15 +78,6 @@ public:
         return 0;
     }
 
-    size_t
-    depth() const noexcept override {
-        return depth_;
-    }
-
-    nixl_posix_engine_t
-    kind() const noexcept override {
-        return nixl_posix_engine_t::URING;
-    }
 
 private:
     /* Prepared SQEs stay in the ring when the kernel is busy (EAGAIN, EBUSY) or a signal
@@ -98,7 +90,6 @@ private:
     }
 
     io_uring ring_{};
-    uint32_t depth_;
     bool ready_ = false;
 };
 
@@ -106,7 +97,7 @@ private:
 class nixlPosixLinuxAioQueue final : public nixlPosixQueue {
 public:
     explicit nixlPosixLinuxAioQueue(uint32_t depth)
-        : depth_(depth),
+        : nixlPosixQueue(nixl_posix_engine_t::LINUX_AIO, depth),
           cbs_(depth),
           free_(depth),
           batch_(depth),
@@ -118,7 +109,7 @@ public:
 
     int
     init() noexcept {
-        return io_setup(static_cast<int>(depth_), &ctx_);
+        return io_setup(static_cast<int>(depth()), &ctx_);
     }
 
     ~nixlPosixLinuxAioQueue() override {
@@ -184,18 +175,8 @@ public:
         return 0;
     }
 
-    size_t
-    depth() const noexcept override {
-        return depth_;
-    }
-
-    nixl_posix_engine_t
-    kind() const noexcept override {
-        return nixl_posix_engine_t::LINUX_AIO;
-    }
 
 private:
-    uint32_t depth_;
     io_context_t ctx_ = nullptr;
     std::vector<iocb> cbs_;
     std::vector<iocb *> free_;
@@ -206,7 +187,10 @@ private:
 /** POSIX AIO (glibc's, thread-backed): an aiocb per slot, completion found by aio_error. */
 class nixlPosixAioQueue final : public nixlPosixQueue {
 public:
-    explicit nixlPosixAioQueue(uint32_t depth) : depth_(depth), slots_(depth), free_(depth) {
+    explicit nixlPosixAioQueue(uint32_t depth)
+        : nixlPosixQueue(nixl_posix_engine_t::POSIX_AIO, depth),
+          slots_(depth),
+          free_(depth) {
         for (uint32_t i = 0; i < depth; ++i) {
             free_[i] = i;
         }
@@ -283,15 +267,6 @@ public:
         }
     }
 
-    size_t
-    depth() const noexcept override {
-        return depth_;
-    }
-
-    nixl_posix_engine_t
-    kind() const noexcept override {
-        return nixl_posix_engine_t::POSIX_AIO;
-    }
 
 private:
     struct slot_t {
@@ -299,7 +274,6 @@ private:
         nixlPosixIo *io = nullptr;
     };
 
-    uint32_t depth_;
     std::vector<slot_t> slots_;
     std::vector<uint32_t> free_;
     std::vector<uint32_t> busy_;

@@ -54,7 +54,11 @@ struct nixlPosixCompletion {
 
 class nixlPosixQueue {
 public:
+    nixlPosixQueue(nixl_posix_engine_t kind, uint32_t depth) : kind_(kind), depth_(depth) {}
     virtual ~nixlPosixQueue() = default;
+    nixlPosixQueue(const nixlPosixQueue &) = delete;
+    nixlPosixQueue &
+    operator=(const nixlPosixQueue &) = delete;
 
     /**
      * Submits the remaining chunk of ios[0..n) in order. accepted is set to how many the queue
@@ -74,11 +78,19 @@ public:
     reap(nixlPosixCompletion *out, size_t max, bool wait, size_t &got) noexcept = 0;
 
     /** The most submissions in flight at once. */
-    virtual size_t
-    depth() const noexcept = 0;
+    size_t
+    depth() const noexcept {
+        return depth_;
+    }
 
-    virtual nixl_posix_engine_t
-    kind() const noexcept = 0;
+    nixl_posix_engine_t
+    kind() const noexcept {
+        return kind_;
+    }
+
+private:
+    const nixl_posix_engine_t kind_;
+    const uint32_t depth_;
 };
 
 /**
