@@ -182,6 +182,39 @@ TEST_P(posixEngineTest, RepostAndSmallQueue) {
     EXPECT_EQ(agent_->deregisterMem(reg), NIXL_SUCCESS);
 }
 
+TEST_P(posixEngineTest, ManyPreparedRequests) {
+    // An application keeps many requests prepared (one per layer, say). Kernel queues are
+    // held only while a post runs, so 300 prepared requests do not hold 300 Linux AIO
+    // contexts (which would pass fs.aio-max-nr's default 65536 events at depth 256).
+    ASSERT_EQ(makeAgent(engineParams(GetParam())), NIXL_SUCCESS);
+    scratchDir dir;
+    const nixl_reg_dlist_t reg = fileReg(8, "rw,create:" + dir.file("prepared.bin"));
+    ASSERT_EQ(agent_->registerMem(reg), NIXL_SUCCESS);
+    constexpr size_t reqs = 300, block = 1024;
+    alignedBuffer src(reqs * block), dst(reqs * block);
+    fillPattern(src.data(), src.size(), 16);
+    ASSERT_EQ(agent_->registerMem(memReg(src)), NIXL_SUCCESS);
+    ASSERT_EQ(agent_->registerMem(memReg(dst)), NIXL_SUCCESS);
+    for (const auto &[op, buf] : {std::pair{NIXL_WRITE, &src}, std::pair{NIXL_READ, &dst}}) {
+        std::vector<nixlXferReqH *> prepared(reqs, nullptr);
+        for (size_t i = 0; i < reqs; ++i) {
+            nixl_xfer_dlist_t mem(DRAM_SEG), file(FILE_SEG);
+            blockLists(buf->addr(i * block), i * block, 8, 1, block, mem, file);
+            ASSERT_EQ(agent_->createXferReq(op, mem, file, "A", prepared[i]), NIXL_SUCCESS) << i;
+        }
+        for (size_t i = 0; i < reqs; ++i) {
+            EXPECT_EQ(runXfer(*agent_, prepared[i]), NIXL_SUCCESS) << i;
+        }
+        for (nixlXferReqH *req : prepared) {
+            EXPECT_EQ(agent_->releaseXferReq(req), NIXL_SUCCESS);
+        }
+    }
+    EXPECT_EQ(firstMismatch(dst.data(), dst.size(), 16), -1);
+    EXPECT_EQ(agent_->deregisterMem(memReg(src)), NIXL_SUCCESS);
+    EXPECT_EQ(agent_->deregisterMem(memReg(dst)), NIXL_SUCCESS);
+    EXPECT_EQ(agent_->deregisterMem(reg), NIXL_SUCCESS);
+}
+
 TEST_P(posixEngineTest, EmptyDescriptorMovesNothing) {
     ASSERT_EQ(makeAgent(engineParams(GetParam())), NIXL_SUCCESS);
     scratchDir dir;

@@ -26,6 +26,9 @@ rawValue(const E &value) noexcept {
     return raw;
 }
 
+/** Idle kernel queues the engine keeps for reuse; beyond that, ended posts free theirs. */
+constexpr size_t max_idle_queues = 64;
+
 bool
 misaligned(uint64_t v, uint32_t align) noexcept {
     return align > 1 && v % align != 0;
@@ -63,8 +66,12 @@ nixlPosixEngine::chooseEngine() {
     std::string failed;
     for (nixl_posix_engine_t kind : order) {
         int err = 0;
-        if (nixlPosixMakeQueue(kind, 1, err) != nullptr) {
+        std::unique_ptr<nixlPosixQueue> probe =
+            nixlPosixMakeQueue(kind, cfg_.kernelQueueSize, err);
+        if (probe != nullptr) {
             engine_ = kind;
+            pool_ = std::make_unique<nixlPosixQueuePool>(kind, cfg_.kernelQueueSize, max_idle_queues);
+            pool_->put(std::move(probe));
             if (!failed.empty()) {
                 NIXL_SDK_WARN("POSIX agent '" << localAgent << "': " << failed << "; using "
                               << nixlPosixEngineName(kind) << " instead");
@@ -230,17 +237,7 @@ nixlPosixEngine::prepXfer(const nixl_xfer_op_t &operation,
         io.index = static_cast<uint32_t>(i);
         io.file = file;
     }
-    const uint32_t depth =
-        static_cast<uint32_t>(ios.size() < cfg_.kernelQueueSize ? ios.size() : cfg_.kernelQueueSize);
-    int err = 0;
-    std::unique_ptr<nixlPosixQueue> queue = nixlPosixMakeQueue(engine_, depth, err);
-    if (queue == nullptr) {
-        NIXL_SDK_ERROR_LIMITED("POSIX agent '" << localAgent << "': "
-                               << nixlPosixEngineName(engine_) << " queue of depth " << depth
-                               << " cannot be set up: " << std::strerror(err));
-        return NIXL_ERR_BACKEND;
-    }
-    handle = new nixlPosixReq(std::move(queue), std::move(ios), localAgent);
+    handle = new nixlPosixReq(*pool_, std::move(ios), localAgent);
     return NIXL_SUCCESS;
 }
 

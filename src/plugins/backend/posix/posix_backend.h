@@ -9,9 +9,10 @@
  *        POSIX backend does. docs/backends/posix.md has the semantics.
  *
  * The engine owns four components: its configuration (posix_config.h, immutable), the file
- * registrations (posix_file.h, locked), the I/O engine choice (probed once at creation, with a
- * fallback and one log line when the chosen engine cannot be set up), and the requests
- * (posix_request.h, each with its own kernel queue and lock).
+ * registrations (posix_file.h, locked), the I/O engine (probed once at creation, with a
+ * fallback and one log line when the chosen engine cannot be set up) and its pool of kernel
+ * queues (posix_queue.h, locked), and the requests (posix_request.h, each with its own lock,
+ * holding a queue from the pool while a post runs).
  *
  * Thread safety: control calls come serialised from core; transfer calls on different
  * requests run concurrently (each request locks itself); the engine's own state after
@@ -20,12 +21,14 @@
 #ifndef NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_BACKEND_H
 #define NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_BACKEND_H
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nixl_backend_sdk.h"
 #include "posix_config.h"
 #include "posix_file.h"
+#include "posix_queue.h"
 
 class nixlPosixEngine : public nixlBackendEngine {
 public:
@@ -100,6 +103,9 @@ private:
     nixlPosixConfig cfg_;
     nixl_posix_engine_t engine_ = nixl_posix_engine_t::LINUX_AIO;
     mutable nixlPosixFileRegistry files_;
+    /** Kernel queues of engine_, lent to requests while their posts run. Declared last: it
+     *  outlives no request (core releases them before destroying the engine). */
+    std::unique_ptr<nixlPosixQueuePool> pool_;
 };
 
 #endif // NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_BACKEND_H

@@ -308,3 +308,35 @@ nixlPosixMakeQueue(nixl_posix_engine_t kind, uint32_t depth, int &err) {
     err = EINVAL;
     return nullptr;
 }
+
+nixlPosixQueuePool::nixlPosixQueuePool(nixl_posix_engine_t kind, uint32_t depth, size_t max_idle)
+    : kind_(kind),
+      depth_(depth),
+      maxIdle_(max_idle) {
+    idle_.reserve(max_idle); // put() then never allocates
+}
+
+std::unique_ptr<nixlPosixQueue>
+nixlPosixQueuePool::acquire(int &err) {
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (!idle_.empty()) {
+            std::unique_ptr<nixlPosixQueue> q = std::move(idle_.back());
+            idle_.pop_back();
+            err = 0;
+            return q;
+        }
+    }
+    return nixlPosixMakeQueue(kind_, depth_, err);
+}
+
+void
+nixlPosixQueuePool::put(std::unique_ptr<nixlPosixQueue> queue) noexcept {
+    std::unique_lock<std::mutex> lk(mu_);
+    if (idle_.size() < maxIdle_) {
+        idle_.push_back(std::move(queue));
+        return;
+    }
+    lk.unlock();
+    queue.reset(); // tearing a queue down is a syscall or two: outside the lock
+}

@@ -17,7 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "posix_config.h"
 
@@ -99,5 +101,43 @@ private:
  */
 std::unique_ptr<nixlPosixQueue>
 nixlPosixMakeQueue(nixl_posix_engine_t kind, uint32_t depth, int &err);
+
+/**
+ * The engine's idle queues, all of one engine kind and depth. A request holds a queue only
+ * while a post of it runs, so kernel resources (io_uring rings, Linux AIO contexts, which count
+ * against fs.aio-max-nr) follow the transfers in flight, not the requests an application keeps
+ * prepared; reuse keeps queue setup off the steady-state post path.
+ *
+ * Thread safety: acquire and put lock mu_; any thread.
+ */
+class nixlPosixQueuePool {
+public:
+    /** Keeps at most max_idle idle queues; more are destroyed when returned. */
+    nixlPosixQueuePool(nixl_posix_engine_t kind, uint32_t depth, size_t max_idle);
+
+    /** An idle queue, or a new one; null with err set when a new one cannot be set up. */
+    std::unique_ptr<nixlPosixQueue>
+    acquire(int &err);
+    /** Takes back a queue with nothing in flight. */
+    void
+    put(std::unique_ptr<nixlPosixQueue> queue) noexcept;
+
+    nixl_posix_engine_t
+    kind() const noexcept {
+        return kind_;
+    }
+
+    uint32_t
+    depth() const noexcept {
+        return depth_;
+    }
+
+private:
+    const nixl_posix_engine_t kind_;
+    const uint32_t depth_;
+    const size_t maxIdle_;
+    std::mutex mu_;
+    std::vector<std::unique_ptr<nixlPosixQueue>> idle_;
+};
 
 #endif // NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_QUEUE_H

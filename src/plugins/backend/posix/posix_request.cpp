@@ -9,13 +9,13 @@
 
 #include "posix_file.h"
 
-nixlPosixReq::nixlPosixReq(std::unique_ptr<nixlPosixQueue> queue,
+nixlPosixReq::nixlPosixReq(nixlPosixQueuePool &pool,
                            std::vector<nixlPosixIo> ios,
                            const std::string &agent)
-    : queue_(std::move(queue)),
+    : pool_(pool),
       ios_(std::move(ios)),
       agent_(agent) {
-    const size_t depth = queue_->depth();
+    const size_t depth = pool_.depth();
     retry_.reserve(depth);
     batch_.reserve(depth);
     reaped_.resize(depth);
@@ -40,6 +40,20 @@ nixlPosixReq::post(const nixl_be_trace_ctx_t *trace_ctx, bool &ended) {
     inFlight_ = 0;
     failed_ = false;
     status_ = NIXL_SUCCESS;
+    ended = false;
+    if (queue_ == nullptr) {
+        int err = 0;
+        queue_ = pool_.acquire(err);
+        if (queue_ == nullptr) {
+            status_ = NIXL_ERR_BACKEND;
+            ended = true;
+            NIXL_SDK_ERROR_LIMITED("POSIX agent '" << agent_ << "': "
+                                   << nixlPosixEngineName(pool_.kind()) << " queue of depth "
+                                   << pool_.depth() << " cannot be set up: " << std::strerror(err)
+                                   << (err == EAGAIN ? " (Linux AIO: fs.aio-max-nr reached)" : ""));
+            return status_;
+        }
+    }
     running_ = true;
     topUp();
     return progressLocked(ended);
@@ -58,14 +72,29 @@ nixlPosixReq::check(bool &ended) {
 void
 nixlPosixReq::drain() {
     std::lock_guard<std::mutex> lk(mu_);
+    bool healthy = true;
     while (inFlight_ != 0) {
         size_t got = 0;
         if (queue_->reap(reaped_.data(), reaped_.size(), true, got) < 0) {
-            break; // the queue itself failed: nothing more will come out of it
+            healthy = false; // the queue itself failed: nothing more will come out of it
+            break;
         }
         inFlight_ -= got;
     }
     running_ = false;
+    returnQueue(healthy);
+}
+
+void
+nixlPosixReq::returnQueue(bool healthy) noexcept {
+    if (queue_ == nullptr) {
+        return;
+    }
+    inFlight_ = 0;
+    if (healthy) {
+        pool_.put(std::move(queue_));
+    }
+    queue_.reset();
 }
 
 nixl_status_t
@@ -85,8 +114,11 @@ nixlPosixReq::progressLocked(bool &ended) {
                                        << nixlPosixEngineName(queue_->kind())
                                        << " queue failed while reaping: " << std::strerror(-rc));
             }
-            inFlight_ = 0; // lost: the queue cannot report them any more
-            break;
+            // What was in flight is lost to us; the queue is dropped, not reused.
+            running_ = false;
+            ended = true;
+            returnQueue(false);
+            return status_;
         }
         inFlight_ -= got;
         for (size_t i = 0; i < got; ++i) {
@@ -109,6 +141,7 @@ nixlPosixReq::finalStatus(bool &ended) {
     if (failed_ || remaining_ == 0) {
         running_ = false;
         ended = true;
+        returnQueue(true);
         return status_; // NIXL_SUCCESS unless failed_
     }
     return NIXL_IN_PROG; // only retries left whose queue slots were all refused (EAGAIN)

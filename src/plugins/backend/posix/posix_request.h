@@ -4,8 +4,9 @@
  */
 /**
  * @file posix_request.h
- * @brief One prepared POSIX transfer: its descriptors as I/Os, its own kernel queue, and the
- *        state of a post (what is submitted, what is to be retried, the first error).
+ * @brief One prepared POSIX transfer: its descriptors as I/Os, the kernel queue it holds while
+ *        a post runs (from the engine's pool), and the state of a post (what is submitted,
+ *        what is to be retried, the first error).
  *
  * A post submits descriptors in order, as many as the queue takes (its depth); each check
  * reaps what finished, resubmits short transfers from where they stopped and those that came
@@ -32,10 +33,9 @@
 
 class nixlPosixReq : public nixlBackendReqH {
 public:
-    /** Takes the queue and the I/Os prepXfer resolved; agent names log lines. */
-    nixlPosixReq(std::unique_ptr<nixlPosixQueue> queue,
-                 std::vector<nixlPosixIo> ios,
-                 const std::string &agent);
+    /** Takes the I/Os prepXfer resolved; queues come from pool (which outlives the request),
+     *  agent names log lines. */
+    nixlPosixReq(nixlPosixQueuePool &pool, std::vector<nixlPosixIo> ios, const std::string &agent);
     ~nixlPosixReq() override;
 
     /**
@@ -54,7 +54,7 @@ public:
 
     nixl_posix_engine_t
     engine() const noexcept {
-        return queue_->kind();
+        return pool_.kind();
     }
 
     const nixl_be_trace_ctx_t *
@@ -76,8 +76,13 @@ private:
     topUp();
     nixl_status_t
     finalStatus(bool &ended);
+    /** Gives the queue back to the pool once nothing is in flight (a failed queue is dropped). */
+    void
+    returnQueue(bool healthy) noexcept;
 
     std::mutex mu_;
+    nixlPosixQueuePool &pool_;
+    /** Held from post until the request ends or is released; null otherwise. */
     std::unique_ptr<nixlPosixQueue> queue_;
     std::vector<nixlPosixIo> ios_;
     const std::string &agent_;
