@@ -35,6 +35,7 @@ TEST_F(posixTest, BadMetaInfoRefused) {
         {"ro,create:" + path, "'create' needs 'rw'"},
         {"rw:", "no path"},
         {"RW:" + path, "must start with 'ro' or 'rw'"},
+        {"rw,create:" + path + std::string(1, '\0') + "x", "NUL byte"},
     };
     // The backend refuses with NIXL_ERR_INVALID_PARAM; registerMem reports a registration no
     // backend took as NIXL_ERR_BACKEND, and the backend's line names the cause.

@@ -118,6 +118,11 @@ nixlPosixFileSpec::parse(std::string_view meta) {
         spec.why = "metaInfo '" + std::string(head) + ":' has no path after the ':'";
         return spec;
     }
+    if (path.find('\0') != std::string_view::npos) {
+        // open(2) would stop at the NUL and open another file than the one named.
+        spec.why = "metaInfo path contains a NUL byte";
+        return spec;
+    }
     spec.kind = kind_t::PATH;
     spec.flags |= seen | O_CLOEXEC;
     spec.path = std::string(path);
