@@ -82,6 +82,49 @@ TEST_F(posixTest, PathModeNeedsDistinctDevIds) {
     EXPECT_EQ(agent_->deregisterMem(fileReg(43, "rw,create:" + dir.file("b"))), NIXL_SUCCESS);
 }
 
+TEST_F(posixTest, RequestOverIosPoolSizeRefused) {
+    ASSERT_EQ(makeAgent({{"ios_pool_size", "10"}}), NIXL_SUCCESS);
+    scratchDir dir;
+    const nixl_reg_dlist_t reg = fileReg(1, "rw,create:" + dir.file("pool.bin"));
+    ASSERT_EQ(agent_->registerMem(reg), NIXL_SUCCESS);
+    alignedBuffer buf(11 * 512);
+    ASSERT_EQ(agent_->registerMem(memReg(buf)), NIXL_SUCCESS);
+    EXPECT_EQ(runBlocks(NIXL_WRITE, buf.addr(), 1, 10, 512), NIXL_SUCCESS);
+    nixl_xfer_dlist_t mem(DRAM_SEG), file(FILE_SEG);
+    blockLists(buf.addr(), 0, 1, 11, 512, mem, file);
+    nixlXferReqH *req = nullptr;
+    stderrCapture cap;
+    EXPECT_EQ(agent_->createXferReq(NIXL_WRITE, mem, file, "A", req), NIXL_ERR_INVALID_PARAM);
+    EXPECT_TRUE(oneErrorLine(cap.stop(), {"11 descriptors", "ios_pool_size 10"}));
+    EXPECT_EQ(agent_->deregisterMem(memReg(buf)), NIXL_SUCCESS);
+    EXPECT_EQ(agent_->deregisterMem(reg), NIXL_SUCCESS);
+}
+
+TEST_F(posixTest, FileToFileAndMemToMemRefused) {
+    ASSERT_EQ(makeAgent(), NIXL_SUCCESS);
+    scratchDir dir;
+    const nixl_reg_dlist_t reg = fileReg(1, "rw,create:" + dir.file("kinds.bin"));
+    ASSERT_EQ(agent_->registerMem(reg), NIXL_SUCCESS);
+    alignedBuffer a(4096), b(4096);
+    ASSERT_EQ(agent_->registerMem(memReg(a)), NIXL_SUCCESS);
+    ASSERT_EQ(agent_->registerMem(memReg(b)), NIXL_SUCCESS);
+    nixlXferReqH *req = nullptr;
+    // DRAM to DRAM is not this backend's: no backend of the agent can do it.
+    EXPECT_NE(agent_->createXferReq(NIXL_WRITE, xferList({{a.addr(), 4096}}),
+                                    xferList({{b.addr(), 4096}}), "A", req),
+              NIXL_SUCCESS);
+    // The file on the local side and memory on the remote side: refused, not reinterpreted.
+    stderrCapture cap;
+    EXPECT_NE(agent_->createXferReq(NIXL_WRITE, xferList({{0, 4096}}, FILE_SEG),
+                                    xferList({{a.addr(), 4096}}), "A", req),
+              NIXL_SUCCESS);
+    (void)cap.stop();
+    EXPECT_EQ(req, nullptr);
+    EXPECT_EQ(agent_->deregisterMem(memReg(a)), NIXL_SUCCESS);
+    EXPECT_EQ(agent_->deregisterMem(memReg(b)), NIXL_SUCCESS);
+    EXPECT_EQ(agent_->deregisterMem(reg), NIXL_SUCCESS);
+}
+
 /** The file system type of path (statfs f_type), 0 if unknown. */
 long
 fsType(const std::string &path) {
