@@ -38,6 +38,7 @@ nixlPosixReq::post(const nixl_be_trace_ctx_t *trace_ctx, bool &ended) {
     retry_.clear();
     next_ = 0;
     inFlight_ = 0;
+    stalls_ = 0;
     failed_ = false;
     status_ = NIXL_SUCCESS;
     ended = false;
@@ -219,6 +220,13 @@ nixlPosixReq::topUp() {
         retry_.erase(retry_.begin(), retry_.begin() + static_cast<long>(retried_accepted));
         if (rc < 0) {
             fail(*batch_[accepted], -rc, "submit");
+            return;
+        }
+        // A queue that takes nothing while nothing of ours is in flight would leave the
+        // request IN_PROG forever; after max_stalls such polls it fails instead.
+        stalls_ = accepted == 0 && inFlight_ == 0 ? stalls_ + 1 : 0;
+        if (stalls_ > max_stalls) {
+            fail(*batch_[0], EAGAIN, "the queue keeps refusing submissions");
             return;
         }
         if (accepted < batch_.size()) {

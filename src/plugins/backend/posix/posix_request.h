@@ -65,6 +65,8 @@ public:
 private:
     /** A submission gives up after this many EINTR/EAGAIN results in a row for one I/O. */
     static constexpr uint32_t max_retries = 1000;
+    /** Polls in a row in which the queue took nothing with nothing in flight, before failing. */
+    static constexpr uint32_t max_stalls = 100000;
 
     nixl_status_t
     progressLocked(bool &ended);
@@ -92,6 +94,7 @@ private:
     std::vector<nixlPosixCompletion> reaped_;
     size_t next_ = 0;
     size_t inFlight_ = 0;
+    uint32_t stalls_ = 0;
     size_t remaining_ = 0;
     bool failed_ = false;
     bool running_ = false;
