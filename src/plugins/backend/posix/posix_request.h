@@ -92,11 +92,17 @@ private:
     std::vector<nixlPosixIo *> retry_;
     std::vector<nixlPosixIo *> batch_;
     std::vector<nixlPosixCompletion> reaped_;
+    /** The first I/O of ios_ not yet submitted in this post. */
     size_t next_ = 0;
+    /** Submissions the queue holds. */
     size_t inFlight_ = 0;
+    /** Polls in a row in which the queue took nothing while idle (see max_stalls). */
     uint32_t stalls_ = 0;
+    /** Non-empty I/Os of this post not yet complete. */
     size_t remaining_ = 0;
+    /** The post hit an error: nothing more is submitted, status_ holds it. */
     bool failed_ = false;
+    /** A post is under way (it holds queue_). */
     bool running_ = false;
     nixl_status_t status_ = NIXL_SUCCESS;
     const nixl_be_trace_ctx_t *traceCtx_ = nullptr;
