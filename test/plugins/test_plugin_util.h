@@ -111,6 +111,13 @@ test_plugin_req_op(nixl_be_engine_t *engine, nixl_be_req_t *req) {
     return NIXL_PLUGIN_SUCCESS;
 }
 
+/* The entries appended to nixl_be_ops_t after version 2 (absent from the abi_v1 header). */
+#ifdef NIXL_BE_OPS_MIN_SIZE
+#define TEST_PLUGIN_OPS_APPENDED , .get_conn_info_nixl = NULL, .get_public_data_nixl = NULL
+#else
+#define TEST_PLUGIN_OPS_APPENDED
+#endif
+
 /* Every mandatory operation present, every optional one absent. Fields in declaration order. */
 #define TEST_PLUGIN_OPS_INIT                                                                     \
     {                                                                                            \
@@ -122,6 +129,7 @@ test_plugin_req_op(nixl_be_engine_t *engine, nixl_be_req_t *req) {
         .prep_xfer = test_plugin_prep_xfer, .post_xfer = test_plugin_post_xfer,                  \
         .check_xfer = test_plugin_req_op, .release_req = test_plugin_req_op, .get_notifs = NULL, \
         .gen_notif = NULL, .query_mem = NULL, .estimate_xfer_cost = NULL, .get_params = NULL     \
+            TEST_PLUGIN_OPS_APPENDED                                                             \
     }
 
 /* A backend descriptor for plugin NAME using the ops table at OPS; ABI and KIND explicit. */

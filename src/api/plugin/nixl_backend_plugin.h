@@ -31,7 +31,10 @@
  *  - No function may throw or longjmp across this boundary.
  *
  * Versioning: any change to a struct or table in this file bumps NIXL_BACKEND_ABI_VERSION, and
- * core loads only plugins built with exactly its version. History is in docs/BackendGuide.md.
+ * core loads only plugins built with exactly its version, except optional entries appended at
+ * the end of nixl_be_ops_t: core reads one only when ops->size covers it, so a plugin built
+ * before it was appended still loads (and answers as if the entry were NULL). History is in
+ * docs/BackendGuide.md.
  *
  * Includable from C99 and C++.
  */
@@ -298,7 +301,26 @@ typedef struct nixl_be_ops {
                                                uint32_t *method);
     /* Effective parameters (NULL: the parameters given at creation). */
     nixl_plugin_status_t (*get_params)(nixl_be_engine_t *engine, const nixl_plugin_kv_sink_t *out);
+
+    /*
+     * Appended (read only when size covers them; NULL or absent: NIXL_ERR_NOT_SUPPORTED).
+     * Interoperability with NIXL 1.4 agents: the connection info and a registration's public
+     * data in the form NIXL 1.4's backend of the same name writes and reads (for UCX: worker
+     * 0's raw address, the raw packed rkey). Core puts them in the part of the metadata blob a
+     * NIXL peer reads; libnixl peers still get get_conn_info / get_public_data. A backend that
+     * NIXL 1.4 does not have, or whose form it does not implement, leaves them NULL, and NIXL
+     * peers do not see it. load_remote_conn_info / load_remote_md then also receive these forms
+     * (from a NIXL peer's blob) and must tell them from their own.
+     */
+    nixl_plugin_status_t (*get_conn_info_nixl)(nixl_be_engine_t *engine,
+                                               const nixl_plugin_bytes_sink_t *out);
+    nixl_plugin_status_t (*get_public_data_nixl)(nixl_be_engine_t *engine,
+                                                 const nixl_be_md_t *md,
+                                                 const nixl_plugin_bytes_sink_t *out);
 } nixl_be_ops_t;
+
+/* The size of an operations table without the appended entries: the least core accepts. */
+#define NIXL_BE_OPS_MIN_SIZE (offsetof(nixl_be_ops_t, get_conn_info_nixl))
 
 /* What NIXL_BACKEND_PLUGIN_ENTRY returns. Static storage, valid while the library is loaded. */
 typedef struct nixl_backend_plugin {

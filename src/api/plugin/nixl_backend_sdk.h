@@ -557,6 +557,25 @@ public:
     }
 
     /**
+     * The connection info in NIXL 1.4's form for this backend (what NIXL's backend of the same
+     * name writes), for NIXL peers; NIXL_ERR_NOT_SUPPORTED (the default) keeps the engine out
+     * of the part of the metadata NIXL peers read. See nixl_be_ops_t::get_conn_info_nixl.
+     */
+    virtual nixl_status_t
+    getConnInfoNixl(std::string &str) const {
+        (void)str;
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+
+    /** A registration's public data in NIXL 1.4's form; as getConnInfoNixl. */
+    virtual nixl_status_t
+    getPublicDataNixl(const nixlBackendMD *meta, std::string &str) const {
+        (void)meta;
+        (void)str;
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+
+    /**
      * Takes remote_agent's getConnInfo bytes, which come from another process: check them
      * before use and refuse bad ones with a status and one log line, never crash.
      */

@@ -4,6 +4,7 @@
  */
 #include "backend/backend_engine.h"
 
+#include <cstddef>
 #include <exception>
 
 #include "common/nixl_log.h"
@@ -275,6 +276,39 @@ nixlBackendEngineProxy::getConnInfo(std::string &out) {
     nixl_plugin_bytes_sink_t sink{&data, appendBytes};
     nixl_status_t st =
         guarded(type_, "get_conn_info", [&] { return ops_->get_conn_info(engine_, &sink); });
+    if (st == NIXL_SUCCESS) {
+        out = std::move(data);
+    }
+    return st;
+}
+
+nixl_status_t
+nixlBackendEngineProxy::getConnInfoNixl(std::string &out) {
+    if (ops_->size < offsetof(nixl_be_ops_t, get_conn_info_nixl) + sizeof(void *) ||
+        ops_->get_conn_info_nixl == nullptr) {
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+    std::string data;
+    nixl_plugin_bytes_sink_t sink{&data, appendBytes};
+    const nixl_status_t st = guarded(
+        type_, "get_conn_info_nixl", [&] { return ops_->get_conn_info_nixl(engine_, &sink); });
+    if (st == NIXL_SUCCESS) {
+        out = std::move(data);
+    }
+    return st;
+}
+
+nixl_status_t
+nixlBackendEngineProxy::getPublicDataNixl(const nixl_be_md_t *md, std::string &out) {
+    if (ops_->size < offsetof(nixl_be_ops_t, get_public_data_nixl) + sizeof(void *) ||
+        ops_->get_public_data_nixl == nullptr) {
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+    std::string data;
+    nixl_plugin_bytes_sink_t sink{&data, appendBytes};
+    const nixl_status_t st = guarded(type_, "get_public_data_nixl", [&] {
+        return ops_->get_public_data_nixl(engine_, md, &sink);
+    });
     if (st == NIXL_SUCCESS) {
         out = std::move(data);
     }

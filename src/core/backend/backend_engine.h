@@ -124,6 +124,12 @@ public:
     getPublicData(const nixl_be_md_t *md, std::string &out);
     nixl_status_t
     getConnInfo(std::string &out);
+    /** The NIXL 1.4 forms (nixl_be_ops_t::get_conn_info_nixl); NIXL_ERR_NOT_SUPPORTED when the
+     *  plugin has none (entry NULL, or a table built before the entries were appended). */
+    nixl_status_t
+    getConnInfoNixl(std::string &out);
+    nixl_status_t
+    getPublicDataNixl(const nixl_be_md_t *md, std::string &out);
     nixl_status_t
     loadRemoteConnInfo(const std::string &remote, const std::string &conn);
     nixl_status_t

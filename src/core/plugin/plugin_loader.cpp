@@ -134,9 +134,9 @@ checkBackendDescriptor(const std::string &path, const nixl_plugin_header_t *hdr)
                    << " is missing mandatory entry ops (no operations table)";
         return NIXL_ERR_MISMATCH;
     }
-    if (ops->size < sizeof(nixl_be_ops_t)) {
+    if (ops->size < NIXL_BE_OPS_MIN_SIZE) {
         NIXL_ERROR << path << ": backend plugin " << hdr->name << " operations table is "
-                   << ops->size << " bytes, expected at least " << sizeof(nixl_be_ops_t);
+                   << ops->size << " bytes, expected at least " << NIXL_BE_OPS_MIN_SIZE;
         return NIXL_ERR_MISMATCH;
     }
 

@@ -31,6 +31,7 @@
 #include "nixl_backend_plugin.h"
 #include "nixl_telemetry_exporter_plugin.h"
 #include "nixl_trace_backend_plugin.h"
+#include "backend/backend_engine.h"
 #include "plugin/plugin_loader.h"
 #include "../../common/scoped_env.h"
 
@@ -429,6 +430,27 @@ TEST_F(nixlPluginLoaderTest, GoodCPluginLoadsAfterRefusals) {
 
     std::vector<std::string> loaded = nixlPluginLoader::instance().loaded(kBackend);
     EXPECT_NE(std::find(loaded.begin(), loaded.end(), "CMIN"), loaded.end());
+}
+
+// Entries appended to nixl_be_ops_t are optional: a table that ends before them (a plugin
+// built before they were appended) loads, and the agent answers NOT_SUPPORTED for them.
+TEST_F(nixlPluginLoaderTest, OperationsTableWithoutAppendedEntriesLoads) {
+    loadResult r = loadCaptured(kBackend, "PREINTEROP", dir_);
+    ASSERT_EQ(r.status, NIXL_SUCCESS) << r.stderrText;
+    EXPECT_TRUE(logLines(r.stderrText).empty()) << r.stderrText;
+    ASSERT_NE(r.plugin, nullptr);
+    const nixl_backend_plugin_t *desc = r.plugin->as<nixl_backend_plugin_t>();
+    ASSERT_NE(desc, nullptr);
+    EXPECT_EQ(desc->ops->size, NIXL_BE_OPS_MIN_SIZE);
+    EXPECT_LT(NIXL_BE_OPS_MIN_SIZE, sizeof(nixl_be_ops_t));
+    // The proxy does not read past the plugin's table: the appended entries are absent.
+    std::unique_ptr<nixlBackendEngineProxy> engine;
+    ASSERT_EQ(nixlBackendEngineProxy::create(r.plugin, "A", {}, nixlAgentConfig(), false, engine),
+              NIXL_SUCCESS);
+    std::string out = "unchanged";
+    EXPECT_EQ(engine->getConnInfoNixl(out), NIXL_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(engine->getPublicDataNixl(nullptr, out), NIXL_ERR_NOT_SUPPORTED);
+    EXPECT_EQ(out, "unchanged");
 }
 
 TEST_F(nixlPluginLoaderTest, SamePathGivesSameObjectOtherPathAnother) {

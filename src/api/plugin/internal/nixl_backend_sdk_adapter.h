@@ -229,6 +229,26 @@ namespace detail {
     }
 
     inline nixl_plugin_status_t
+    getConnInfoNixl(nixl_be_engine_t *e, const nixl_plugin_bytes_sink_t *out) {
+        return guard("getConnInfoNixl", [&] {
+            return bytesToSink(out,
+                               [&](std::string &s) { return engineOf(e)->getConnInfoNixl(s); });
+        });
+    }
+
+    inline nixl_plugin_status_t
+    getPublicDataNixl(nixl_be_engine_t *e,
+                      const nixl_be_md_t *md,
+                      const nixl_plugin_bytes_sink_t *out) {
+        return guard("getPublicDataNixl", [&] {
+            return bytesToSink(out, [&](std::string &s) {
+                return engineOf(e)->getPublicDataNixl(reinterpret_cast<const nixlBackendMD *>(md),
+                                                      s);
+            });
+        });
+    }
+
+    inline nixl_plugin_status_t
     loadRemoteConnInfo(nixl_be_engine_t *e, nixl_plugin_str_t remote, nixl_plugin_str_t conn) {
         return guard("loadRemoteConnInfo", [&] {
             return engineOf(e)->loadRemoteConnInfo(std::string(toView(remote)),
@@ -433,6 +453,8 @@ namespace detail {
             queryMem,
             estimateXferCost,
             getParams,
+            getConnInfoNixl,
+            getPublicDataNixl,
         };
         return &table;
     }
