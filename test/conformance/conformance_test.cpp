@@ -6,12 +6,19 @@
 // its bytes. One program, told which backend to create and with which parameters:
 //
 //   conformance_test --backend NAME [--param key=value]... [--in-process-only]
-//                    [--progress-thread]
+//                    [--progress-thread] [--target-mem FILE_SEG [--file-reg path|fd]]
 //
 // (plus gtest's own flags; --progress-thread gives the agents a progress thread). A backend
 // the plugin directory lacks is skipped with the reason; --in-process-only skips the cases
 // that need a peer in another process (a backend that moves data only between agents of one
-// process). docs/BackendGuide.md, "Conformance suite".
+// process). --target-mem FILE_SEG is for a local-only file backend: the target side is a
+// temporary file of the agent itself, registered in path mode (metaInfo "rw:<path>") or fd
+// mode; the cases such a backend can express run against it, the others (remote,
+// notifications, metadata, peer) are skipped with the reason. docs/BackendGuide.md,
+// "Conformance suite".
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -23,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +48,8 @@ struct conformanceConfig {
     nixl_b_params_t params;
     bool crossProcess = true;
     bool progressThread = false;
+    nixl_mem_t targetMem = DRAM_SEG; // FILE_SEG: the target is a file of the agent itself
+    bool filePathMode = true; // FILE_SEG targets registered by path (else by fd)
 };
 
 conformanceConfig &
@@ -82,22 +92,36 @@ struct buffer {
     std::vector<uint8_t> bytes;
 };
 
+bool
+backendInBuild() {
+    std::vector<nixl_backend_t> plugins;
+    nixlAgent probe("probe", nixlAgentConfig(false, false));
+    EXPECT_EQ(probe.getAvailPlugins(plugins), NIXL_SUCCESS);
+    for (const auto &p : plugins) {
+        if (p == config().backend) {
+            return true;
+        }
+    }
+    return false;
+}
+
 class conformanceTest : public ::testing::Test {
 protected:
     static constexpr size_t len = 1 << 20;
 
     void
     SetUp() override {
-        std::vector<nixl_backend_t> plugins;
-        nixlAgent probe("probe", nixlAgentConfig(false, false));
-        ASSERT_EQ(probe.getAvailPlugins(plugins), NIXL_SUCCESS);
-        bool found = false;
-        for (const auto &p : plugins) {
-            found = found || p == config().backend;
-        }
-        if (!found) {
+        if (!backendInBuild()) {
             GTEST_SKIP() << "backend " << config().backend
                          << " is not in this build's plugin directory";
+        }
+        if (config().targetMem == FILE_SEG) {
+            const std::string name =
+                ::testing::UnitTest::GetInstance()->current_test_info()->name();
+            GTEST_SKIP() << "--target-mem FILE_SEG: " << name
+                         << " moves DRAM to DRAM (a remote agent, notifications or metadata), "
+                            "which a local-only file backend does not do; the FILE_SEG cases "
+                            "are in conformanceFileTest";
         }
     }
 
@@ -576,6 +600,349 @@ TEST_F(conformanceTest, MetadataLoadInvalidate) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// --target-mem FILE_SEG: a local-only file backend. The agent moves its own memory to and from
+// temporary files it registered (the file side's agent is the agent itself); each file is
+// checked through the test's own fd, byte for byte.
+
+/** A zero-filled temporary file of n bytes in $TMPDIR (or /tmp), removed on scope exit, and
+ *  its FILE_SEG lists: path mode ("rw:<path>", devId = key) or fd mode (devId = its fd). */
+class fileTarget {
+public:
+    fileTarget(size_t n, uint64_t key) : len_(n) {
+        const char *dir = std::getenv("TMPDIR");
+        path_ = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") +
+            "/nixl-conformance-XXXXXX";
+        fd_ = ::mkstemp(path_.data());
+        if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(n)) != 0) {
+            throw std::runtime_error("temporary file " + path_ + ": " + std::strerror(errno));
+        }
+        dev_ = config().filePathMode ? key : static_cast<uint64_t>(fd_);
+    }
+    ~fileTarget() {
+        ::close(fd_);
+        ::unlink(path_.c_str());
+    }
+    fileTarget(const fileTarget &) = delete;
+    fileTarget &
+    operator=(const fileTarget &) = delete;
+
+    /** The whole file as one registration. */
+    nixl_reg_dlist_t
+    reg() const {
+        nixl_reg_dlist_t l(FILE_SEG);
+        l.addDesc(nixlBlobDesc(0, len_, dev_, config().filePathMode ? "rw:" + path_ : ""));
+        return l;
+    }
+
+    /** (file offset, length) ranges of this file. */
+    nixl_xfer_dlist_t
+    xfer(const std::vector<std::pair<uint64_t, size_t>> &ranges) const {
+        nixl_xfer_dlist_t l(FILE_SEG);
+        for (const auto &[off, n] : ranges) {
+            l.addDesc(nixlBasicDesc(off, n, dev_));
+        }
+        return l;
+    }
+
+    /** The file's bytes [off, +n), read through the test's own fd. */
+    std::vector<uint8_t>
+    bytes(uint64_t off, size_t n) const {
+        std::vector<uint8_t> out(n);
+        size_t done = 0;
+        while (done < n) {
+            const ssize_t r = ::pread(fd_, out.data() + done, n - done,
+                                      static_cast<off_t>(off + done));
+            if (r <= 0) {
+                ADD_FAILURE() << "pread " << path_ << " at " << off + done << ": "
+                              << std::strerror(errno);
+                break;
+            }
+            done += static_cast<size_t>(r);
+        }
+        return out;
+    }
+
+    /** Writes seed's pattern (as at offset 0) into [off, +n) through the test's own fd. */
+    void
+    fill(uint64_t off, size_t n, uint32_t seed) const {
+        std::vector<uint8_t> data(n);
+        fillPattern(data.data(), n, seed);
+        ASSERT_EQ(::pwrite(fd_, data.data(), n, static_cast<off_t>(off)),
+                  static_cast<ssize_t>(n))
+            << path_;
+    }
+
+private:
+    size_t len_;
+    std::string path_;
+    int fd_ = -1;
+    uint64_t dev_ = 0;
+};
+
+class conformanceFileTest : public ::testing::Test {
+protected:
+    static constexpr size_t len = 1 << 20;
+    static constexpr uint64_t firstKey = 1u << 20; // path-mode devIds, clear of any fd
+
+    void
+    SetUp() override {
+        if (config().targetMem != FILE_SEG) {
+            GTEST_SKIP() << "the FILE_SEG cases run with --target-mem FILE_SEG";
+        }
+        if (!backendInBuild()) {
+            GTEST_SKIP() << "backend " << config().backend
+                         << " is not in this build's plugin directory";
+        }
+    }
+
+    /** A with the backend, abuf_ and file_ registered. */
+    void
+    makeAgentWithFile(nixl_thread_sync_t sync = nixl_thread_sync_t::NIXL_THREAD_SYNC_DEFAULT) {
+        std::string why;
+        a_ = makeAgent("A", why, sync);
+        ASSERT_NE(a_, nullptr) << why;
+        ASSERT_EQ(a_->registerMem(regList(abuf_.addr(), len)), NIXL_SUCCESS);
+        ASSERT_EQ(a_->registerMem(file_.reg()), NIXL_SUCCESS);
+        registered_ = true;
+    }
+
+    void
+    TearDown() override {
+        if (a_ && registered_) {
+            EXPECT_EQ(a_->deregisterMem(file_.reg()), NIXL_SUCCESS);
+            EXPECT_EQ(a_->deregisterMem(regList(abuf_.addr(), len)), NIXL_SUCCESS);
+        }
+        a_.reset();
+    }
+
+    /** One request moving abuf_ [moff, +n) to or from file_ [foff, +n). */
+    nixl_status_t
+    fileXfer(nixl_xfer_op_t op, size_t moff, uint64_t foff, size_t n) {
+        nixlXferReqH *req = nullptr;
+        nixl_status_t st = a_->createXferReq(op, xferList({{abuf_.addr(moff), n}}),
+                                             file_.xfer({{foff, n}}), "A", req);
+        if (st != NIXL_SUCCESS) {
+            return st;
+        }
+        st = runXfer(*a_, req);
+        if (a_->releaseXferReq(req) != NIXL_SUCCESS && st == NIXL_SUCCESS) {
+            st = NIXL_ERR_UNKNOWN;
+        }
+        return st;
+    }
+
+    /** WRITE seed's pattern from abuf_ [off, +n) to the file at off, READ another back; both
+     *  verified byte for byte. */
+    void
+    expectRoundTrip(size_t off, size_t n, uint32_t seed) {
+        fillPattern(abuf_.bytes.data() + off, n, seed);
+        ASSERT_EQ(fileXfer(NIXL_WRITE, off, off, n), NIXL_SUCCESS);
+        const std::vector<uint8_t> got = file_.bytes(off, n);
+        EXPECT_EQ(firstMismatch(got.data(), n, seed), -1) << "WRITE";
+        file_.fill(off, n, seed + 1);
+        std::memset(abuf_.bytes.data() + off, 0, n);
+        ASSERT_EQ(fileXfer(NIXL_READ, off, off, n), NIXL_SUCCESS);
+        EXPECT_EQ(firstMismatch(abuf_.bytes.data() + off, n, seed + 1), -1) << "READ";
+    }
+
+    buffer abuf_{len};
+    fileTarget file_{len, firstKey};
+    bool registered_ = false;
+    std::unique_ptr<nixlAgent> a_; // after file_: the agent goes first
+};
+
+TEST_F(conformanceFileTest, RegisterDeregister) {
+    std::string why;
+    a_ = makeAgent("A", why);
+    ASSERT_NE(a_, nullptr) << why;
+    std::vector<std::unique_ptr<fileTarget>> extra;
+    for (uint64_t i = 0; i < 3; ++i) {
+        extra.push_back(std::make_unique<fileTarget>(4096, firstKey + 1 + i));
+        ASSERT_EQ(a_->registerMem(extra.back()->reg()), NIXL_SUCCESS) << i;
+    }
+    ASSERT_EQ(a_->registerMem(regList(abuf_.addr(), len)), NIXL_SUCCESS);
+    ASSERT_EQ(a_->registerMem(file_.reg()), NIXL_SUCCESS);
+    registered_ = true;
+    for (const auto &f : extra) {
+        EXPECT_EQ(a_->deregisterMem(f->reg()), NIXL_SUCCESS);
+    }
+    // Twice, or a file never registered: refused, with at most one log line.
+    stderrCapture cap;
+    EXPECT_EQ(a_->deregisterMem(extra[0]->reg()), NIXL_ERR_NOT_FOUND);
+    EXPECT_LE(errorLines(cap.stop()).size(), 1u);
+    // Registered again after deregistration; the remaining file still moves data.
+    ASSERT_EQ(a_->registerMem(extra[0]->reg()), NIXL_SUCCESS);
+    EXPECT_EQ(a_->deregisterMem(extra[0]->reg()), NIXL_SUCCESS);
+    expectRoundTrip(0, 65536, 1);
+}
+
+// WRITE and READ between the agent's memory and its own file (remote agent = itself).
+TEST_F(conformanceFileTest, LocalWriteRead) {
+    makeAgentWithFile();
+    if (HasFatalFailure()) {
+        return;
+    }
+    expectRoundTrip(0, len, 3);
+    expectRoundTrip(12345, 777, 5); // unaligned
+    // Several descriptors in one request: element i moves to element i, to other offsets.
+    fillPattern(abuf_.bytes.data(), len, 7);
+    file_.fill(0, len, 0); // every byte known before the WRITE
+    const std::vector<uint8_t> before = file_.bytes(0, len);
+    const std::vector<std::pair<uintptr_t, size_t>> mem = {
+        {abuf_.addr(0), 4096}, {abuf_.addr(8192), 100}, {abuf_.addr(65536), 65536}};
+    const std::vector<std::pair<uint64_t, size_t>> fil = {
+        {len - 4096, 4096}, {300000, 100}, {0, 65536}};
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a_->createXferReq(NIXL_WRITE, xferList(mem), file_.xfer(fil), "A", req),
+              NIXL_SUCCESS);
+    EXPECT_EQ(runXfer(*a_, req), NIXL_SUCCESS);
+    EXPECT_EQ(a_->releaseXferReq(req), NIXL_SUCCESS);
+    const std::vector<uint8_t> after = file_.bytes(0, len);
+    std::vector<uint8_t> want = before;
+    for (size_t d = 0; d < mem.size(); ++d) {
+        std::memcpy(want.data() + fil[d].first,
+                    abuf_.bytes.data() + (mem[d].first - abuf_.addr()), fil[d].second);
+    }
+    for (size_t i = 0; i < len; ++i) {
+        ASSERT_EQ(after[i], want[i]) << "file byte " << i;
+    }
+    // And back: the three file ranges into zeroed memory.
+    std::memset(abuf_.bytes.data(), 0, len);
+    ASSERT_EQ(a_->createXferReq(NIXL_READ, xferList(mem), file_.xfer(fil), "A", req),
+              NIXL_SUCCESS);
+    EXPECT_EQ(runXfer(*a_, req), NIXL_SUCCESS);
+    EXPECT_EQ(a_->releaseXferReq(req), NIXL_SUCCESS);
+    for (size_t d = 0; d < mem.size(); ++d) {
+        const size_t moff = mem[d].first - abuf_.addr();
+        EXPECT_EQ(std::memcmp(abuf_.bytes.data() + moff, want.data() + fil[d].first,
+                              fil[d].second),
+                  0)
+            << "descriptor " << d;
+    }
+    EXPECT_EQ(abuf_.bytes[4096], 0) << "a byte between descriptors was read into";
+}
+
+// Threads posting at once (sync mode rw), each WRITE-then-READ of its own slice of one file.
+TEST_F(conformanceFileTest, ManyThreads) {
+    makeAgentWithFile(nixl_thread_sync_t::NIXL_THREAD_SYNC_RW);
+    if (HasFatalFailure()) {
+        return;
+    }
+    constexpr size_t threads = 4;
+    constexpr int rounds = 25;
+    const size_t slice = len / threads;
+    buffer back(len);
+    ASSERT_EQ(a_->registerMem(regList(back.addr(), len)), NIXL_SUCCESS);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> ts;
+    for (size_t t = 0; t < threads; ++t) {
+        ts.emplace_back([&, t] {
+            const size_t off = t * slice;
+            for (int r = 0; r < rounds; ++r) {
+                const uint32_t seed = static_cast<uint32_t>(t * 1000 + r);
+                fillPattern(abuf_.bytes.data() + off, slice, seed);
+                std::memset(back.bytes.data() + off, 0, slice);
+                nixlXferReqH *req = nullptr;
+                nixl_status_t st = NIXL_ERR_UNKNOWN;
+                if (a_->createXferReq(NIXL_WRITE, xferList({{abuf_.addr(off), slice}}),
+                                      file_.xfer({{off, slice}}), "A", req) == NIXL_SUCCESS) {
+                    st = runXfer(*a_, req);
+                    a_->releaseXferReq(req);
+                }
+                if (st == NIXL_SUCCESS &&
+                    a_->createXferReq(NIXL_READ, xferList({{back.addr(off), slice}}),
+                                      file_.xfer({{off, slice}}), "A", req) == NIXL_SUCCESS) {
+                    st = runXfer(*a_, req);
+                    a_->releaseXferReq(req);
+                } else {
+                    st = NIXL_ERR_UNKNOWN;
+                }
+                if (st != NIXL_SUCCESS ||
+                    firstMismatch(back.bytes.data() + off, slice, seed) != -1) {
+                    ++failures;
+                }
+            }
+        });
+    }
+    for (auto &t : ts) {
+        t.join();
+    }
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(a_->deregisterMem(regList(back.addr(), len)), NIXL_SUCCESS);
+}
+
+// Releasing a posted request either aborts it (SUCCESS) or refuses while it runs; the agent
+// keeps working either way.
+TEST_F(conformanceFileTest, ReleaseWhilePosted) {
+    makeAgentWithFile();
+    if (HasFatalFailure()) {
+        return;
+    }
+    for (int round = 0; round < 5; ++round) {
+        nixlXferReqH *req = nullptr;
+        ASSERT_EQ(a_->createXferReq(round % 2 == 0 ? NIXL_WRITE : NIXL_READ,
+                                    xferList({{abuf_.addr(), len}}), file_.xfer({{0, len}}), "A",
+                                    req),
+                  NIXL_SUCCESS);
+        const nixl_status_t posted = a_->postXferReq(req);
+        ASSERT_TRUE(posted == NIXL_SUCCESS || posted == NIXL_IN_PROG)
+            << nixlEnumStrings::statusStr(posted);
+        if (a_->releaseXferReq(req) != NIXL_SUCCESS) {
+            EXPECT_NE(waitXfer(*a_, req), NIXL_IN_PROG);
+            EXPECT_EQ(a_->releaseXferReq(req), NIXL_SUCCESS);
+        }
+    }
+    expectRoundTrip(0, 65536, 20);
+    // Posted and left: destroying the agent releases it (and the registrations).
+    nixlXferReqH *left = nullptr;
+    ASSERT_EQ(a_->createXferReq(NIXL_READ, xferList({{abuf_.addr(), len}}),
+                                file_.xfer({{0, len}}), "A", left),
+              NIXL_SUCCESS);
+    const nixl_status_t posted = a_->postXferReq(left);
+    EXPECT_TRUE(posted == NIXL_SUCCESS || posted == NIXL_IN_PROG);
+    a_.reset();
+}
+
+// Bad descriptors are refused at creation with the documented status and at most one line.
+TEST_F(conformanceFileTest, BadDescriptors) {
+    makeAgentWithFile();
+    if (HasFatalFailure()) {
+        return;
+    }
+    buffer stray(4096);
+    fileTarget unregistered(4096, firstKey + 9);
+    struct badCase {
+        const char *what;
+        nixl_xfer_dlist_t local;
+        nixl_xfer_dlist_t remote;
+        std::string agent;
+        nixl_status_t want;
+    };
+    const std::vector<badCase> cases = {
+        {"memory range not registered", xferList({{stray.addr(), 4096}}), file_.xfer({{0, 4096}}),
+         "A", NIXL_ERR_NOT_FOUND},
+        {"file range past the registration", xferList({{abuf_.addr(), 4096}}),
+         file_.xfer({{len - 1024, 4096}}), "A", NIXL_ERR_NOT_FOUND},
+        {"file not registered", xferList({{abuf_.addr(), 4096}}), unregistered.xfer({{0, 4096}}),
+         "A", NIXL_ERR_NOT_FOUND},
+        {"lengths differ", xferList({{abuf_.addr(), 4096}}), file_.xfer({{0, 2048}}), "A",
+         NIXL_ERR_INVALID_PARAM},
+        {"counts differ", xferList({{abuf_.addr(), 4096}, {abuf_.addr(4096), 4096}}),
+         file_.xfer({{0, 4096}}), "A", NIXL_ERR_INVALID_PARAM},
+        {"unknown agent", xferList({{abuf_.addr(), 4096}}), file_.xfer({{0, 4096}}), "nobody",
+         NIXL_ERR_NOT_FOUND},
+    };
+    for (const auto &c : cases) {
+        nixlXferReqH *req = nullptr;
+        stderrCapture cap;
+        EXPECT_EQ(a_->createXferReq(NIXL_WRITE, c.local, c.remote, c.agent, req), c.want)
+            << c.what;
+        EXPECT_LE(errorLines(cap.stop()).size(), 1u) << c.what;
+    }
+    expectRoundTrip(0, 4096, 30);
+}
+
+// ---------------------------------------------------------------------------------------------
 // A peer in another process ("B"): registers a buffer filled with seed 7's pattern, sends its
 // metadata and the buffer's address, then serves "check <off> <len> <seed>" and "notif <msg>"
 // while polling its notifications.
@@ -705,7 +1072,8 @@ TEST_F(conformancePeerTest, WriteReadNotifyAndPeerDeath) {
 void
 usage() {
     std::cerr << "usage: conformance_test --backend NAME [--param key=value]... "
-                 "[--in-process-only] [--progress-thread] [gtest flags]\n";
+                 "[--in-process-only] [--progress-thread] "
+                 "[--target-mem DRAM_SEG|FILE_SEG [--file-reg path|fd]] [gtest flags]\n";
 }
 
 } // namespace
@@ -730,6 +1098,20 @@ main(int argc, char **argv) {
             c.crossProcess = false;
         } else if (arg == "--progress-thread") {
             c.progressThread = true;
+        } else if (arg == "--target-mem" && i + 1 < argc) {
+            const std::string mem = argv[++i];
+            if (mem != "FILE_SEG" && mem != "DRAM_SEG") {
+                usage();
+                return 2;
+            }
+            c.targetMem = mem == "FILE_SEG" ? FILE_SEG : DRAM_SEG;
+        } else if (arg == "--file-reg" && i + 1 < argc) {
+            const std::string how = argv[++i];
+            if (how != "path" && how != "fd") {
+                usage();
+                return 2;
+            }
+            c.filePathMode = how == "path";
         } else {
             usage();
             return 2;
