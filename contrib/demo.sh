@@ -3,11 +3,12 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # Quick start, first command: installs the dependencies (contrib/install-deps.sh), configures
-# `build` and builds only what the demo runs (libnixl, the TEST, UCX and LIBFABRIC plugins and
-# two examples; contrib/test.sh builds the rest), then runs the examples: two processes moving data over the UCX backend
-# and again over the LIBFABRIC backend (examples/cpp/ucx_two_process.cpp --backend), and two
-# agents in one process over the TEST backend (examples/cpp/nixl_example.cpp). Exits non-zero
-# unless each verified its data.
+# `build` and builds only what the demo runs (libnixl, the TEST, UCX, LIBFABRIC and POSIX
+# plugins and three examples; contrib/test.sh builds the rest), then runs the examples: two
+# processes moving data over the UCX backend and again over the LIBFABRIC backend
+# (examples/cpp/ucx_two_process.cpp --backend), two agents in one process over the TEST backend
+# (examples/cpp/nixl_example.cpp), and KV-cache blocks offloaded to a file and read back over
+# the POSIX backend (examples/cpp/kv_offload.cpp). Exits non-zero unless each verified its data.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,7 +30,8 @@ fi
 # no libfabric, -Dbuild_examples=false) is left out here and reported below.
 echo "==== building the demo's targets ===="
 wanted=(examples/nixl_example examples/ucx_two_process src/plugins/libplugin_TEST.so
-    src/plugins/libplugin_UCX.so src/plugins/libplugin_LIBFABRIC.so)
+    src/plugins/libplugin_UCX.so src/plugins/libplugin_LIBFABRIC.so examples/kv_offload
+    src/plugins/libplugin_POSIX.so)
 defined=$(ninja -C build -t targets all | cut -d: -f1)
 targets=()
 for t in "${wanted[@]}"; do
@@ -76,4 +78,9 @@ else
     echo "demo: libfabric-dev not found at configure time: the LIBFABRIC pass is skipped" >&2
 fi
 run_example build/examples/nixl_example "two agents in one process, TEST backend"
+if [ -e build/src/plugins/libplugin_POSIX.so ]; then
+    run_example build/examples/kv_offload "KV-cache blocks to a file and back, POSIX backend"
+else
+    echo "demo: liburing-dev or libaio-dev not found at configure time: the POSIX pass is skipped" >&2
+fi
 echo "demo: OK. Next: ./contrib/test.sh builds the rest and runs all the tests."
