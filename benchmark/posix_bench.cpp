@@ -1,0 +1,514 @@
+/*
+ * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+// The POSIX backend against fio, in the same run, on the same file, with the same engine, block
+// size and queue depth (benchmark/README.md, "posix_bench"):
+//
+//   posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] [--direct auto|yes|no]
+//               [--runtime-ms MS] [--bw-qd N] [--iops-qd N] [--fio PATH|none]
+//
+// Per engine and per mode (page cache; O_DIRECT where the file system takes it), four points:
+// sequential WRITE and READ of 1 MiB blocks at --bw-qd (bandwidth), random READ and WRITE of
+// 4 KiB blocks at --iops-qd (IOPS). libnixl's side is one prepared request of many descriptors
+// (a whole pass over the file, or 8192 random blocks) with kernel_queue_size = the queue
+// depth, posted again and again for --runtime-ms; fio's is one job with the same ioengine,
+// bs, iodepth, direct and file, time-based for the same time, submitting and reaping up to
+// iodepth I/Os per call as the backend does (fio's default is one per call). Printed per point: both
+// figures, the ratio libnixl/fio, and fio's completion-latency p50/p99 per I/O (libnixl's
+// requests complete as a whole, so it has no per-I/O latency to print). The file's dirty pages
+// are flushed before each tool's run. Before timing, each
+// engine and mode writes a pattern over the whole file and reads it back, checked byte for
+// byte: the exit status is 1 when that or any transfer fails.
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "nixl.h"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct options {
+    std::string dir = "/tmp";
+    size_t size = 256u << 20;
+    std::vector<std::string> engines = {"uring", "aio"};
+    std::string direct = "auto";
+    long runtime_ms = 2000;
+    size_t bw_qd = 16;
+    size_t iops_qd = 32;
+    std::string fio = "/usr/bin/fio";
+};
+
+constexpr size_t big_block = 1u << 20;
+constexpr size_t small_block = 4096;
+constexpr size_t random_descs = 8192;
+constexpr uint64_t file_key = 1;
+
+/** One point's figures: bytes/s and I/O per second, fio's p50/p99 in microseconds. */
+struct figures {
+    double bw = 0;
+    double iops = 0;
+    double p50_us = -1;
+    double p99_us = -1;
+    bool ok = false;
+};
+
+/** A 4096-aligned heap buffer (O_DIRECT's memory alignment). */
+struct alignedBuf {
+    explicit alignedBuf(size_t n) {
+        if (::posix_memalign(&p, 4096, n) != 0) {
+            throw std::bad_alloc();
+        }
+        std::memset(p, 0, n);
+    }
+    ~alignedBuf() {
+        std::free(p);
+    }
+    alignedBuf(const alignedBuf &) = delete;
+    alignedBuf &
+    operator=(const alignedBuf &) = delete;
+    uint8_t *
+    data() const {
+        return static_cast<uint8_t *>(p);
+    }
+    void *p = nullptr;
+};
+
+size_t
+parseSize(const std::string &s) {
+    char *end = nullptr;
+    size_t v = std::strtoull(s.c_str(), &end, 10);
+    switch (end != nullptr ? *end : '\0') {
+    case 'K':
+    case 'k':
+        return v << 10;
+    case 'M':
+    case 'm':
+        return v << 20;
+    case 'G':
+    case 'g':
+        return v << 30;
+    default:
+        return v;
+    }
+}
+
+std::vector<std::string>
+split(const std::string &s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string item; std::getline(in, item, ',');) {
+        if (!item.empty()) {
+            out.push_back(item);
+        }
+    }
+    return out;
+}
+
+/** The number after "key" : in text from pos on (fio's JSON), or -1. */
+double
+jsonNumber(const std::string &text, size_t pos, const std::string &key) {
+    const size_t k = text.find("\"" + key + "\"", pos);
+    if (k == std::string::npos) {
+        return -1;
+    }
+    const size_t colon = text.find(':', k);
+    return colon == std::string::npos ? -1 : std::strtod(text.c_str() + colon + 1, nullptr);
+}
+
+/** fio, one job as described; its JSON read back. */
+figures
+runFio(const options &o,
+       const std::string &path,
+       const std::string &engine,
+       bool direct,
+       const std::string &rw,
+       size_t bs,
+       size_t qd) {
+    figures f;
+    if (o.fio == "none") {
+        return f;
+    }
+    std::ostringstream cmd;
+    cmd << o.fio << " --name=posix_bench --filename=" << path
+        << " --ioengine=" << (engine == "uring" ? "io_uring" : "libaio") << " --rw=" << rw
+        << " --bs=" << bs << " --iodepth=" << qd << " --iodepth_batch_submit=" << qd
+        << " --iodepth_batch_complete_max=" << qd << " --direct=" << (direct ? 1 : 0)
+        << " --size=" << o.size << " --time_based --runtime=" << o.runtime_ms
+        << "ms --randrepeat=0 --norandommap --output-format=json 2>&1";
+    FILE *p = ::popen(cmd.str().c_str(), "r");
+    if (p == nullptr) {
+        return f;
+    }
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) {
+        out.append(buf, n);
+    }
+    const int rc = ::pclose(p);
+    const std::string dir = rw.find("read") != std::string::npos ? "read" : "write";
+    const size_t sec = out.find("\"" + dir + "\" : {");
+    if (rc != 0 || sec == std::string::npos) {
+        std::cerr << "posix_bench: fio failed (" << cmd.str() << "):\n" << out << std::endl;
+        return f;
+    }
+    f.bw = jsonNumber(out, sec, "bw_bytes");
+    f.iops = jsonNumber(out, sec, "iops");
+    const size_t clat = out.find("\"clat_ns\"", sec);
+    if (clat != std::string::npos) {
+        f.p50_us = jsonNumber(out, clat, "50.000000") / 1000.0;
+        f.p99_us = jsonNumber(out, clat, "99.000000") / 1000.0;
+    }
+    f.ok = f.bw >= 0 && f.iops >= 0;
+    return f;
+}
+
+/** An agent with the POSIX backend on one engine and queue depth, memory and the file
+ *  registered (path mode). Not thread-safe: one thread drives it. */
+class posixSide {
+public:
+    posixSide(const std::string &engine,
+              size_t qd,
+              const std::string &path,
+              bool direct,
+              alignedBuf &mem,
+              size_t mem_len,
+              size_t file_len)
+        : agent_("bench", nixlAgentConfig(false)),
+          mem_(DRAM_SEG),
+          file_(FILE_SEG) {
+        nixlBackendH *h = nullptr;
+        const nixl_b_params_t params = {{"use_" + engine, "true"},
+                                        {"kernel_queue_size", std::to_string(qd)}};
+        ok_ = agent_.createBackend("POSIX", params, h) == NIXL_SUCCESS;
+        mem_.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(mem.data()), mem_len, 0, ""));
+        file_.addDesc(
+            nixlBlobDesc(0, file_len, file_key, std::string(direct ? "rw,direct:" : "rw:") + path));
+        ok_ = ok_ && agent_.registerMem(mem_) == NIXL_SUCCESS;
+        ok_ = ok_ && agent_.registerMem(file_) == NIXL_SUCCESS;
+        base_ = reinterpret_cast<uintptr_t>(mem.data());
+    }
+    ~posixSide() {
+        if (ok_) {
+            agent_.deregisterMem(file_);
+            agent_.deregisterMem(mem_);
+        }
+    }
+    posixSide(const posixSide &) = delete;
+    posixSide &
+    operator=(const posixSide &) = delete;
+
+    bool
+    ok() const {
+        return ok_;
+    }
+
+    /** A request: memory base + mem_off[i] <-> file file_off[i], bs bytes each. */
+    nixlXferReqH *
+    make(nixl_xfer_op_t op,
+         const std::vector<uint64_t> &mem_off,
+         const std::vector<uint64_t> &file_off,
+         size_t bs) {
+        nixl_xfer_dlist_t m(DRAM_SEG), f(FILE_SEG);
+        for (size_t i = 0; i < mem_off.size(); ++i) {
+            m.addDesc(nixlBasicDesc(base_ + mem_off[i], bs, 0));
+            f.addDesc(nixlBasicDesc(file_off[i], bs, file_key));
+        }
+        nixlXferReqH *req = nullptr;
+        return agent_.createXferReq(op, m, f, "bench", req) == NIXL_SUCCESS ? req : nullptr;
+    }
+
+    /** Posts req and polls it to its end; true on success. */
+    bool
+    runOnce(nixlXferReqH *req) {
+        nixl_status_t st = agent_.postXferReq(req);
+        while (st == NIXL_IN_PROG) {
+            st = agent_.getXferStatus(req);
+        }
+        return st == NIXL_SUCCESS;
+    }
+
+    /** req posted again and again for runtime_ms (at least once): seconds taken and passes. */
+    bool
+    runFor(nixlXferReqH *req, long runtime_ms, double &secs, size_t &passes) {
+        const auto start = clock_type::now();
+        const auto end = start + std::chrono::milliseconds(runtime_ms);
+        passes = 0;
+        do {
+            if (!runOnce(req)) {
+                return false;
+            }
+            ++passes;
+        } while (clock_type::now() < end);
+        secs = std::chrono::duration<double>(clock_type::now() - start).count();
+        return true;
+    }
+
+    void
+    release(nixlXferReqH *req) {
+        if (req != nullptr) {
+            agent_.releaseXferReq(req);
+        }
+    }
+
+private:
+    nixlAgent agent_;
+    nixl_reg_dlist_t mem_;
+    nixl_reg_dlist_t file_;
+    uintptr_t base_ = 0;
+    bool ok_ = false;
+};
+
+struct point {
+    const char *name;
+    nixl_xfer_op_t op;
+    const char *fio_rw;
+    size_t bs;
+    bool random;
+};
+
+/** Whole-file pattern WRITE then READ back, checked: the bytes the timed runs move are real. */
+bool
+verify(posixSide &side, alignedBuf &mem, size_t file_len) {
+    const size_t n = file_len / big_block;
+    std::vector<uint64_t> off(n);
+    for (size_t i = 0; i < n; ++i) {
+        off[i] = i * big_block;
+    }
+    for (size_t i = 0; i < file_len; ++i) {
+        mem.data()[i] = static_cast<uint8_t>((i * 31 + (i >> 12)) & 0xff);
+    }
+    nixlXferReqH *w = side.make(NIXL_WRITE, off, off, big_block);
+    const bool wrote = w != nullptr && side.runOnce(w);
+    side.release(w);
+    std::memset(mem.data(), 0, file_len);
+    nixlXferReqH *r = side.make(NIXL_READ, off, off, big_block);
+    const bool read = wrote && r != nullptr && side.runOnce(r);
+    side.release(r);
+    for (size_t i = 0; read && i < file_len; ++i) {
+        if (mem.data()[i] != static_cast<uint8_t>((i * 31 + (i >> 12)) & 0xff)) {
+            std::cerr << "posix_bench: byte " << i << " differs after the round trip" << std::endl;
+            return false;
+        }
+    }
+    return read;
+}
+
+std::string
+fmtRate(double v, bool bytes) {
+    char buf[64];
+    if (v < 0) {
+        return "-";
+    }
+    if (bytes) {
+        std::snprintf(buf, sizeof(buf), "%.0f MiB/s", v / (1 << 20));
+    } else {
+        std::snprintf(buf, sizeof(buf), "%.1fk IOPS", v / 1000.0);
+    }
+    return buf;
+}
+
+/** Flushes the file's dirty pages, so that neither tool's run pays for the other's writeback
+ *  (the first point after the checked round trip otherwise ran at half speed). */
+void
+settle(const std::string &path) {
+    const int fd = ::open(path.c_str(), O_RDWR);
+    if (fd >= 0) {
+        ::fdatasync(fd);
+        ::close(fd);
+    }
+}
+
+/** One engine in one mode: the check, then the four points. False if anything failed. */
+bool
+runMode(const options &o, const std::string &path, const std::string &engine, bool direct) {
+    alignedBuf mem(o.size);
+    bool all_ok = true;
+    {
+        posixSide side(engine, o.bw_qd, path, direct, mem, o.size, o.size);
+        if (!side.ok() || !verify(side, mem, o.size)) {
+            std::cerr << "posix_bench: " << engine << (direct ? " O_DIRECT" : " page cache")
+                      << ": setup or the checked round trip failed" << std::endl;
+            return false;
+        }
+    }
+    const point points[] = {
+        {"write 1MiB", NIXL_WRITE, "write", big_block, false},
+        {"read 1MiB", NIXL_READ, "read", big_block, false},
+        {"randread 4KiB", NIXL_READ, "randread", small_block, true},
+        {"randwrite 4KiB", NIXL_WRITE, "randwrite", small_block, true},
+    };
+    std::mt19937_64 rng(42);
+    for (const point &p : points) {
+        const size_t qd = p.random ? o.iops_qd : o.bw_qd;
+        std::vector<uint64_t> moff, foff;
+        if (p.random) {
+            const size_t slots = o.size / small_block;
+            const size_t n = std::min(random_descs, slots);
+            for (size_t i = 0; i < n; ++i) {
+                moff.push_back(i * small_block);
+                foff.push_back((rng() % slots) * small_block);
+            }
+        } else {
+            for (size_t i = 0; i < o.size / big_block; ++i) {
+                moff.push_back(i * big_block);
+                foff.push_back(i * big_block);
+            }
+        }
+        figures ours;
+        settle(path);
+        {
+            posixSide side(engine, qd, path, direct, mem, o.size, o.size);
+            nixlXferReqH *req = side.ok() ? side.make(p.op, moff, foff, p.bs) : nullptr;
+            double secs = 0;
+            size_t passes = 0;
+            if (req != nullptr && side.runFor(req, o.runtime_ms, secs, passes)) {
+                const double ios = static_cast<double>(passes * moff.size());
+                ours.iops = ios / secs;
+                ours.bw = ours.iops * static_cast<double>(p.bs);
+                ours.ok = true;
+            } else {
+                all_ok = false;
+            }
+            side.release(req);
+        }
+        settle(path);
+        const figures theirs = runFio(o, path, engine, direct, p.fio_rw, p.bs, qd);
+        const bool bw = !p.random;
+        const double a = bw ? ours.bw : ours.iops;
+        const double b = bw ? theirs.bw : theirs.iops;
+        char ratio[32] = "-", p50[32] = "-", p99[32] = "-";
+        if (ours.ok && theirs.ok && b > 0) {
+            std::snprintf(ratio, sizeof(ratio), "%.2f", a / b);
+        }
+        if (theirs.p50_us >= 0) {
+            std::snprintf(p50, sizeof(p50), "%.0f", theirs.p50_us);
+            std::snprintf(p99, sizeof(p99), "%.0f", theirs.p99_us);
+        }
+        char line[256];
+        std::snprintf(line, sizeof(line), "%-6s %-10s %-15s qd %-3zu %16s %16s %6s %9s %9s",
+                      engine.c_str(), direct ? "O_DIRECT" : "page-cache", p.name, qd,
+                      ours.ok ? fmtRate(a, bw).c_str() : "FAILED",
+                      theirs.ok ? fmtRate(b, bw).c_str() : "-", ratio, p50, p99);
+        std::cout << line << std::endl;
+    }
+    return all_ok;
+}
+
+/** Whether the file system under dir opens files with O_DIRECT. */
+bool
+directWorks(const std::string &path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_DIRECT);
+    if (fd < 0) {
+        return false;
+    }
+    ::close(fd);
+    return true;
+}
+
+void
+usage() {
+    std::cerr << "usage: posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] "
+                 "[--direct auto|yes|no] [--runtime-ms MS] [--bw-qd N] [--iops-qd N] "
+                 "[--fio PATH|none]"
+              << std::endl;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv) {
+    options o;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        const std::string v = argv[i + 1];
+        if (a == "--dir") {
+            o.dir = v;
+        } else if (a == "--size") {
+            o.size = parseSize(v);
+        } else if (a == "--engines") {
+            o.engines = split(v);
+        } else if (a == "--direct" && (v == "auto" || v == "yes" || v == "no")) {
+            o.direct = v;
+        } else if (a == "--runtime-ms") {
+            o.runtime_ms = std::atol(v.c_str());
+        } else if (a == "--bw-qd") {
+            o.bw_qd = parseSize(v);
+        } else if (a == "--iops-qd") {
+            o.iops_qd = parseSize(v);
+        } else if (a == "--fio") {
+            o.fio = v;
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (argc % 2 == 0 || o.size < big_block || o.size % big_block != 0 || o.runtime_ms <= 0 ||
+        o.bw_qd == 0 || o.iops_qd == 0) {
+        usage();
+        return 2;
+    }
+    for (const auto &e : o.engines) {
+        if (e != "uring" && e != "aio") {
+            std::cerr << "posix_bench: engine " << e << ": uring or aio (fio has both)"
+                      << std::endl;
+            return 2;
+        }
+    }
+    if (o.fio != "none" && ::access(o.fio.c_str(), X_OK) != 0) {
+        std::cerr << "posix_bench: " << o.fio << " not found: fio's column is empty" << std::endl;
+        o.fio = "none";
+    }
+    std::string path = o.dir + "/posix_bench-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(o.size)) != 0) {
+        std::cerr << "posix_bench: cannot make a file in " << o.dir << ": "
+                  << std::strerror(errno) << std::endl;
+        return 1;
+    }
+    ::close(fd);
+    std::vector<bool> modes = {false};
+    if (o.direct != "no") {
+        if (directWorks(path)) {
+            modes.push_back(true);
+        } else if (o.direct == "yes") {
+            std::cerr << "posix_bench: the file system under " << o.dir << " refuses O_DIRECT"
+                      << std::endl;
+            ::unlink(path.c_str());
+            return 1;
+        } else {
+            std::cout << "O_DIRECT: the file system under " << o.dir
+                      << " refuses it; page cache only" << std::endl;
+        }
+    }
+    std::cout << "file " << path << ", " << (o.size >> 20) << " MiB, " << o.runtime_ms
+              << " ms per point and tool; ratio = libnixl/fio; p50/p99 = fio's completion "
+                 "latency per I/O (us)"
+              << std::endl;
+    std::printf("%-6s %-10s %-15s %-6s %16s %16s %6s %9s %9s\n", "engine", "mode", "point", "",
+                "libnixl POSIX", "fio", "ratio", "fio p50", "fio p99");
+    bool ok = true;
+    for (const auto &e : o.engines) {
+        for (const bool direct : modes) {
+            ok = runMode(o, path, e, direct) && ok;
+        }
+    }
+    ::unlink(path.c_str());
+    return ok ? 0 : 1;
+}
