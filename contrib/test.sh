@@ -239,6 +239,10 @@ tsan_selected() {
     if [ -f build/src/plugins/libplugin_LIBFABRIC.so ]; then
         tests+=(libfabric)
     fi
+    # The POSIX file backend's tests (eight posting threads, release while in flight).
+    if [ -f build/src/plugins/libplugin_POSIX.so ]; then
+        tests+=(posix)
+    fi
     # Tests of plugins that are not built here (no prometheus-cpp) are simply not selected.
     local known t
     known=$(meson introspect build-tsan --tests | python3 -c \
