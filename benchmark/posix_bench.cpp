@@ -7,6 +7,7 @@
 //
 //   posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] [--direct auto|yes|no]
 //               [--runtime-ms MS] [--bw-qd N] [--iops-qd N] [--fio PATH|none]
+//               [--points write,read,randread,randwrite]
 //
 // Per engine and per mode (page cache; O_DIRECT where the file system takes it), four points:
 // sequential WRITE and READ of 1 MiB blocks at --bw-qd (bandwidth), random READ and WRITE of
@@ -53,6 +54,7 @@ struct options {
     size_t bw_qd = 16;
     size_t iops_qd = 32;
     std::string fio = "/usr/bin/fio";
+    std::vector<std::string> points = {"write", "read", "randread", "randwrite"};
 };
 
 constexpr size_t big_block = 1u << 20;
@@ -356,6 +358,9 @@ runMode(const options &o, const std::string &path, const std::string &engine, bo
     };
     std::mt19937_64 rng(42);
     for (const point &p : points) {
+        if (std::find(o.points.begin(), o.points.end(), p.fio_rw) == o.points.end()) {
+            continue;
+        }
         const size_t qd = p.random ? o.iops_qd : o.bw_qd;
         std::vector<uint64_t> moff, foff;
         if (p.random) {
@@ -426,7 +431,7 @@ void
 usage() {
     std::cerr << "usage: posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] "
                  "[--direct auto|yes|no] [--runtime-ms MS] [--bw-qd N] [--iops-qd N] "
-                 "[--fio PATH|none]"
+                 "[--fio PATH|none] [--points write,read,randread,randwrite]"
               << std::endl;
 }
 
@@ -454,6 +459,8 @@ main(int argc, char **argv) {
             o.iops_qd = parseSize(v);
         } else if (a == "--fio") {
             o.fio = v;
+        } else if (a == "--points") {
+            o.points = split(v);
         } else {
             usage();
             return 2;
