@@ -7,7 +7,7 @@
 //
 //   posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] [--direct auto|yes|no]
 //               [--runtime-ms MS] [--bw-qd N] [--iops-qd N] [--fio PATH|none]
-//               [--points write,read,randread,randwrite]
+//               [--points write,read,randread,randwrite] [--poll-gap-us N]
 //
 // Per engine and per mode (page cache; O_DIRECT where the file system takes it), four points:
 // sequential WRITE and READ of 1 MiB blocks at --bw-qd (bandwidth), random READ and WRITE of
@@ -18,7 +18,9 @@
 // iodepth I/Os per call as the backend does (fio's default is one per call). Printed per point: both
 // figures, the ratio libnixl/fio, and fio's completion-latency p50/p99 per I/O (libnixl's
 // requests complete as a whole, so it has no per-I/O latency to print). The file's dirty pages
-// are flushed before each tool's run. Before timing, each
+// are flushed before each tool's run. libnixl's caller polls getXferStatus back to back, as
+// NIXL programs do; --poll-gap-us N sleeps N us between polls instead (fio sleeps in
+// io_getevents), to see what a spinning caller costs on a loaded machine. Before timing, each
 // engine and mode writes a pattern over the whole file and reads it back, checked byte for
 // byte: the exit status is 1 when that or any transfer fails.
 
@@ -55,6 +57,7 @@ struct options {
     size_t iops_qd = 32;
     std::string fio = "/usr/bin/fio";
     std::vector<std::string> points = {"write", "read", "randread", "randwrite"};
+    long poll_gap_us = 0;
 };
 
 constexpr size_t big_block = 1u << 20;
@@ -191,8 +194,10 @@ public:
               bool direct,
               alignedBuf &mem,
               size_t mem_len,
-              size_t file_len)
+              size_t file_len,
+              long poll_gap_us)
         : agent_("bench", nixlAgentConfig(false)),
+          pollGapUs_(poll_gap_us),
           mem_(DRAM_SEG),
           file_(FILE_SEG) {
         nixlBackendH *h = nullptr;
@@ -241,6 +246,9 @@ public:
     runOnce(nixlXferReqH *req) {
         nixl_status_t st = agent_.postXferReq(req);
         while (st == NIXL_IN_PROG) {
+            if (pollGapUs_ > 0) {
+                ::usleep(static_cast<useconds_t>(pollGapUs_));
+            }
             st = agent_.getXferStatus(req);
         }
         return st == NIXL_SUCCESS;
@@ -271,6 +279,7 @@ public:
 
 private:
     nixlAgent agent_;
+    long pollGapUs_;
     nixl_reg_dlist_t mem_;
     nixl_reg_dlist_t file_;
     uintptr_t base_ = 0;
@@ -343,7 +352,7 @@ runMode(const options &o, const std::string &path, const std::string &engine, bo
     alignedBuf mem(o.size);
     bool all_ok = true;
     {
-        posixSide side(engine, o.bw_qd, path, direct, mem, o.size, o.size);
+        posixSide side(engine, o.bw_qd, path, direct, mem, o.size, o.size, 0);
         if (!side.ok() || !verify(side, mem, o.size)) {
             std::cerr << "posix_bench: " << engine << (direct ? " O_DIRECT" : " page cache")
                       << ": setup or the checked round trip failed" << std::endl;
@@ -379,7 +388,7 @@ runMode(const options &o, const std::string &path, const std::string &engine, bo
         figures ours;
         settle(path);
         {
-            posixSide side(engine, qd, path, direct, mem, o.size, o.size);
+            posixSide side(engine, qd, path, direct, mem, o.size, o.size, o.poll_gap_us);
             nixlXferReqH *req = side.ok() ? side.make(p.op, moff, foff, p.bs) : nullptr;
             double secs = 0;
             size_t passes = 0;
@@ -431,7 +440,8 @@ void
 usage() {
     std::cerr << "usage: posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] "
                  "[--direct auto|yes|no] [--runtime-ms MS] [--bw-qd N] [--iops-qd N] "
-                 "[--fio PATH|none] [--points write,read,randread,randwrite]"
+                 "[--fio PATH|none] [--points write,read,randread,randwrite] "
+                 "[--poll-gap-us N]"
               << std::endl;
 }
 
@@ -461,6 +471,8 @@ main(int argc, char **argv) {
             o.fio = v;
         } else if (a == "--points") {
             o.points = split(v);
+        } else if (a == "--poll-gap-us") {
+            o.poll_gap_us = std::atol(v.c_str());
         } else {
             usage();
             return 2;
@@ -505,7 +517,10 @@ main(int argc, char **argv) {
         }
     }
     std::cout << "file " << path << ", " << (o.size >> 20) << " MiB, " << o.runtime_ms
-              << " ms per point and tool; ratio = libnixl/fio; p50/p99 = fio's completion "
+              << " ms per point and tool, libnixl's caller "
+              << (o.poll_gap_us > 0 ? "sleeping " + std::to_string(o.poll_gap_us) + " us between polls" :
+                                      std::string("polling back to back"))
+              << "; ratio = libnixl/fio; p50/p99 = fio's completion "
                  "latency per I/O (us)"
               << std::endl;
     std::printf("%-6s %-10s %-15s %-6s %16s %16s %6s %9s %9s\n", "engine", "mode", "point", "",
