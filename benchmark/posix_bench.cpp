@@ -13,9 +13,9 @@
 // sequential WRITE and READ of 1 MiB blocks at --bw-qd (bandwidth), random READ and WRITE of
 // 4 KiB blocks at --iops-qd (IOPS). libnixl's side is one prepared request of many descriptors
 // (a whole pass over the file, or 8192 random blocks) with kernel_queue_size = the queue
-// depth, posted again and again for --runtime-ms; fio's is one job with the same ioengine,
-// bs, iodepth, direct and file, time-based for the same time, submitting and reaping up to
-// iodepth I/Os per call as the backend does (fio's default is one per call). Printed per point: both
+// depth, posted again and again for --runtime-ms; fio's is one job with the same ioengine, bs,
+// iodepth, direct and file, time-based for the same time, submitting and reaping up to iodepth
+// I/Os per call as the backend does (fio's default is one per call). Printed per point: both
 // figures, the ratio libnixl/fio, and fio's completion-latency p50/p99 per I/O (libnixl's
 // requests complete as a whole, so it has no per-I/O latency to print). The file's dirty pages
 // are flushed before each tool's run. libnixl's caller polls getXferStatus back to back, as
@@ -74,7 +74,7 @@ struct figures {
     bool ok = false;
 };
 
-/** A 4096-aligned heap buffer (O_DIRECT's memory alignment). */
+/** A 4096-aligned heap buffer (O_DIRECT's memory alignment); one thread uses it. */
 struct alignedBuf {
     explicit alignedBuf(size_t n) {
         if (::posix_memalign(&p, 4096, n) != 0) {
@@ -518,8 +518,9 @@ main(int argc, char **argv) {
     }
     std::cout << "file " << path << ", " << (o.size >> 20) << " MiB, " << o.runtime_ms
               << " ms per point and tool, libnixl's caller "
-              << (o.poll_gap_us > 0 ? "sleeping " + std::to_string(o.poll_gap_us) + " us between polls" :
-                                      std::string("polling back to back"))
+              << (o.poll_gap_us > 0 ?
+                      "sleeping " + std::to_string(o.poll_gap_us) + " us between polls" :
+                      std::string("polling back to back"))
               << "; ratio = libnixl/fio; p50/p99 = fio's completion "
                  "latency per I/O (us)"
               << std::endl;

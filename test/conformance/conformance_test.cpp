@@ -605,7 +605,8 @@ TEST_F(conformanceTest, MetadataLoadInvalidate) {
 // checked through the test's own fd, byte for byte.
 
 /** A zero-filled temporary file of n bytes in $TMPDIR (or /tmp), removed on scope exit, and
- *  its FILE_SEG lists: path mode ("rw:<path>", devId = key) or fd mode (devId = its fd). */
+ *  its FILE_SEG lists: path mode ("rw:<path>", devId = key) or fd mode (devId = its fd).
+ *  Immutable after construction: any thread may build lists or pread/pwrite through it. */
 class fileTarget {
 public:
     fileTarget(size_t n, uint64_t key) : len_(n) {
