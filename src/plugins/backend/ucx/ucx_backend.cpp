@@ -195,6 +195,8 @@ nixlUcxEngine::initUcx() {
         home_.push_back(std::move(worker));
     }
     connInfo_ = nixlUcx::encodeConnInfo(ci);
+    // NIXL 1.4 publishes worker 0's address only; its peers connect every lane to it.
+    connInfoNixl_ = ci.addrs.front();
     NIXL_SDK_DEBUG("agent " << localAgent << ": UCX engine up: " << cfg_.numWorkers
                             << " worker(s), UCX_TLS=" << tls << ", direct cma "
                             << (cfg_.directCma && cmaAllowed_ && cmaWorks_ ? "on" : "off")

@@ -112,6 +112,12 @@ public:
     getPublicData(const nixlBackendMD *meta, std::string &str) const override;
     nixl_status_t
     getConnInfo(std::string &str) const override;
+    /** NIXL 1.4's form: worker 0's raw UCP address (ucx_nixl_peer.h). */
+    nixl_status_t
+    getConnInfoNixl(std::string &str) const override;
+    /** NIXL 1.4's form: the registration's raw packed remote key. */
+    nixl_status_t
+    getPublicDataNixl(const nixlBackendMD *meta, std::string &str) const override;
     nixl_status_t
     loadRemoteConnInfo(const std::string &remote_agent,
                        const std::string &remote_conn_info) override;
@@ -241,6 +247,21 @@ private:
      */
     nixl_status_t
     ensureLanes(nixlUcxConn &conn) const;
+    /**
+     * The peer's connection info decoded: ours (identity, every home worker's address) or
+     * NIXL's (one raw address, no identity: nixl is set). False, logged, when refused.
+     */
+    nixl_status_t
+    decodePeerConnInfo(const std::string &remote_agent,
+                       const std::string &conn_info,
+                       nixlUcx::connInfoWire &ci,
+                       bool &nixl) const;
+    /** Checks NIXL-form public data (a raw key) of remote_agent; pd gets input's range. */
+    bool
+    decodeNixlPublicData(const nixlBlobDesc &input,
+                         nixl_mem_t mem,
+                         nixlUcx::publicDataWire &pd,
+                         std::string &why) const;
     nixl_status_t
     buildConn(const std::string &remote_agent,
               const std::string &conn_info,
@@ -327,6 +348,22 @@ private:
            const std::string &remote,
            const std::string &msg,
            nixlUcxReq *req) const;
+    /** sendAm to a NIXL peer: active message 0, no header, a serdes body. */
+    nixl_status_t
+    sendNixlAm(nixlUcxLane &lane,
+               const std::string &remote,
+               const std::string &msg,
+               nixlUcxReq *req,
+               std::unique_ptr<nixlUcxAmSend> s) const;
+    /** Hands s (header and body set) to UCX as active message am_id; sendAm's result. */
+    nixl_status_t
+    postAm(nixlUcxLane &lane,
+           const std::string &remote,
+           size_t msg_size,
+           nixlUcxReq *req,
+           std::unique_ptr<nixlUcxAmSend> s,
+           unsigned am_id,
+           uint32_t flags) const;
     /** Fault injection of ucx_fault_notif_trace on an encoded context. */
     void
     damageTrace(uint8_t *trace) const;
@@ -365,6 +402,8 @@ private:
     nixlUcx::procIdentity self_;
     uint64_t nonce_ = 0;
     std::string connInfo_;
+    /** Worker 0's raw address: the connection info a NIXL peer reads. */
+    std::string connInfoNixl_;
 
 
 

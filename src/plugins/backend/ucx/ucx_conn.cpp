@@ -32,6 +32,12 @@ nixlUcxEngine::getConnInfo(std::string &str) const {
     return NIXL_SUCCESS;
 }
 
+nixl_status_t
+nixlUcxEngine::getConnInfoNixl(std::string &str) const {
+    str = connInfoNixl_;
+    return NIXL_SUCCESS;
+}
+
 // ---------------------------------------------------------------------------------------------
 // nixlUcxPeerTable
 
@@ -99,19 +105,43 @@ nixlUcxEngine::findConn(const std::string &name) const {
 }
 
 nixl_status_t
+nixlUcxEngine::decodePeerConnInfo(const std::string &remote_agent,
+                                  const std::string &conn_info,
+                                  nixlUcx::connInfoWire &ci,
+                                  bool &nixl) const {
+    std::string why;
+    // Nothing of the peer's bytes reaches UCX before they pass these checks (ucx_wire.h,
+    // ucx_nixl_peer.h). Our magic tells our form from NIXL's raw worker address.
+    nixl = !nixlUcx::isOwnConnInfo(conn_info);
+    if (nixl) {
+        std::string addr;
+        if (nixlUcx::decodeNixlConnInfo(conn_info, addr, why)) {
+            ci = nixlUcx::connInfoWire{};
+            ci.addrs.push_back(std::move(addr));
+            return NIXL_SUCCESS;
+        }
+    } else if (nixlUcx::decodeConnInfo(conn_info, ci, why)) {
+        return NIXL_SUCCESS;
+    }
+    NIXL_SDK_ERROR("agent " << localAgent << ": UCX refused the connection info of "
+                            << remote_agent << " (" << conn_info.size() << " bytes): " << why);
+    return NIXL_ERR_MISMATCH;
+}
+
+nixl_status_t
 nixlUcxEngine::buildConn(const std::string &remote_agent,
                          const std::string &conn_info,
                          std::shared_ptr<nixlUcxConn> &out) {
     nixlUcx::connInfoWire ci;
-    std::string why;
-    // Nothing of the peer's bytes reaches UCX before they pass these checks (ucx_wire.h).
-    if (!nixlUcx::decodeConnInfo(conn_info, ci, why)) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": UCX refused the connection info of "
-                                << remote_agent << " (" << conn_info.size() << " bytes): " << why);
-        return NIXL_ERR_MISMATCH;
+    bool nixl = false;
+    if (nixl_status_t st = decodePeerConnInfo(remote_agent, conn_info, ci, nixl);
+        st != NIXL_SUCCESS) {
+        return st;
     }
     auto conn = std::make_shared<nixlUcxConn>();
     conn->name = remote_agent;
+    // Without identity data the peer is on no known host: UCP path, UCX error handling.
+    conn->nixl = nixl;
     conn->remoteNonce = ci.nonce;
     conn->peer.pidNs = ci.pidNs;
     conn->peer.pid = ci.pid;
@@ -190,7 +220,9 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
     }
 
     std::string why_not;
-    if (!cfg_.directCma) {
+    if (conn->nixl) {
+        why_not = "NIXL peer: no identity data";
+    } else if (!cfg_.directCma) {
         why_not = "ucx_direct_cma=no";
     } else if (!conn->local) {
         why_not = "peer on another host or pid namespace";

@@ -64,6 +64,11 @@ public:
     bool peerMode = false; ///< UCX peer error handling on the endpoints
     bool privateWorkers = false; ///< lanes use workers created for this connection only
     bool watched = false; ///< liveness is checked through /proc
+    /**
+     * Loaded from NIXL 1.4's forms (ucx_nixl_peer.h): no identity, UCP path only, public data
+     * are raw keys, notifications go in NIXL's form (active message 0, serdes body).
+     */
+    bool nixl = false;
     uint64_t remoteNonce = 0;
     uint64_t remoteRegTable = 0; ///< address of the peer's registration table
     uint64_t remoteRegSlots = 0;
@@ -115,6 +120,7 @@ public:
     uint32_t slot = 0; ///< index in the registration table, 0 if none
     uint64_t regId = 0;
     std::string publicData;
+    std::string packedRkey; ///< ucp_rkey_pack's bytes: the public data NIXL peers read
 };
 
 /** @brief A registration of a peer (or, for loopback, one of the engine's own). */

@@ -22,6 +22,7 @@
 
 #include "nixl_plugin_names.h"
 #include "ucx_backend.h"
+#include "ucx_nixl_peer.h"
 #include "ucx_wire.h"
 
 namespace nixlUcx {

@@ -82,6 +82,7 @@ nixlUcxEngine::registerMem(const nixlBlobDesc &mem,
     pd.rkey.assign(static_cast<const char *>(rkey), rkey_len);
     ucp_rkey_buffer_release(rkey);
     md->publicData = nixlUcx::encodePublicData(pd);
+    md->packedRkey = std::move(pd.rkey);
     out = md.release();
     return NIXL_SUCCESS;
 }
@@ -123,6 +124,37 @@ nixlUcxEngine::getPublicData(const nixlBackendMD *meta, std::string &str) const 
     }
     str = md->publicData;
     return NIXL_SUCCESS;
+}
+
+nixl_status_t
+nixlUcxEngine::getPublicDataNixl(const nixlBackendMD *meta, std::string &str) const {
+    auto *md = dynamic_cast<const nixlUcxLocalMD *>(meta);
+    if (md == nullptr) {
+        NIXL_SDK_ERROR("agent " << localAgent
+                                << ": UCX getPublicDataNixl: not a UCX registration");
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    str = md->packedRkey;
+    return NIXL_SUCCESS;
+}
+
+bool
+nixlUcxEngine::decodeNixlPublicData(const nixlBlobDesc &input,
+                                    nixl_mem_t mem,
+                                    nixlUcx::publicDataWire &pd,
+                                    std::string &why) const {
+    // No frame and no checksum: the key is all there is, so it is always walked (against
+    // our own layout for host memory, structurally otherwise) before UCX unpacks it.
+    const nixlUcx::rkeyLayout *layout = mem == DRAM_SEG && rkeyLayoutKnown_ ? &hostRkey_ : nullptr;
+    if (!nixlUcx::checkNixlPublicData(input.metaInfo, layout, why)) {
+        return false;
+    }
+    pd = nixlUcx::publicDataWire{};
+    pd.mem = static_cast<uint16_t>(mem);
+    pd.base = input.addr;
+    pd.len = input.len;
+    pd.rkey = input.metaInfo;
+    return true;
 }
 
 nixl_status_t
@@ -168,7 +200,10 @@ nixlUcxEngine::loadRemoteMD(const nixlBlobDesc &input,
     nixlUcx::publicDataWire pd;
     std::string why;
     // Nothing of the peer's bytes reaches UCX before they pass these checks (ucx_wire.h).
-    if (!nixlUcx::decodePublicData(input.metaInfo, pd, why)) {
+    // A NIXL peer's public data is its raw key (ucx_nixl_peer.h); it has no engine nonce.
+    if (conn->nixl) {
+        decodeNixlPublicData(input, nixl_mem, pd, why);
+    } else if (!nixlUcx::decodePublicData(input.metaInfo, pd, why)) {
         // why says what is wrong
     } else if (pd.mem != static_cast<uint16_t>(nixl_mem) || pd.base != input.addr ||
                pd.len != input.len) {

@@ -163,18 +163,61 @@ amRecvCb(void *arg,
     return UCS_OK;
 }
 
+/**
+ * Receives NIXL 1.4's notifications (active message 0, ucx_nixl_peer.h) on a home worker: the
+ * sender's name comes from the body, as NIXL keys them, whatever endpoint it came on.
+ */
+ucs_status_t
+nixlAmRecvCb(void *arg,
+             const void *header,
+             size_t header_length,
+             void *data,
+             size_t length,
+             const ucp_am_recv_param_t *param) {
+    (void)header;
+    (void)header_length; // NIXL sends none and ignores one; so do we
+    auto *w = static_cast<nixlUcxWorker *>(arg);
+    const nixlUcxEngine *engine = w->engine;
+    if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0) {
+        // NIXL sends eagerly (UCP_AM_SEND_FLAG_EAGER); the error fails the sender's send.
+        NIXL_SDK_ERROR_LIMITED("agent " << engine->agentName() << ": refused a " << length
+                                        << "-byte NIXL-form notification sent by rendezvous "
+                                           "(NIXL peers send them eagerly)");
+        return UCS_ERR_NO_RESOURCE;
+    }
+    std::string_view sender;
+    std::string_view msg;
+    std::string why;
+    if (!nixlUcx::decodeNixlNotif(std::string_view(static_cast<const char *>(data), length),
+                                  sender, msg, why)) {
+        NIXL_SDK_ERROR_LIMITED("agent " << engine->agentName() << ": dropped a " << length
+                                        << "-byte NIXL-form notification: " << why);
+        return UCS_OK;
+    }
+    notifArrived(*engine, std::string(sender), std::string(msg), nullptr);
+    return UCS_OK;
+}
+
+ucs_status_t
+setHandler(nixlUcxWorker &w, unsigned id, ucp_am_recv_callback_t cb) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
+        UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = id;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    hp.cb = cb;
+    hp.arg = &w;
+    return ucp_worker_set_am_recv_handler(w.worker, &hp);
+}
+
 } // namespace
 
 ucs_status_t
 receiveNotifs(nixlUcxWorker &w) {
-    ucp_am_handler_param_t hp{};
-    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_FLAGS |
-        UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
-    hp.id = notif_am_id;
-    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    hp.cb = amRecvCb;
-    hp.arg = &w;
-    return ucp_worker_set_am_recv_handler(w.worker, &hp);
+    // Ours on notif_am_id, NIXL's on its id 0: a NIXL agent may notify any agent whose
+    // worker address it loaded, with or without our metadata.
+    const ucs_status_t st = setHandler(w, notif_am_id, amRecvCb);
+    return st != UCS_OK ? st : setHandler(w, nixl_notif_am_id, nixlAmRecvCb);
 }
 
 } // namespace nixlUcx
@@ -216,6 +259,9 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
     auto s = std::make_unique<nixlUcxAmSend>();
+    if (lane.conn->nixl) {
+        return sendNixlAm(lane, remote, msg, req, std::move(s));
+    }
     // The request's trace context goes along only when the agent traces and it is valid, so
     // that without tracing the message is the version-1 one, byte for byte.
     uint8_t trace[NIXL_BE_TRACE_CTX_WIRE_SIZE];
@@ -229,6 +275,33 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
         s->header.resize(s->header.size() - NIXL_BE_TRACE_CTX_WIRE_SIZE / 2);
     }
     s->body = msg;
+    // To a watched same-host peer, eager only: a rendezvous would leave the receiver reading
+    // from this process, and that read cannot be cancelled on a "none" endpoint if we die.
+    return postAm(lane, remote, msg.size(), req, std::move(s), notif_am_id,
+                  lane.conn->watched ? UCP_AM_SEND_FLAG_EAGER : 0);
+}
+
+nixl_status_t
+nixlUcxEngine::sendNixlAm(nixlUcxLane &lane,
+                          const std::string &remote,
+                          const std::string &msg,
+                          nixlUcxReq *req,
+                          std::unique_ptr<nixlUcxAmSend> s) const {
+    // NIXL's form (ucx_nixl_peer.h): no header (no trace context), the sender's name and the
+    // message in a serdes body, eager as NIXL's receiver requires.
+    s->body = nixlUcx::encodeNixlNotif(localAgent, msg);
+    return postAm(lane, remote, msg.size(), req, std::move(s), nixlUcx::nixl_notif_am_id,
+                  UCP_AM_SEND_FLAG_EAGER);
+}
+
+nixl_status_t
+nixlUcxEngine::postAm(nixlUcxLane &lane,
+                      const std::string &remote,
+                      size_t msg_size,
+                      nixlUcxReq *req,
+                      std::unique_ptr<nixlUcxAmSend> s,
+                      unsigned am_id,
+                      uint32_t flags) const {
     s->req = req;
     s->remote = remote;
     s->engine = this;
@@ -238,19 +311,16 @@ nixlUcxEngine::sendAm(nixlUcxLane &lane,
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     p.cb.send = amSendCb;
     p.user_data = s.get();
-    // To a watched same-host peer, eager only: a rendezvous would leave the receiver reading
-    // from this process, and that read cannot be cancelled on a "none" endpoint if we die.
-    p.flags = lane.conn->watched ? UCP_AM_SEND_FLAG_EAGER : 0;
+    p.flags = flags;
     ucs_status_ptr_t sp = ucp_am_send_nbx(
-        lane.ep, notif_am_id, s->header.data(), s->header.size(), s->body.data(), s->body.size(),
-        &p);
+        lane.ep, am_id, s->header.data(), s->header.size(), s->body.data(), s->body.size(), &p);
     if (sp == nullptr) {
         return NIXL_SUCCESS;
     }
     if (UCS_PTR_IS_ERR(sp)) {
         const bool lost = !lane.conn->usable();
         if (!lost) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot send a " << msg.size()
+            NIXL_SDK_ERROR("agent " << localAgent << ": UCX cannot send a " << msg_size
                                     << "-byte notification to " << remote << ": "
                                     << ucs_status_string(UCS_PTR_STATUS(sp)));
         }
