@@ -9,7 +9,10 @@
  *        packed remote key inside them (src/plugins/backend/ucx/ucx_wire.h).
  *
  * The first input byte picks what the rest is: 0 connection info, 1 public data, 2 a worker
- * address, 3 a packed remote key, 4 a notification header (with its trace context). With bit 0x80 set, the target rewrites the trailing CRC32C
+ * address, 3 a packed remote key, 4 a notification header (with its trace context); NIXL
+ * 1.4's forms (ucx_nixl_peer.h): 5 connection info (a raw worker address), 6 public data (a
+ * raw packed key), 7 a notification body (active message 0's serdes stream). With bit 0x80
+ * set, the target rewrites the trailing CRC32C
  * of a connection info or public data before decoding, so the structural checks behind the
  * checksum are fuzzed too, not only the checksum.
  *
@@ -29,6 +32,7 @@
 
 #include "fuzz_common.h"
 #include "nixl_trace_context.h"
+#include "ucx_nixl_peer.h"
 #include "ucx_wire.h"
 
 namespace {
@@ -112,6 +116,53 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 nixlUcx::encodeNotifHeader(again, h.sender, nullptr);
                 NIXL_FUZZ_CHECK(again == in);
             }
+        } else {
+            NIXL_FUZZ_CHECK(!why.empty());
+        }
+        break;
+    }
+    case 5: {
+        // Our magic first is ours; anything else must pass as a worker address or say why.
+        std::string addr;
+        if (!nixlUcx::isOwnConnInfo(in)) {
+            if (nixlUcx::decodeNixlConnInfo(in, addr, why)) {
+                NIXL_FUZZ_CHECK(addr == in);
+            } else {
+                NIXL_FUZZ_CHECK(!why.empty());
+            }
+        }
+        break;
+    }
+    case 6: {
+        // Structurally, then against its own layout, as the engine checks a NIXL peer's key.
+        if (nixlUcx::checkNixlPublicData(in, nullptr, why)) {
+            nixlUcx::rkeyLayout l;
+            std::string sub;
+            NIXL_FUZZ_CHECK(nixlUcx::parsePackedRkey(in, l, sub));
+            NIXL_FUZZ_CHECK(nixlUcx::checkNixlPublicData(in, &l, sub));
+        } else {
+            NIXL_FUZZ_CHECK(!why.empty());
+        }
+        break;
+    }
+    case 7: {
+        std::string_view sender;
+        std::string_view msg;
+        if (nixlUcx::decodeNixlNotif(in, sender, msg, why)) {
+            // Both inside the body; the pair written again is a prefix of the body (the reader
+            // skips the delimiters unchecked and ignores what follows "msg").
+            NIXL_FUZZ_CHECK(!sender.empty() && sender.size() <= nixlUcx::nixl_notif_max_name);
+            NIXL_FUZZ_CHECK(sender.data() >= in.data() &&
+                            sender.data() + sender.size() <= in.data() + in.size());
+            NIXL_FUZZ_CHECK(msg.data() >= in.data() &&
+                            msg.data() + msg.size() <= in.data() + in.size());
+            const std::string again = nixlUcx::encodeNixlNotif(sender, msg);
+            NIXL_FUZZ_CHECK(again.size() <= in.size());
+            std::string_view s2;
+            std::string_view m2;
+            std::string sub;
+            NIXL_FUZZ_CHECK(nixlUcx::decodeNixlNotif(again, s2, m2, sub) && s2 == sender &&
+                            m2 == msg);
         } else {
             NIXL_FUZZ_CHECK(!why.empty());
         }

@@ -21,6 +21,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include "ucx_nixl_peer.h"
 #include "ucx_wire.h"
 
 namespace {
@@ -154,5 +155,9 @@ main(int argc, char **argv) {
     std::string v2;
     nixlUcx::encodeNotifHeader(v2, "agent0", trace);
     ok = writeSeed(dir, n++, 4, v2) && ok;
+    // NIXL 1.4's forms: the raw address, the raw key, an AM-0 notification body.
+    ok = writeSeed(dir, n++, 5, address) && ok;
+    ok = writeSeed(dir, n++, 6, packed) && ok;
+    ok = writeSeed(dir, n++, 7, nixlUcx::encodeNixlNotif("agent0", "done")) && ok;
     return ok ? 0 : 1;
 }
