@@ -276,14 +276,17 @@ TEST_F(ucxNixlPeer, MalformedFormsAreRefused) {
     EXPECT_EQ(b_->loadRemoteConnInfo("bad2", std::string("\x0f\x00\x00\x00\x00", 5)),
               NIXL_ERR_MISMATCH);
     EXPECT_EQ(b_->loadRemoteConnInfo("bad3", ""), NIXL_ERR_MISMATCH);
-    // Public data of a NIXL peer: truncated, garbage, empty, and ours (a NIXL peer has none).
-    std::string pub, own;
+    // (An address cut after its header is not tried: without a checksum it reaches UCX, and
+    // UCX 1.13 may abort on it, as NIXL would; docs/backends/ucx.md.)
+    // Public data of a NIXL peer: truncated, too short, empty, an unknown memory type. (Our
+    // own form is not tried: read as a raw key, whether its bytes pass the walk depends on
+    // the engine's random nonce, and UCX 1.13 may crash on a key that passes it but is
+    // wrong, as NIXL would; docs/backends/ucx.md.)
+    std::string pub;
     ASSERT_EQ(a_->getPublicDataNixl(mdA_, pub), NIXL_SUCCESS);
-    ASSERT_EQ(a_->getPublicData(mdA_, own), NIXL_SUCCESS);
     const nixlBasicDesc d(memA_.addr(), len, 0);
-    for (const std::string &bad :
-         {pub.substr(0, pub.size() / 2), pub.substr(0, 8), std::string(), own,
-          std::string(pub.size(), '\xff')}) {
+    for (const std::string &bad : {pub.substr(0, pub.size() / 2), pub.substr(0, 8),
+                                   std::string(), std::string(pub.size(), '\xff')}) {
         nixl_be_md_t *md = nullptr;
         EXPECT_EQ(b_->loadRemoteMD(d, bad, DRAM_SEG, "target", md), NIXL_ERR_MISMATCH)
             << bad.size();

@@ -117,6 +117,7 @@ nixlUcxEngine::decodePeerConnInfo(const std::string &remote_agent,
         std::string addr;
         if (nixlUcx::decodeNixlConnInfo(conn_info, addr, why)) {
             ci = nixlUcx::connInfoWire{};
+            addr.append(nixlUcx::nixl_addr_pad, '\0');
             ci.addrs.push_back(std::move(addr));
             return NIXL_SUCCESS;
         }

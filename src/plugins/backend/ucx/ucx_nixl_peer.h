@@ -35,6 +35,12 @@ namespace nixlUcx {
 
 /** Active message id of NIXL 1.4's notifications (its first am_cb_op_t enumerator). */
 inline constexpr unsigned nixl_notif_am_id = 0;
+/**
+ * Zero bytes kept after a NIXL peer's worker address: ucp_ep_create takes no length, and an
+ * address cut short (checkWorkerAddress sees only its header) would make UCX read past the
+ * bytes received; the zeros keep such reads inside our copy and end UCX's walk (a zero count).
+ */
+inline constexpr size_t nixl_addr_pad = 256;
 /** Longest sender name a NIXL-form notification may carry (agent names are short). */
 inline constexpr size_t nixl_notif_max_name = 64 * 1024;
 
