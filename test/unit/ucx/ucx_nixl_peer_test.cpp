@@ -349,6 +349,9 @@ public:
                 ucp_request_free(sp);
             }
         }
+        if (memh_ != nullptr) {
+            ucp_mem_unmap(ctx_, memh_);
+        }
         ucp_worker_destroy(worker_);
         ucp_cleanup(ctx_);
     }
@@ -365,6 +368,21 @@ public:
         ep.address = reinterpret_cast<const ucp_address_t *>(remote.data());
         ep.err_mode = peerModeUsable() ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
         ASSERT_EQ(ucp_ep_create(worker_, &ep, &ep_), UCS_OK);
+    }
+
+    /** Waits for sp, progressing this worker and other (its notifications go to seen). */
+    void
+    wait(ucs_status_ptr_t sp, nixlBackendEngineProxy &other, nixl_notifs_t &seen) {
+        ASSERT_FALSE(UCS_PTR_IS_ERR(sp)) << ucs_status_string(UCS_PTR_STATUS(sp));
+        if (sp == nullptr) {
+            return;
+        }
+        while (ucp_request_check_status(sp) == UCS_INPROGRESS) {
+            ucp_worker_progress(worker_);
+            ASSERT_EQ(other.getNotifs(seen), NIXL_SUCCESS);
+        }
+        EXPECT_EQ(ucp_request_check_status(sp), UCS_OK);
+        ucp_request_free(sp);
     }
 
     /**
@@ -393,6 +411,44 @@ public:
         ucp_worker_progress(worker_);
     }
 
+    /** Maps mem as NIXL's registerMem does (flags 0) and returns the raw packed key. */
+    std::string
+    registerMem(testMem &mem) {
+        ucp_mem_map_params_t mp{};
+        mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+            UCP_MEM_MAP_PARAM_FIELD_FLAGS;
+        mp.address = mem.data();
+        mp.length = mem.size();
+        EXPECT_EQ(ucp_mem_map(ctx_, &mp, &memh_), UCS_OK);
+        void *k = nullptr;
+        size_t n = 0;
+        EXPECT_EQ(ucp_rkey_pack(ctx_, memh_, &k, &n), UCS_OK);
+        std::string key(static_cast<const char *>(k), n);
+        ucp_rkey_buffer_release(k);
+        return key;
+    }
+
+    /**
+     * What a NIXL initiator does for a WRITE with a notification (section 3.4): ucp_put_nbx
+     * with the target's raw key, a flush of the endpoint, then the AM-0 notification.
+     */
+    void
+    writeAndNotify(const void *src,
+                   size_t n,
+                   uint64_t remote,
+                   const std::string &key,
+                   const std::string &body,
+                   nixlBackendEngineProxy &other,
+                   nixl_notifs_t &seen) {
+        ucp_rkey_h rkey = nullptr;
+        ASSERT_EQ(ucp_ep_rkey_unpack(ep_, key.data(), &rkey), UCS_OK);
+        ucp_request_param_t p{};
+        wait(ucp_put_nbx(ep_, src, n, remote, rkey, &p), other, seen);
+        wait(ucp_ep_flush_nbx(ep_, &p), other, seen);
+        ucp_rkey_destroy(rkey);
+        send(body, other, seen);
+    }
+
     std::vector<std::string> got;
     size_t headers = 0; ///< messages that came with a header (NIXL's form has none)
 
@@ -415,6 +471,7 @@ private:
     ucp_context_h ctx_ = nullptr;
     ucp_worker_h worker_ = nullptr;
     ucp_ep_h ep_ = nullptr;
+    ucp_mem_h memh_ = nullptr;
     std::string addr_;
 };
 
@@ -448,6 +505,69 @@ TEST_F(ucxNixlPeer, NotifBytesOnTheWireMatchTheSpecification) {
     }
     EXPECT_EQ(got.size(), 1u);
     EXPECT_EQ(got["target"], std::vector<nixl_blob_t>{"hi"});
+    EXPECT_EQ(a_->disconnect("spec"), NIXL_SUCCESS);
+}
+
+TEST_F(ucxNixlPeer, TransfersWithAPeerWrittenFromTheSpecification) {
+    specPeer peer;
+    testMem pm(len);
+    const std::string peer_key = peer.registerMem(pm);
+    // The engine (A, "target") loads the spec peer's address and raw key, as from a NIXL blob.
+    ASSERT_EQ(a_->loadRemoteConnInfo("spec", peer.addr()), NIXL_SUCCESS);
+    nixl_be_md_t *rmd = nullptr;
+    ASSERT_EQ(a_->loadRemoteMD(nixlBasicDesc(pm.addr(), len, 0), peer_key, DRAM_SEG, "spec", rmd),
+              NIXL_SUCCESS);
+    std::string conn;
+    ASSERT_EQ(a_->getConnInfoNixl(conn), NIXL_SUCCESS);
+    peer.connect(conn);
+
+    // A writes into the peer with a notification: the AM-0 body arrives after the data.
+    fillPattern(memA_.data(), len, 11);
+    std::memset(pm.data(), 0, len);
+    nixl_be_xfer_desc_t l{memA_.addr(), len, 0, mdA_};
+    nixl_be_xfer_desc_t r{pm.addr(), len, 0, rmd};
+    nixl_be_xfer_list_t ll{NIXL_BE_MEM_DRAM, 0, &l, 1};
+    nixl_be_xfer_list_t rl{NIXL_BE_MEM_DRAM, 0, &r, 1};
+    const std::string msg = "hi";
+    nixl_be_opt_args_t opt{};
+    opt.size = sizeof(opt);
+    opt.has_notif = 1;
+    opt.notif = pstr(msg);
+    for (nixl_xfer_op_t op : {NIXL_WRITE, NIXL_READ}) {
+        if (op == NIXL_READ) {
+            fillPattern(pm.data(), len, 13);
+        }
+        peer.got.clear();
+        nixl_be_req_t *req = nullptr;
+        ASSERT_EQ(a_->prepXfer(op, ll, rl, "spec", &opt, req), NIXL_SUCCESS);
+        nixl_status_t st = a_->postXfer(op, ll, rl, pstr("spec"), req, &opt);
+        while (st == NIXL_IN_PROG || peer.got.empty()) {
+            ASSERT_GE(st, 0);
+            peer.progress();
+            if (st == NIXL_IN_PROG) {
+                st = a_->checkXfer(req);
+            }
+        }
+        EXPECT_EQ(st, NIXL_SUCCESS);
+        a_->releaseReq(req);
+        EXPECT_EQ(std::memcmp(memA_.data(), pm.data(), len), 0) << op;
+        EXPECT_EQ(peer.got, std::vector<std::string>{specNotif()}) << op;
+    }
+
+    // The peer writes into A with A's raw key, flushes, notifies: A sees data and message.
+    std::string a_key;
+    ASSERT_EQ(a_->getPublicDataNixl(mdA_, a_key), NIXL_SUCCESS);
+    fillPattern(pm.data(), len, 17);
+    nixl_notifs_t got;
+    peer.writeAndNotify(pm.data(), len, memA_.addr(), a_key,
+                        nixlUcx::encodeNixlNotif("spec", "written"), *a_, got);
+    while (got.empty()) {
+        peer.progress();
+        ASSERT_EQ(a_->getNotifs(got), NIXL_SUCCESS);
+    }
+    EXPECT_EQ(got["spec"], std::vector<nixl_blob_t>{"written"});
+    EXPECT_EQ(std::memcmp(memA_.data(), pm.data(), len), 0);
+    EXPECT_EQ(a_->unloadMD(rmd), NIXL_SUCCESS);
     EXPECT_EQ(a_->disconnect("spec"), NIXL_SUCCESS);
 }
 
