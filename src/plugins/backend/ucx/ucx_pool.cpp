@@ -31,90 +31,61 @@ bool
 nixlUcxPostPool::start(size_t threads, batch_fn batch, finish_fn finish, const std::string &agent) {
     batch_ = std::move(batch);
     finish_ = std::move(finish);
-    try {
-        for (size_t i = 0; i < threads; ++i) {
-            threads_.emplace_back([this] { loop(); });
-        }
-    }
-    catch (const std::exception &e) {
-        NIXL_SDK_ERROR("agent " << agent << ": UCX: cannot start posting thread "
-                                << threads_.size() + 1 << " of num_threads=" << threads << ": "
-                                << e.what());
-        stop();
-        return false;
-    }
-    return true;
+    return threads_.start(
+        threads,
+        [this](nixlPostThreads<job_t>::lock_t &lk, job_t &job, bool stopping) {
+            run(lk, job, stopping);
+        },
+        "UCX", agent);
 }
 
 void
 nixlUcxPostPool::stop() {
-    if (threads_.empty()) {
-        return;
-    }
-    {
-        std::lock_guard<std::mutex> g(lock_);
-        stop_ = true;
-    }
-    queued_.notify_all();
-    for (std::thread &t : threads_) {
-        t.join();
-    }
-    threads_.clear();
+    // Queued batches stay: the threads take them, cancelled, to complete their accounting.
+    threads_.stop();
 }
 
 void
-nixlUcxPostPool::loop() {
-    std::unique_lock<std::mutex> lk(lock_);
-    for (;;) {
-        queued_.wait(lk, [this] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) {
-            return; // stopping, and every queued batch was taken
-        }
-        const job_t job = queue_.front();
-        queue_.pop_front();
-        nixlUcxReq &req = *job.req;
-        if (stop_) {
-            // The engine closes: the batches left only complete their requests' accounting.
-            req.splitCancel.store(true, std::memory_order_relaxed);
-        }
-        lk.unlock();
-        if (!req.splitCancel.load(std::memory_order_acquire)) {
-            batch_(req, job.begin, job.end);
-        }
-        // acq_rel: the last batch sees every other batch's copies and errors.
-        if (req.splitLeft.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            finish_(req);
-        }
-        lk.lock();
-        // The last touch of req: once splitJobs is 0, release may delete it.
-        --req.splitJobs;
-        done_.notify_all();
+nixlUcxPostPool::run(nixlPostThreads<job_t>::lock_t &lk, const job_t &job, bool stopping) {
+    nixlUcxReq &req = *job.req;
+    if (stopping) {
+        // The engine closes: the batches left only complete their requests' accounting.
+        req.splitCancel.store(true, std::memory_order_relaxed);
     }
+    lk.unlock();
+    if (!req.splitCancel.load(std::memory_order_acquire)) {
+        batch_(req, job.begin, job.end);
+    }
+    // acq_rel: the last batch sees every other batch's copies and errors.
+    if (req.splitLeft.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        finish_(req);
+    }
+    lk.lock();
+    // The last touch of req: once splitJobs is 0 (and await's waiters are woken after this),
+    // release may delete it.
+    --req.splitJobs;
 }
 
 size_t
 nixlUcxPostPool::submit(nixlUcxReq &req, size_t batch) {
     size_t n = 0;
     {
-        std::lock_guard<std::mutex> g(lock_);
+        auto lk = threads_.lock();
+        auto &q = threads_.queueLocked();
         for (size_t b = 0; b < req.count; b += batch) {
-            queue_.push_back({&req, b, std::min(req.count, b + batch)});
+            q.push_back({&req, b, std::min(req.count, b + batch)});
             ++n;
         }
         req.splitJobs = n;
     }
-    if (n == 1) {
-        queued_.notify_one();
-    } else {
-        queued_.notify_all();
-    }
+    threads_.wake(n);
     return n;
 }
 
 void
 nixlUcxPostPool::await(nixlUcxReq &req) {
-    std::unique_lock<std::mutex> lk(lock_);
-    done_.wait(lk, [&req] { return req.splitJobs == 0; });
+    auto lk = threads_.lock();
+    threads_.await(lk, [&req] { return req.splitJobs == 0; });
 }
 
 // ---------------------------------------------------------------------------------------------

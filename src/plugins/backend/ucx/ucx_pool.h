@@ -10,6 +10,9 @@
  * The pool knows requests only as batches to run: what a batch does, and what completing a
  * post does, are the two functions given to start() (the engine picks the data path there).
  *
+ * The threads, their queue and its lock are nixlPostThreads (backend/common/nixl_post_threads.h);
+ * this class is the UCX policy over them: a job is one batch, run once, never queued again.
+ *
  * Thread safety: submit() and await() may be called from any thread; the queue, the stop flag
  * and every request's splitJobs are guarded by the pool's own lock, a leaf lock as far as the
  * pool is concerned (the batch functions run without it). start() and stop() are called by
@@ -18,14 +21,11 @@
 #ifndef NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_POOL_H
 #define NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_POOL_H
 
-#include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
+
+#include "nixl_post_threads.h"
 
 class nixlUcxReq;
 
@@ -68,17 +68,13 @@ private:
         size_t end;
     };
 
+    /** A pool thread: runs one batch (lk held on entry and return, not during the batch). */
     void
-    loop();
+    run(nixlPostThreads<job_t>::lock_t &lk, const job_t &job, bool stopping);
 
     batch_fn batch_;
     finish_fn finish_;
-    std::mutex lock_;
-    std::condition_variable queued_; ///< a batch was queued, or stop
-    std::condition_variable done_; ///< a batch finished
-    std::deque<job_t> queue_;
-    bool stop_ = false;
-    std::vector<std::thread> threads_;
+    nixlPostThreads<job_t> threads_; ///< last: its threads stop before the functions go
 };
 
 #endif // NIXL_SRC_PLUGINS_BACKEND_UCX_UCX_POOL_H
