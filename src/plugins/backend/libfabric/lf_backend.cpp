@@ -116,7 +116,7 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
 }
 
 lfEngine::~lfEngine() {
-    stopPool(); // first: its threads post on the rails
+    pool_->stop(); // first: its threads post on the rails
     wake_.stop();
     if (progress_.joinable()) {
         progress_.join();

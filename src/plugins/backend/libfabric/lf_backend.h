@@ -15,7 +15,7 @@
  *   lfNotifInbox (lf_inbox.h)   received notifications until getNotifs;
  *   lfRail (lf_rail.h)          one per opened provider: the data path of the peers it reaches;
  *   lfProgressWake (lf_wake.h)  waking the progress thread (lf_progress.cpp);
- *   the posting pool (lf_pool.cpp).
+ *   lfPostPool (lf_pool.h)      the posting pool's threads and queue (num_threads).
  * Every registration is registered in every rail's domain; each peer is reached over one rail
  * chosen when its connection info is loaded. Parameters, data paths and the failure model:
  * docs/backends/libfabric.md.
@@ -25,16 +25,14 @@
  * progress thread: every call into a rail's libfabric objects, and every change of a request's
  * counters, happens under that rail's mutex. Each component takes only its own lock and calls
  * no other component, so its lock is always innermost (progress holds a rail's mutex while it
- * feeds the inbox). The engine's own shared state is the request set (reqsMu_) and the pool's
- * queue (poolMu_), each documented where declared; the progress thread's wake-up is lf_wake.h.
+ * feeds the inbox). The engine's own shared state is the request set (reqsMu_), documented where
+ * declared; the progress thread's wake-up is lf_wake.h.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
 #define NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -49,6 +47,7 @@
 #include "lf_config.h"
 #include "lf_inbox.h"
 #include "lf_peers.h"
+#include "lf_pool.h"
 #include "lf_rail.h"
 #include "lf_registry.h"
 #include "lf_wake.h"
@@ -195,24 +194,13 @@ private:
     void
     sendDone(sendCtx &s, bool lost) const noexcept;
 
-    // lf_pool.cpp
+    // lf_pool.cpp: the engine's side of the posting pool (lf_pool.h)
     /** Starts the num_threads posting threads; false (logged) if one cannot start. */
     bool
     startPool();
-    /** Stops and joins them; queued requests are left to the engine's teardown. */
-    void
-    stopPool();
-    void
-    poolLoop();
-    /** Hands a posted request (posting, nothing posted yet) to the pool. */
-    void
-    poolPost(lfReq *req) const;
     /** Posts one turn (split_batch_size) of req; true if descriptors remain. */
     bool
     poolTurn(lfReq &req) const;
-    /** Release: takes req out of the pool's queue and waits for a turn of it running. */
-    void
-    poolForget(lfReq *req) const;
 
     // lf_xfer.cpp
     nixl_status_t
@@ -247,13 +235,8 @@ private:
     /** Messages genNotif reported sent that were lost (said when the engine goes). */
     mutable std::atomic<uint64_t> notifLost_{0};
 
-    /** Posting pool (num_threads > 0): requests with turns to post, in order. */
-    mutable std::mutex poolMu_;
-    mutable std::condition_variable poolCv_; ///< a request was queued, or stop
-    mutable std::condition_variable poolDoneCv_; ///< a turn ended
-    mutable std::deque<lfReq *> poolQueue_;
-    bool poolStop_ = false; ///< poolMu_
-    std::vector<std::thread> pool_;
+    /** The posting pool (no threads when num_threads is 0). */
+    const std::unique_ptr<lfPostPool> pool_ = std::make_unique<lfPostPool>();
 
     std::thread progress_;
     /** Ends the progress thread's wait: stop, or work posted while it waits idle. */

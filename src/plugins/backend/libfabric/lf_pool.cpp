@@ -17,82 +17,60 @@
 #include "lf_backend.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace nixlLf {
 
+// ---------------------------------------------------------------------------------------------
+// lfPostPool
+
 bool
-lfEngine::startPool() {
-    try {
-        for (size_t i = 0; i < cfg_.numThreads; ++i) {
-            pool_.emplace_back([this] { poolLoop(); });
-        }
-    }
-    catch (const std::exception &e) {
-        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC: cannot start posting thread "
-                                << pool_.size() + 1 << " of num_threads=" << cfg_.numThreads
-                                << ": " << e.what());
-        stopPool();
-        return false;
-    }
-    return true;
+lfPostPool::start(size_t threads, turn_fn turn, const std::string &agent) {
+    turn_ = std::move(turn);
+    return threads_.start(
+        threads,
+        [this](threads_t::lock_t &lk, lfReq *&req, bool stopping) { run(lk, req, stopping); },
+        "LIBFABRIC", agent);
 }
 
 void
-lfEngine::stopPool() {
-    if (pool_.empty()) {
-        return;
-    }
-    {
-        std::lock_guard<std::mutex> g(poolMu_);
-        poolStop_ = true;
-        for (lfReq *req : poolQueue_) {
+lfPostPool::stop() {
+    // Requests still queued are the engine's teardown's (as its rails close): none is posted
+    // again, and with the queue empty the threads end after the turns they are running.
+    threads_.stop([](std::deque<lfReq *> &queue) {
+        for (lfReq *req : queue) {
             req->poolQueued = false;
             req->poolActive.store(false, std::memory_order_release);
         }
-        poolQueue_.clear();
-    }
-    poolCv_.notify_all();
-    for (std::thread &t : pool_) {
-        t.join();
-    }
-    pool_.clear();
+        queue.clear();
+    });
 }
 
 void
-lfEngine::poolLoop() {
-    std::unique_lock<std::mutex> lk(poolMu_);
-    for (;;) {
-        poolCv_.wait(lk, [this] { return poolStop_ || !poolQueue_.empty(); });
-        if (poolStop_) {
-            return; // requests still queued are the engine's teardown's (as its rails close)
-        }
-        lfReq *req = poolQueue_.front();
-        poolQueue_.pop_front();
-        req->poolQueued = false;
-        req->poolRunning = true;
-        lk.unlock();
-        const bool more = poolTurn(*req);
-        lk.lock();
-        req->poolRunning = false;
-        // poolAgain: reposted after this turn looked at it (its answer is of the old post).
-        const bool again = more || req->poolAgain;
-        req->poolAgain = false;
-        if (again && !req->poolCancel && !poolStop_) {
-            // Behind the others: long requests share the threads turn by turn.
-            poolQueue_.push_back(req);
-            req->poolQueued = true;
-            poolCv_.notify_one();
-        } else {
-            req->poolActive.store(false, std::memory_order_release);
-        }
-        poolDoneCv_.notify_all();
+lfPostPool::run(threads_t::lock_t &lk, lfReq *req, bool stopping) {
+    req->poolQueued = false;
+    req->poolRunning = true;
+    lk.unlock();
+    const bool more = turn_(*req);
+    lk.lock();
+    req->poolRunning = false;
+    // poolAgain: reposted after this turn looked at it (its answer is of the old post).
+    const bool again = more || req->poolAgain;
+    req->poolAgain = false;
+    if (again && !req->poolCancel && !stopping && !threads_.stoppingLocked()) {
+        // Behind the others: long requests share the threads turn by turn.
+        threads_.queueLocked().push_back(req);
+        req->poolQueued = true;
+        threads_.wake();
+    } else {
+        req->poolActive.store(false, std::memory_order_release);
     }
 }
 
 void
-lfEngine::poolPost(lfReq *req) const {
+lfPostPool::post(lfReq *req) {
     {
-        std::lock_guard<std::mutex> g(poolMu_);
+        auto lk = threads_.lock();
         req->poolCancel = false;
         req->poolActive.store(true, std::memory_order_release);
         if (req->poolQueued) {
@@ -104,10 +82,36 @@ lfEngine::poolPost(lfReq *req) const {
             req->poolAgain = true;
             return;
         }
-        poolQueue_.push_back(req);
+        threads_.queueLocked().push_back(req);
         req->poolQueued = true;
     }
-    poolCv_.notify_one();
+    threads_.wake();
+}
+
+void
+lfPostPool::forget(lfReq *req) {
+    auto lk = threads_.lock();
+    req->poolCancel = true;
+    req->poolAgain = false;
+    req->poolActive.store(false, std::memory_order_release);
+    if (req->poolQueued) {
+        auto &q = threads_.queueLocked();
+        q.erase(std::find(q.begin(), q.end(), req));
+        req->poolQueued = false;
+    }
+    threads_.await(lk, [req] { return !req->poolRunning; });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine's side: what a turn does
+
+bool
+lfEngine::startPool() {
+    if (cfg_.numThreads == 0) {
+        return true;
+    }
+    return pool_->start(cfg_.numThreads, [this](lfReq &req) { return poolTurn(req); },
+                        localAgent);
 }
 
 bool
@@ -138,19 +142,6 @@ lfEngine::poolTurn(lfReq &req) const {
         std::this_thread::yield(); // transmit queue full: let the completions come
     }
     return more;
-}
-
-void
-lfEngine::poolForget(lfReq *req) const {
-    std::unique_lock<std::mutex> lk(poolMu_);
-    req->poolCancel = true;
-    req->poolAgain = false;
-    req->poolActive.store(false, std::memory_order_release);
-    if (req->poolQueued) {
-        poolQueue_.erase(std::find(poolQueue_.begin(), poolQueue_.end(), req));
-        req->poolQueued = false;
-    }
-    poolDoneCv_.wait(lk, [req] { return !req->poolRunning; });
 }
 
 } // namespace nixlLf

@@ -190,7 +190,7 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
     if (cfg_.numThreads != 0 && req->ctxs.size() > cfg_.splitBatch) {
         // The pool posts it, turn by turn; the caller returns at once.
         lk.unlock();
-        poolPost(req);
+        pool_->post(req);
         return NIXL_IN_PROG;
     }
     postMoreLocked(r, req);
@@ -264,7 +264,7 @@ nixl_status_t
 lfEngine::releaseReqH(nixlBackendReqH *handle) const {
     auto *req = static_cast<lfReq *>(handle);
     if (cfg_.numThreads != 0 && req->rail != nullptr) {
-        poolForget(req); // no pool thread touches it after this
+        pool_->forget(req); // no pool thread touches it after this
     }
     if (req->rail != nullptr) {
         std::lock_guard<std::mutex> g(req->rail->mu);

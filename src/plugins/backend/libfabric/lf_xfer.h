@@ -8,8 +8,8 @@
  *        place in the posting pool.
  *
  * Thread safety: the descriptor arrays are written by prepXfer/postXfer before the request is
- * posted; the counters change under its rail's mutex, the pool fields under the engine's pool
- * mutex; status, poolActive and lastProgressMs are atomics read without a lock.
+ * posted; the counters change under its rail's mutex, the pool fields under the posting pool's
+ * lock (lf_pool.h); status, poolActive and lastProgressMs are atomics read without a lock.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_XFER_H
 #define NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_XFER_H
@@ -62,13 +62,13 @@ public:
      *  taken and left within one postMoreLocked (fault_hold_mark: until release). */
     nixlReg::nixlRegTable::mark_t mark;
     bool markHeld = false;
-    /** num_threads > 0: the posting pool posts this request's turns (engine's poolMu_). */
+    /** num_threads > 0: the posting pool posts this request's turns (the pool's lock). */
     bool poolQueued = false; ///< in the pool's queue
     bool poolRunning = false; ///< a pool thread is posting a turn of it
     bool poolCancel = false; ///< released: not queued again
     /** Reposted while a turn of the previous post ran: that turn queues it again. */
     bool poolAgain = false;
-    /** Queued or running in the pool (written under poolMu_): its turns progress the rail,
+    /** Queued or running in the pool (written under the pool's lock): its turns progress the rail,
      *  so checkXfer does not (it would only contend for the rail's mutex). */
     std::atomic<bool> poolActive{false};
 };
