@@ -62,11 +62,14 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
     railOpts.waitFd = progThread_;
     railOpts.fragSize = cfg_.notifFrag;
     railOpts.recvBufs = cfg_.recvBufs;
+    railOpts.splitBatch = cfg_.splitBatch;
+    railOpts.faultHoldMark = cfg_.faultHoldMark;
+    railOpts.nonce = nonce_;
     std::string whyAll;
     for (const auto &prov : provs) {
         std::string why;
         auto rail = std::make_unique<lfRail>();
-        if (rail->open(localAgent, prov, rails_.size(), railOpts, why)) {
+        if (rail->open(*this, localAgent, prov, rails_.size(), railOpts, why)) {
             rails_.push_back(std::move(rail));
         } else {
             if (!autoProv) {
@@ -125,12 +128,7 @@ lfEngine::~lfEngine() {
     // in this process closed its endpoint faults inside fi_cq_read. What is left is counted
     // as lost as each rail closes, and said below.
     for (auto &r : rails_) {
-        // Whatever is left was never sent; genNotif reported its messages sent, so they are
-        // counted (said below).
-        for (sendCtx *s : r->close()) {
-            sendDone(*s, true);
-            delete s;
-        }
+        r->close(); // counts what genNotif reported sent and was never sent (said below)
     }
     if (const uint64_t lost = notifLost_.load(std::memory_order_relaxed); lost > 0) {
         NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC engine closing: " << lost
@@ -140,7 +138,7 @@ lfEngine::~lfEngine() {
     // Requests released while their operations were outstanding (a dead peer): no completion
     // can name them now that the endpoints are closed.
     for (lfReq *req : reqs_) {
-        leaveMarkLocked(req);
+        req->leaveMark();
         delete req;
     }
     reqs_.clear();
@@ -157,22 +155,18 @@ lfEngine::registerMem(const nixlBlobDesc &mem, const nixl_mem_t &nixl_mem, nixlB
     md->base = mem.addr;
     md->len = mem.len;
     for (auto &r : rails_) {
-        std::lock_guard<std::mutex> g(r->mu);
         fid_mr *mr = nullptr;
         // Keys are ours to choose (no provider here offers FI_MR_PROV_KEY) and must be unique
         // in the domain; never reusing one also makes a stale remote key fail at the target
         // instead of reaching memory registered later.
         const uint64_t key = nextKey_.fetch_add(1, std::memory_order_relaxed);
-        int rc = fi_mr_reg(r->domain, reinterpret_cast<void *>(mem.addr), mem.len,
-                           FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND |
-                               FI_RECV,
-                           0, key, 0, &mr, nullptr);
+        int rc = r->registerMr(reinterpret_cast<void *>(mem.addr), mem.len, key, &mr);
         if (rc != 0) {
             NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r->prov
                                     << ": fi_mr_reg of [0x" << std::hex << mem.addr << std::dec
                                     << ", +" << mem.len << "): " << fi_strerror(-rc));
-            for (fid_mr *m : md->mrs) {
-                fi_close(&m->fid);
+            for (size_t i = 0; i < md->mrs.size(); ++i) {
+                rails_[i]->closeMr(md->mrs[i]); // each under its own rail's mutex
             }
             return NIXL_ERR_BACKEND;
         }
@@ -195,8 +189,7 @@ lfEngine::deregisterMem(nixlBackendMD *meta) {
     auto *md = static_cast<lfLocalMD *>(meta);
     const nixl_status_t st = registry_.release(localAgent, *md, cfg_.releaseTimeoutMs);
     for (size_t i = 0; i < md->mrs.size(); ++i) {
-        std::lock_guard<std::mutex> g(rails_[i]->mu);
-        fi_close(&md->mrs[i]->fid);
+        rails_[i]->closeMr(md->mrs[i]);
     }
     delete md;
     return st;
@@ -312,15 +305,11 @@ lfEngine::loadRemoteConnInfo(const std::string &remote_agent, const std::string 
         return NIXL_ERR_NOT_SUPPORTED;
     }
     lfRail &r = *rails_[pick->index];
-    {
-        std::lock_guard<std::mutex> g(r.mu);
-        int n = fi_av_insert(r.av, theirs->addr.data(), 1, &peer->addr, 0, nullptr);
-        if (n != 1) {
-            NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
-                                    << ": fi_av_insert of " << remote_agent << "'s address failed ("
-                                    << n << ")");
-            return NIXL_ERR_BACKEND;
-        }
+    if (const int n = r.insertAddr(theirs->addr, &peer->addr); n != 1) {
+        NIXL_SDK_ERROR("agent " << localAgent << ": LIBFABRIC " << r.prov
+                                << ": fi_av_insert of " << remote_agent << "'s address failed ("
+                                << n << ")");
+        return NIXL_ERR_BACKEND;
     }
     peer->rail = r.index;
     if (r.fastRma) {

@@ -23,9 +23,10 @@
  * Thread safety: core serialises control calls. Transfer calls (postXfer, checkXfer,
  * releaseReqH, genNotif, getNotifs) may run concurrently (NIXL_THREAD_SYNC_RW) and with the
  * progress thread: every call into a rail's libfabric objects, and every change of a request's
- * counters, happens under that rail's mutex. Each component takes only its own lock and calls
- * no other component, so its lock is always innermost (progress holds a rail's mutex while it
- * feeds the inbox). The engine's own shared state is the request set (reqsMu_), documented where
+ * counters, happens under that rail's mutex, inside the rail's own methods (the rail owns its
+ * progress and posting and calls back through lfRailHost). Each component takes only its own
+ * lock and calls no other component, so its lock is always innermost (a rail holds its mutex
+ * while its host callbacks feed the inbox or free a released request under reqsMu_). The engine's own shared state is the request set (reqsMu_), documented where
  * declared; the progress thread's wake-up is lf_wake.h.
  */
 #ifndef NIXL_SRC_PLUGINS_BACKEND_LIBFABRIC_LF_BACKEND_H
@@ -36,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -57,7 +59,7 @@
 
 namespace nixlLf {
 
-class lfEngine : public nixlBackendEngine {
+class lfEngine : public nixlBackendEngine, private lfRailHost {
 public:
     explicit lfEngine(const nixlBackendInitParams *init);
     ~lfEngine() override;
@@ -129,28 +131,22 @@ public:
     genNotif(const std::string &remote_agent, const std::string &msg) const override;
 
 private:
-    // lf_rail.cpp (the rest of it is lfRail's own)
+    // lf_progress.cpp: what the rails ask of the engine (lfRailHost), the progress thread
+    bool
+    railTracing() const noexcept override;
     void
-    repost(lfRail &r, recvCtx *rc) const;
-
-    // lf_progress.cpp: completions, finished requests, received fragments, the progress thread
-    /** Reads r's completion queue until empty; r.mu held. */
+    railPhase(const nixl_be_trace_ctx_t *ctx,
+              nixl_be_trace_phase_t phase,
+              const char *label,
+              uint64_t tsUs) const noexcept override;
     void
-    readCqLocked(lfRail &r) const;
-    /** Reads r's completion queue dry and posts queued notifications; r.mu held. */
+    railReceived(const std::string &prov, std::string_view bytes) const override;
     void
-    progressLocked(lfRail &r) const;
+    railFree(lfReq *req) const override;
+    void
+    railNotifLost() const noexcept override;
     void
     progressAll() const;
-    void
-    onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const;
-    void
-    finishReqLocked(lfRail &r, lfReq *req) const;
-    /** Ends req's mark (its fast operations completed or were abandoned); r.mu held. */
-    static void
-    leaveMarkLocked(lfReq *req) noexcept;
-    void
-    onRecv(lfRail &r, recvCtx *rc, size_t len) const;
     void
     progressLoop();
     /** After a call that left work for the progress thread: wakes it if it waits idle. */
@@ -158,41 +154,6 @@ private:
     wakeProgressIfIdle() const noexcept {
         wake_.wakeIfIdle();
     }
-
-    // lf_post.cpp: posting RMA and notification fragments
-    /**
-     * Posts req's descriptors from nextPost on until the transmit queue is full (it stays in
-     * r.postQueue then, and progress posts the rest: posting never waits for a target that
-     * only this thread may progress); r.mu held.
-     */
-    void
-    postMoreLocked(lfRail &r, lfReq *req) const;
-    /** Fast RMA of descriptors [first, first + count) of req: the initiator copies with
-     *  process_vm_writev/readv (memcpy within one process), inside req's mark; r.mu held. */
-    nixl_status_t
-    copyFastLocked(lfReq &req, size_t first, size_t count) const;
-    /** Posts one fragment, or queues it behind earlier ones; r.mu held. */
-    nixl_status_t
-    postSend(lfRail &r,
-             fi_addr_t dest,
-             std::string &&frag,
-             lfReq *req,
-             const lfPeer *notifPeer = nullptr,
-             bool lastOfMsg = false) const;
-    /** Flushes r.sendBacklog in order; r.mu held. */
-    void
-    flushSendsLocked(lfRail &r) const;
-    /** Sends msg to peer in fragments; r.mu held. Number posted in *posted. */
-    nixl_status_t
-    sendNotifLocked(lfRail &r,
-                    const lfPeer &peer,
-                    const std::string &msg,
-                    const nixl_be_trace_ctx_t *trace,
-                    lfReq *req,
-                    uint32_t *posted) const;
-    /** A send context leaves: uncharges a genNotif fragment; lost: count its message lost. */
-    void
-    sendDone(sendCtx &s, bool lost) const noexcept;
 
     // lf_pool.cpp: the engine's side of the posting pool (lf_pool.h)
     /** Starts the num_threads posting threads; false (logged) if one cannot start. */
@@ -206,9 +167,6 @@ private:
     nixl_status_t
     postLoopback(lfReq &req, const nixl_meta_dlist_t &local, const nixl_meta_dlist_t &remote,
                  const nixl_opt_b_args_t *opt) const;
-    /** Fails a running request now with st (its outstanding operations are left to drain). */
-    void
-    abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const;
 
     nixl_status_t cfgStatus_ = NIXL_SUCCESS; ///< before cfg_: parsing cfg_ sets it
     const lfConfig cfg_;

@@ -8,7 +8,7 @@
 // progress (getXferStatus or the progress thread) posts the rest, a turn at a time. With
 // num_threads > 0 a post of more than split_batch_size descriptors posts nothing on the
 // caller: the request goes to the pool's queue, and each turn (split_batch_size descriptors,
-// postMoreLocked under the rail's mutex, as progress would) is posted by one of the pool's
+// lfRail::postTurn under the rail's mutex, as progress would) is posted by one of the pool's
 // threads, which then queues the request again behind the others until all is posted. The
 // rail's mutex still serialises the calls into libfabric (its rails are FI_THREAD_DOMAIN), so
 // threads overlap only on different rails and with the completions of other turns; what the
@@ -116,27 +116,8 @@ lfEngine::startPool() {
 
 bool
 lfEngine::poolTurn(lfReq &req) const {
-    lfRail &r = *req.rail;
-    bool more = false;
     bool stalled = false;
-    {
-        std::lock_guard<std::mutex> g(r.mu);
-        if (!req.posting) {
-            return false; // failed (abandonLocked) or all posted
-        }
-        const size_t before = req.nextPost;
-        postMoreLocked(r, &req);
-        if (req.posting) {
-            // The pool posts the rest, not progress: out of the rail's post queue (where
-            // postMoreLocked left it after its turn, or when the transmit queue was full).
-            auto &pq = r.postQueue;
-            pq.erase(std::remove(pq.begin(), pq.end(), &req), pq.end());
-        }
-        // Completions (room in the transmit queue), other requests' turns, notifications.
-        progressLocked(r);
-        more = req.posting;
-        stalled = more && req.nextPost == before;
-    }
+    const bool more = req.rail->postTurn(req, stalled);
     wakeProgressIfIdle();
     if (stalled) {
         std::this_thread::yield(); // transmit queue full: let the completions come

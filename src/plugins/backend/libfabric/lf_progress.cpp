@@ -2,8 +2,10 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// Progress: reading completion queues, finishing requests, received fragments, and the
-// progress thread's loop.
+// Progress: a rail reading its completion queue, finishing, abandoning and releasing requests
+// (lfRail); the engine's side: what a rail asks of it (lfRailHost: trace phases, received
+// fragments to the inbox, freeing released requests, lost notifications) and the progress
+// thread's loop over the rails.
 
 #include "lf_backend.h"
 
@@ -47,26 +49,29 @@ namespace {
 
 } // namespace
 
+// ---------------------------------------------------------------------------------------------
+// The rail's progress
+
 void
-lfEngine::readCqLocked(lfRail &r) const {
+lfRail::readCqLocked() {
     for (;;) {
         fi_cq_data_entry e[32];
-        ssize_t n = fi_cq_read(r.cq, e, 32);
+        ssize_t n = fi_cq_read(cq, e, 32);
         if (n > 0) {
             for (ssize_t i = 0; i < n; ++i) {
-                onCompletion(r, static_cast<opCtx *>(e[i].op_context), 0, e[i].len);
+                onCompletionLocked(static_cast<opCtx *>(e[i].op_context), 0, e[i].len);
             }
             continue;
         }
         if (n == -FI_EAVAIL) {
             fi_cq_err_entry err{};
-            if (fi_cq_readerr(r.cq, &err, 0) > 0) {
+            if (fi_cq_readerr(cq, &err, 0) > 0) {
                 if (err.err == FI_ECANCELED && err.op_context != nullptr &&
                     static_cast<opCtx *>(err.op_context)->kind == opCtx::RECV) {
                     continue; // receives cancelled at close
                 }
-                onCompletion(r, static_cast<opCtx *>(err.op_context),
-                             err.err != 0 ? err.err : FI_EIO, 0);
+                onCompletionLocked(static_cast<opCtx *>(err.op_context),
+                                   err.err != 0 ? err.err : FI_EIO, 0);
             }
             continue;
         }
@@ -75,75 +80,73 @@ lfEngine::readCqLocked(lfRail &r) const {
 }
 
 void
-lfEngine::progressLocked(lfRail &r) const {
-    readCqLocked(r);
-    flushSendsLocked(r);
-    if (!r.postQueue.empty()) {
-        std::vector<lfReq *> q = r.postQueue; // postMoreLocked edits the queue
+lfRail::progressLocked() {
+    readCqLocked();
+    flushSendsLocked();
+    if (!postQueue_.empty()) {
+        std::vector<lfReq *> q = postQueue_; // postMoreLocked edits the queue
         for (lfReq *req : q) {
-            postMoreLocked(r, req);
+            postMoreLocked(req);
         }
     }
     // Notifications of requests whose data completed above. Posting may read the queue again
     // (FI_EAGAIN) and so append; take the list each round.
-    while (!r.notifQueue.empty()) {
+    while (!notifQueue_.empty()) {
         std::vector<lfReq *> q;
-        q.swap(r.notifQueue);
+        q.swap(notifQueue_);
         for (lfReq *req : q) {
             uint32_t posted = 0;
-            nixl_status_t st =
-                sendNotifLocked(r, *req->peer, req->notif, req->trace, req, &posted);
+            nixl_status_t st = sendNotifLocked(*req->peer, req->notif, req->trace, req, &posted);
             req->pending += posted;
             if (st != NIXL_SUCCESS && req->firstErr == NIXL_SUCCESS) {
                 req->firstErr = st;
             }
             if (posted > 0) {
-                recordPhase(req->trace, NIXL_BE_PHASE_NOTIF_SENT, "libfabric.notif", nowUs());
+                host_->railPhase(req->trace, NIXL_BE_PHASE_NOTIF_SENT, "libfabric.notif", nowUs());
             }
             if (req->pending == 0) {
-                finishReqLocked(r, req);
+                finishReqLocked(req);
             }
         }
     }
 }
 
 void
-lfEngine::progressAll() const {
-    for (const auto &r : rails_) {
-        std::lock_guard<std::mutex> g(r->mu);
-        progressLocked(*r);
-    }
+lfRail::progress() {
+    std::lock_guard<std::mutex> g(mu_);
+    progressLocked();
 }
 
 void
-lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
+lfRail::onCompletionLocked(opCtx *ctx, int err, size_t len) {
     if (ctx == nullptr) {
         return;
     }
     if (ctx->kind == opCtx::RECV) {
         auto *rc = static_cast<recvCtx *>(ctx);
         if (err == 0) {
-            onRecv(r, rc, len);
+            host_->railReceived(prov,
+                                std::string_view(rc->buf.data(), std::min(len, rc->buf.size())));
         } else {
-            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
+            NIXL_SDK_ERROR_LIMITED("agent " << agent_ << ": LIBFABRIC " << prov
                                     << ": receive failed: " << fiErr(err));
         }
-        repost(r, rc);
+        repostLocked(rc);
         return;
     }
-    if (ctx->kind == opCtx::RMA && r.rmaInflight > 0) {
-        --r.rmaInflight;
+    if (ctx->kind == opCtx::RMA && rmaInflight_ > 0) {
+        --rmaInflight_;
     }
     lfReq *req = ctx->req;
     if (ctx->kind == opCtx::SEND) {
         auto *s = static_cast<sendCtx *>(ctx);
-        r.sends.erase(s);
+        sends_.erase(s);
         sendDone(*s, err != 0);
         delete s;
     }
     if (req == nullptr) {
         if (err != 0) {
-            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
+            NIXL_SDK_ERROR_LIMITED("agent " << agent_ << ": LIBFABRIC " << prov
                                     << ": notification send failed: " << fiErr(err));
         }
         return;
@@ -151,49 +154,126 @@ lfEngine::onCompletion(lfRail &r, opCtx *ctx, int err, size_t len) const {
     if (err != 0 && req->firstErr == NIXL_SUCCESS) {
         req->firstErr = mapCqErr(err);
         if (!req->released) {
-            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov << ": transfer to "
+            NIXL_SDK_ERROR_LIMITED("agent " << agent_ << ": LIBFABRIC " << prov << ": transfer to "
                                     << req->remote << " failed: " << fiErr(err));
         }
     }
     req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
     if (--req->pending == 0) {
-        finishReqLocked(r, req);
+        finishReqLocked(req);
     }
 }
 
 void
-lfEngine::leaveMarkLocked(lfReq *req) noexcept {
-    if (req->markHeld) {
-        nixlReg::nixlRegTable::leave(req->mark);
-        req->markHeld = false;
-    }
-}
-
-void
-lfEngine::finishReqLocked(lfRail &r, lfReq *req) const {
+lfRail::finishReqLocked(lfReq *req) {
     if (!req->dataDone) {
         req->dataDone = true;
         if (!req->released) {
-            recordPhase(req->trace, NIXL_BE_PHASE_WIRE_COMPLETED, "libfabric.rma", nowUs());
+            host_->railPhase(req->trace, NIXL_BE_PHASE_WIRE_COMPLETED, "libfabric.rma", nowUs());
         }
         if (req->firstErr == NIXL_SUCCESS && req->hasNotif && !req->released) {
-            r.notifQueue.push_back(req);
+            notifQueue_.push_back(req);
             return;
         }
     }
     if (req->released) {
-        std::lock_guard<std::mutex> g(reqsMu_);
-        reqs_.erase(req);
-        delete req;
+        host_->railFree(req);
         return;
     }
     req->status.store(req->firstErr, std::memory_order_release);
 }
 
 void
-lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
+lfRail::dropFromQueue(std::vector<lfReq *> &q, lfReq *req) {
+    q.erase(std::remove(q.begin(), q.end(), req), q.end());
+}
+
+void
+lfRail::abandon(lfReq &req, nixl_status_t st) {
+    std::lock_guard<std::mutex> g(mu_);
+    // Operations to a dead process, or ones a provider never completes, may stay outstanding:
+    // the request reports the failure now and is freed at release once they complete, or when
+    // the engine closes its endpoint.
+    req.firstErr = st;
+    // A fast operation copies inside its post, under this mutex: none is running now, so the
+    // mark can go even if a completion never comes (the target's deregisterMem must not wait
+    // for a request that failed).
+    req.leaveMark();
+    if (req.posting) { // post nothing more
+        dropFromQueue(postQueue_, &req);
+        req.posting = false;
+        if (--req.pending == 0) {
+            finishReqLocked(&req);
+        }
+    }
+    dropFromQueue(notifQueue_, &req);
+    req.status.store(st);
+}
+
+bool
+lfRail::release(lfReq &req) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (req.pending == 0 || faultHoldMark_) {
+        req.leaveMark(); // held only by fault_hold_mark: nothing copies any more
+    }
+    dropFromQueue(notifQueue_, &req);
+    if (req.posting) {
+        // Descriptors never posted will not be: drop the posting count.
+        dropFromQueue(postQueue_, &req);
+        req.posting = false;
+        --req.pending;
+    }
+    if (req.pending != 0) {
+        req.released = true; // the last completion frees it
+        return false;
+    }
+    return true;
+}
+
+lfRail::wait_t
+lfRail::armWait(bool &idle) {
+    std::lock_guard<std::mutex> g(mu_);
+    if (idle && !idleLocked()) {
+        idle = false;
+    }
+    if (waitFd < 0) {
+        return wait_t::ARMED;
+    }
+    fid *f = &cq->fid;
+    const int rc = fi_trywait(fabric, &f, 1);
+    if (rc == -FI_EAGAIN) {
+        return wait_t::READY;
+    }
+    if (rc != 0) {
+        // Never retried: a wait fd we cannot arm would turn the loop into a spin.
+        NIXL_SDK_WARN_LIMITED("agent " << agent_ << ": LIBFABRIC " << prov << ": fi_trywait: "
+                                       << fiErr(rc) << "; this rail is polled every pthrDelay");
+        waitFd = -1;
+        return wait_t::UNARMABLE;
+    }
+    return wait_t::ARMED;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine's side: what rails ask of it, and the progress thread
+
+bool
+lfEngine::railTracing() const noexcept {
+    return traceSink_ != nullptr;
+}
+
+void
+lfEngine::railPhase(const nixl_be_trace_ctx_t *ctx,
+                    nixl_be_trace_phase_t phase,
+                    const char *label,
+                    uint64_t tsUs) const noexcept {
+    recordPhase(ctx, phase, label, tsUs);
+}
+
+void
+lfEngine::railReceived(const std::string &prov, std::string_view bytes) const {
     std::vector<notifReassembler::message> ready;
-    inbox_.receive(r.prov, std::string_view(rc->buf.data(), std::min(len, rc->buf.size())), ready);
+    inbox_.receive(prov, bytes, ready);
     const uint64_t now = nowUs();
     for (const auto &m : ready) {
         nixl_be_trace_ctx_t tc{};
@@ -202,6 +282,25 @@ lfEngine::onRecv(lfRail &r, recvCtx *rc, size_t len) const {
             // The notification follows the data: when it is delivered, the data is visible.
             recordPhase(&tc, NIXL_BE_PHASE_REMOTE_OBSERVED, "libfabric.notif", now);
         }
+    }
+}
+
+void
+lfEngine::railFree(lfReq *req) const {
+    std::lock_guard<std::mutex> g(reqsMu_);
+    reqs_.erase(req);
+    delete req;
+}
+
+void
+lfEngine::railNotifLost() const noexcept {
+    notifLost_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void
+lfEngine::progressAll() const {
+    for (const auto &r : rails_) {
+        r->progress();
     }
 }
 
@@ -237,27 +336,16 @@ lfEngine::progressLoop() {
         // fi_trywait arms each wait fd; -FI_EAGAIN: completions are already there.
         bool armed = true;
         for (const auto &r : rails_) {
-            std::lock_guard<std::mutex> g(r->mu);
-            if (idle && !r->idleLocked()) {
-                idle = false;
+            const int fd = r->waitFd;
+            const lfRail::wait_t w = r->armWait(idle);
+            if (w == lfRail::wait_t::READY) {
+                armed = false;
+                break;
             }
-            if (r->waitFd >= 0) {
-                fid *f = &r->cq->fid;
-                const int rc = fi_trywait(r->fabric, &f, 1);
-                if (rc == -FI_EAGAIN) {
-                    armed = false;
-                    break;
-                }
-                if (rc != 0) {
-                    // Never retried: a wait fd we cannot arm would turn this loop into a spin.
-                    NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": LIBFABRIC " << r->prov
-                                           << ": fi_trywait: " << fiErr(rc)
-                                           << "; this rail is polled every pthrDelay");
-                    std::erase_if(fds, [&](const pollfd &p) { return p.fd == r->waitFd; });
-                    r->waitFd = -1;
-                    allWaitable = false;
-                    idle = false;
-                }
+            if (w == lfRail::wait_t::UNARMABLE) {
+                std::erase_if(fds, [&](const pollfd &p) { return p.fd == fd; });
+                allWaitable = false;
+                idle = false;
             }
         }
         if (!idle) {

@@ -3,10 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 // Rails: opening a provider (fabric, domain, address vector, completion queue, endpoint) with
-// its receive buffers, and closing it (lfRail); the engine's reposting of a receive buffer.
+// its receive buffers, and closing it; reposting a receive buffer; registrations and peer
+// addresses in its domain (lfRail).
 
-#include "lf_backend.h"
 #include "lf_rail.h"
+
+#include "lf_xfer.h"
 
 #include <cerrno>
 #include <cstring>
@@ -19,11 +21,17 @@
 namespace nixlLf {
 
 bool
-lfRail::open(const std::string &agent,
+lfRail::open(const lfRailHost &host,
+             const std::string &agent,
              const std::string &provName,
              size_t railIndex,
              const lfRailOptions &opts,
              std::string &why) {
+    host_ = &host;
+    agent_ = agent;
+    splitBatch_ = opts.splitBatch;
+    faultHoldMark_ = opts.faultHoldMark;
+    nonce_ = opts.nonce;
     fi_info *hints = fi_allocinfo();
     if (hints == nullptr) {
         why = "fi_allocinfo failed";
@@ -115,7 +123,7 @@ lfRail::open(const std::string &agent,
         }
     }
     if (rc == 0) {
-        std::lock_guard<std::mutex> g(mu);
+        std::lock_guard<std::mutex> g(mu_);
         for (size_t i = 0; i < opts.recvBufs && rc == 0; ++i) {
             auto rc_ctx = std::make_unique<recvCtx>();
             rc_ctx->kind = opCtx::RECV;
@@ -125,7 +133,7 @@ lfRail::open(const std::string &agent,
             if (rc != 0) {
                 why = "fi_recv: " + fiErr(rc);
             }
-            recvs.push_back(std::move(rc_ctx));
+            recvs_.push_back(std::move(rc_ctx));
         }
     }
     if (rc != 0) {
@@ -166,7 +174,7 @@ lfRail::openCq(const std::string &agent, bool wantWaitFd, fi_cq_attr &attr) {
     return fi_cq_open(domain, &attr, &cq, nullptr);
 }
 
-std::unordered_set<sendCtx *>
+void
 lfRail::close() {
     // The endpoint goes first: after it is closed no completion names our contexts any more.
     if (ep != nullptr) {
@@ -194,19 +202,44 @@ lfRail::close() {
     domain = nullptr;
     fabric = nullptr;
     info = nullptr;
-    recvs.clear();
-    sendBacklog.clear(); // its entries are in sends too
-    return std::exchange(sends, {});
+    recvs_.clear();
+    sendBacklog_.clear(); // its entries are in sends_ too
+    // Whatever is left was never sent; genNotif reported its messages sent, so they are
+    // counted lost (the engine says so when it goes).
+    for (sendCtx *s : std::exchange(sends_, {})) {
+        sendDone(*s, true);
+        delete s;
+    }
+}
+
+int
+lfRail::registerMr(void *buf, size_t len, uint64_t key, fid_mr **mr) {
+    std::lock_guard<std::mutex> g(mu_);
+    return fi_mr_reg(domain, buf, len,
+                     FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_SEND | FI_RECV, 0,
+                     key, 0, mr, nullptr);
 }
 
 void
-lfEngine::repost(lfRail &r, recvCtx *rc) const {
+lfRail::closeMr(fid_mr *mr) {
+    std::lock_guard<std::mutex> g(mu_);
+    fi_close(&mr->fid);
+}
+
+int
+lfRail::insertAddr(const std::string &name, fi_addr_t *out) {
+    std::lock_guard<std::mutex> g(mu_);
+    return fi_av_insert(av, name.data(), 1, out, 0, nullptr);
+}
+
+void
+lfRail::repostLocked(recvCtx *rc) {
     for (;;) {
-        ssize_t rc2 = fi_recv(r.ep, rc->buf.data(), rc->buf.size(), nullptr, FI_ADDR_UNSPEC,
+        ssize_t rc2 = fi_recv(ep, rc->buf.data(), rc->buf.size(), nullptr, FI_ADDR_UNSPEC,
                               &rc->fctx);
         if (rc2 != -FI_EAGAIN) {
             if (rc2 != 0) {
-                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC " << r.prov
+                NIXL_SDK_ERROR_LIMITED("agent " << agent_ << ": LIBFABRIC " << prov
                                         << ": fi_recv: " << fiErr(static_cast<int>(rc2)));
             }
             return;
@@ -214,8 +247,8 @@ lfEngine::repost(lfRail &r, recvCtx *rc) const {
         // The receive queue is full of completed entries not yet read: a plain read makes room
         // (not progressLocked, which could re-enter here).
         fi_cq_data_entry e;
-        if (fi_cq_read(r.cq, &e, 1) == 1) {
-            onCompletion(r, static_cast<opCtx *>(e.op_context), 0, e.len);
+        if (fi_cq_read(cq, &e, 1) == 1) {
+            onCompletionLocked(static_cast<opCtx *>(e.op_context), 0, e.len);
         }
     }
 }

@@ -169,35 +169,17 @@ lfEngine::postXfer(const nixl_xfer_op_t &op,
                                 << ": the peer is disconnected");
         return NIXL_ERR_REMOTE_DISCONNECT;
     }
-    lfRail &r = *req->rail;
-    std::unique_lock<std::mutex> lk(r.mu);
-    // Under the rail's lock: completions of an earlier post that failed early (a dead peer)
-    // may still be read by another thread.
-    req->trace = trace;
-    req->hasNotif = opt_args != nullptr && opt_args->hasNotif;
-    if (req->hasNotif) {
-        req->notif = opt_args->notifMsg;
-    }
-    req->firstErr = NIXL_SUCCESS;
-    req->dataDone = false;
-    req->status.store(NIXL_IN_PROG, std::memory_order_relaxed);
-    // One count for the posting itself, so completions read while we post (FI_EAGAIN) cannot
-    // finish the request before its last operation is posted.
-    req->pending = 1;
-    req->lastProgressMs.store(nowMs(), std::memory_order_relaxed);
-    req->posting = true;
-    req->nextPost = 0;
-    if (cfg_.numThreads != 0 && req->ctxs.size() > cfg_.splitBatch) {
-        // The pool posts it, turn by turn; the caller returns at once.
-        lk.unlock();
+    const std::string *notif =
+        opt_args != nullptr && opt_args->hasNotif ? &opt_args->notifMsg : nullptr;
+    // More than a turn with num_threads: the pool posts it, turn by turn; the caller returns
+    // at once.
+    const bool pooled = cfg_.numThreads != 0 && req->ctxs.size() > cfg_.splitBatch;
+    const nixl_status_t st = req->rail->post(*req, trace, notif, pooled);
+    if (pooled) {
         pool_->post(req);
         return NIXL_IN_PROG;
     }
-    postMoreLocked(r, req);
-    progressLocked(r);
-    const auto st = static_cast<nixl_status_t>(req->status.load(std::memory_order_acquire));
-    lk.unlock();
-    wakeProgressIfIdle(); // after the unlock: what it posted is visible to the thread's check
+    wakeProgressIfIdle(); // after the rail unlocked: what it posted is visible to the thread
     return st;
 }
 
@@ -213,13 +195,11 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
     // between turns); the caller would only contend for the rail's mutex and a core.
     const bool pooled = cfg_.numThreads != 0 && req->poolActive.load(std::memory_order_acquire);
     if (!progThread_ && !pooled) {
-        std::lock_guard<std::mutex> g(r.mu);
-        progressLocked(r);
+        r.progress();
     }
     st = static_cast<nixl_status_t>(req->status.load(std::memory_order_acquire));
     if (st == NIXL_IN_PROG && peers_.gone(*req->peer, localAgent)) {
-        std::lock_guard<std::mutex> g(r.mu);
-        abandonLocked(r, req, NIXL_ERR_REMOTE_DISCONNECT);
+        r.abandon(*req, NIXL_ERR_REMOTE_DISCONNECT);
         st = NIXL_ERR_REMOTE_DISCONNECT;
     } else if (st == NIXL_IN_PROG && cfg_.stallTimeout.count() > 0 &&
                nowMs() - req->lastProgressMs.load(std::memory_order_relaxed) >
@@ -227,8 +207,7 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
         NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": LIBFABRIC transfer to " << req->remote
                                 << ": no completion for " << cfg_.stallTimeout.count()
                                 << " ms (stall_timeout_ms); failed");
-        std::lock_guard<std::mutex> g(r.mu);
-        abandonLocked(r, req, NIXL_ERR_BACKEND);
+        r.abandon(*req, NIXL_ERR_BACKEND);
         st = NIXL_ERR_BACKEND;
     }
     if (pooled && st == NIXL_IN_PROG) {
@@ -237,53 +216,14 @@ lfEngine::checkXfer(nixlBackendReqH *handle) const {
     return st;
 }
 
-void
-lfEngine::abandonLocked(lfRail &r, lfReq *req, nixl_status_t st) const {
-    // Operations to a dead process, or ones a provider never completes, may stay outstanding:
-    // the request reports the failure now and is freed at release once they complete, or when
-    // the engine closes its endpoint.
-    req->firstErr = st;
-    // A fast operation copies inside its post, under this mutex: none is running now, so the
-    // mark can go even if a completion never comes (the target's deregisterMem must not wait
-    // for a request that failed).
-    leaveMarkLocked(req);
-    if (req->posting) { // post nothing more
-        auto &pq = r.postQueue;
-        pq.erase(std::remove(pq.begin(), pq.end(), req), pq.end());
-        req->posting = false;
-        if (--req->pending == 0) {
-            finishReqLocked(r, req);
-        }
-    }
-    auto &q = r.notifQueue;
-    q.erase(std::remove(q.begin(), q.end(), req), q.end());
-    req->status.store(st);
-}
-
 nixl_status_t
 lfEngine::releaseReqH(nixlBackendReqH *handle) const {
     auto *req = static_cast<lfReq *>(handle);
     if (cfg_.numThreads != 0 && req->rail != nullptr) {
         pool_->forget(req); // no pool thread touches it after this
     }
-    if (req->rail != nullptr) {
-        std::lock_guard<std::mutex> g(req->rail->mu);
-        if (req->pending == 0 || cfg_.faultHoldMark) {
-            leaveMarkLocked(req); // held only by fault_hold_mark: nothing copies any more
-        }
-        auto &q = req->rail->notifQueue;
-        q.erase(std::remove(q.begin(), q.end(), req), q.end());
-        auto &pq = req->rail->postQueue;
-        if (req->posting) {
-            // Descriptors never posted will not be: drop the posting count.
-            pq.erase(std::remove(pq.begin(), pq.end(), req), pq.end());
-            req->posting = false;
-            --req->pending;
-        }
-        if (req->pending != 0) {
-            req->released = true; // the last completion frees it
-            return NIXL_SUCCESS;
-        }
+    if (req->rail != nullptr && !req->rail->release(*req)) {
+        return NIXL_SUCCESS; // the last completion frees it
     }
     std::lock_guard<std::mutex> g(reqsMu_);
     reqs_.erase(req);
@@ -318,32 +258,15 @@ lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) cons
                                 << ": no connection info loaded for it");
         return NIXL_ERR_NOT_FOUND;
     }
-    lfRail &r = *rails_[peer->rail];
-    nixl_status_t st;
-    {
-        std::lock_guard<std::mutex> g(r.mu);
-        // Push back while the peer does not take what was sent; one message always goes, so
-        // a message larger than the limit can still be sent alone.
-        auto full = [&] {
-            const size_t held = peer->notifSendHeld->load(std::memory_order_relaxed);
-            return held > 0 && msg.size() > cfg_.notifSendMax - std::min(held, cfg_.notifSendMax);
-        };
-        if (full()) {
-            progressLocked(r);
-            if (full()) {
-                NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": LIBFABRIC genNotif to "
-                                               << remote_agent << " refused for now: "
-                                               << peer->notifSendHeld->load(
-                                                      std::memory_order_relaxed)
-                                               << " bytes of notifications to it are not sent "
-                                                  "yet (notif_send_max_bytes="
-                                               << cfg_.notifSendMax << "); retry later");
-                return NIXL_ERR_REPOST_ACTIVE;
-            }
-        }
-        uint32_t posted = 0;
-        st = sendNotifLocked(r, *peer, msg, nullptr, nullptr, &posted);
-        progressLocked(r);
+    const nixl_status_t st = rails_[peer->rail]->sendMessage(*peer, msg, cfg_.notifSendMax);
+    if (st == NIXL_ERR_REPOST_ACTIVE) {
+        NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": LIBFABRIC genNotif to " << remote_agent
+                                       << " refused for now: "
+                                       << peer->notifSendHeld->load(std::memory_order_relaxed)
+                                       << " bytes of notifications to it are not sent yet "
+                                          "(notif_send_max_bytes="
+                                       << cfg_.notifSendMax << "); retry later");
+        return st;
     }
     wakeProgressIfIdle();
     return st;

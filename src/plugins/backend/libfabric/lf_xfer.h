@@ -51,17 +51,27 @@ public:
     std::string notif;
 
     std::atomic<int> status{NIXL_SUCCESS};
-    uint32_t pending = 0; ///< operations posted and not completed, +1 while posting (rail->mu)
+    /** Operations posted and not completed, +1 while posting (its rail's mutex). */
+    uint32_t pending = 0;
     size_t nextPost = 0; ///< first descriptor not yet posted
     bool posting = false; ///< descriptors remain to post (the +1 in pending)
     nixl_status_t firstErr = NIXL_SUCCESS;
     bool released = false;
     bool dataDone = false;
     std::atomic<int64_t> lastProgressMs{0}; ///< post or latest completion (stall_timeout_ms)
-    /** The mark held in the peer's table while this request's fast copies run (rail->mu):
-     *  taken and left within one postMoreLocked (fault_hold_mark: until release). */
+    /** The mark held in the peer's table while this request's fast copies run (its rail's mutex):
+     *  taken and left within one lfRail::postMoreLocked (fault_hold_mark: until release). */
     nixlReg::nixlRegTable::mark_t mark;
     bool markHeld = false;
+    /** Ends the mark (its fast operations completed or were abandoned); its rail's mutex
+     *  held, or no other thread left (the engine's teardown). */
+    void
+    leaveMark() noexcept {
+        if (markHeld) {
+            nixlReg::nixlRegTable::leave(mark);
+            markHeld = false;
+        }
+    }
     /** num_threads > 0: the posting pool posts this request's turns (the pool's lock). */
     bool poolQueued = false; ///< in the pool's queue
     bool poolRunning = false; ///< a pool thread is posting a turn of it
