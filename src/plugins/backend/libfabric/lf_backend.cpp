@@ -57,14 +57,13 @@ lfEngine::lfEngine(const nixlBackendInitParams *init)
     const bool autoProv = cfg_.providers.empty();
     std::vector<std::string> provs =
         autoProv ? std::vector<std::string>{"shm", "tcp;ofi_rxm"} : cfg_.providers;
-    lfRailOptions railOpts;
-    railOpts.fastRma = cfg_.fastRma;
-    railOpts.waitFd = progThread_;
-    railOpts.fragSize = cfg_.notifFrag;
-    railOpts.recvBufs = cfg_.recvBufs;
-    railOpts.splitBatch = cfg_.splitBatch;
-    railOpts.faultHoldMark = cfg_.faultHoldMark;
-    railOpts.nonce = nonce_;
+    const lfRailOptions railOpts{.fastRma = cfg_.fastRma,
+                                 .waitFd = progThread_,
+                                 .fragSize = cfg_.notifFrag,
+                                 .recvBufs = cfg_.recvBufs,
+                                 .splitBatch = cfg_.splitBatch,
+                                 .faultHoldMark = cfg_.faultHoldMark,
+                                 .nonce = nonce_};
     std::string whyAll;
     for (const auto &prov : provs) {
         std::string why;
