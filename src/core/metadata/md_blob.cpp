@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "md_blob.h"
+#include "md_blob_nixl.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "codec/nixl_le.h"
+#include "codec/nixl_serdes_wire.h"
 #include "common/nixl_text.h"
 #include "nixl_plugin_names.h"
 
@@ -26,9 +28,9 @@ namespace {
 constexpr char md_magic_bytes[8] = {'N', 'I', 'X', 'L', 'M', 'D', '\r', '\n'};
 constexpr std::string_view md_magic(md_magic_bytes, sizeof(md_magic_bytes));
 
-// NIXL 1.4 writes its metadata with nixlSerDes, which starts like this. Recognising it turns a
-// bare "bad magic" into a message that says what the peer is.
-constexpr std::string_view nixl_serdes_prefix = "nixlSerDes|";
+// NIXL 1.4's container (md_blob_nixl.h). nixlMdDecode hands a whole blob starting like this to
+// that decoder; here it can only be one nested where libnixl's own blob belongs.
+constexpr std::string_view nixl_serdes_prefix = nixlSerdesWire::magic;
 
 constexpr size_t offset_version = 8;
 constexpr size_t offset_flags = 12;
@@ -203,8 +205,7 @@ mdDecoder::decodeHeader() {
         return fail("empty blob");
     }
     if (bytes_.substr(0, nixl_serdes_prefix.size()) == nixl_serdes_prefix) {
-        return fail("bad magic: this is a NIXL nixlSerDes metadata blob, which libnixl does not "
-                    "read (both agents must run libnixl)");
+        return fail("bad magic: a NIXL nixlSerDes stream where libnixl's own blob belongs");
     }
     const size_t magic_seen = std::min(bytes_.size(), md_magic.size());
     if (bytes_.substr(0, magic_seen) != md_magic.substr(0, magic_seen)) {
@@ -414,8 +415,66 @@ nixlMdEncode(const nixlMdBlob &blob) {
     return out;
 }
 
+namespace {
+
 nixl_status_t
-nixlMdDecode(std::string_view bytes, nixlMdBlob &out, std::string &error) {
+decodeOwn(std::string_view bytes, nixlMdBlob &out, std::string &error) {
     mdDecoder decoder(bytes, error);
     return decoder.decode(out) ? NIXL_SUCCESS : NIXL_ERR_MISMATCH;
+}
+
+} // namespace
+
+nixl_status_t
+nixlMdDecode(std::string_view bytes, nixlMdBlob &out, std::string &error, nixl_md_form_t *form) {
+    if (!nixlSerdesWire::hasMagic(bytes) || bytes.size() > nixl_md_max_blob_size) {
+        if (form != nullptr) {
+            *form = nixl_md_form_t::LIBNIXL;
+        }
+        return decodeOwn(bytes, out, error);
+    }
+    nixlMdBlob nixl_part;
+    std::string_view ext;
+    if (nixlMdDecodeNixl(bytes, nixl_part, ext, error) != NIXL_SUCCESS) {
+        return NIXL_ERR_MISMATCH;
+    }
+    if (ext.empty()) {
+        // The rules of our own format (names, ranges, repeats) hold for the NIXL part too:
+        // checking its re-encoding applies them with one implementation.
+        if (form != nullptr) {
+            *form = nixl_md_form_t::NIXL;
+        }
+        if (decodeOwn(nixlMdEncode(nixl_part), out, error) != NIXL_SUCCESS) {
+            error = "NIXL nixlSerDes blob: " + error;
+            return NIXL_ERR_MISMATCH;
+        }
+        return NIXL_SUCCESS;
+    }
+    if (form != nullptr) {
+        *form = nixl_md_form_t::COMBINED;
+    }
+    if (decodeOwn(ext, out, error) != NIXL_SUCCESS) {
+        error = "the libnixl section of a NIXL nixlSerDes blob: " + error;
+        return NIXL_ERR_MISMATCH;
+    }
+    if (out.agentName != nixl_part.agentName) {
+        error = "the NIXL part names agent " + printable(nixl_part.agentName) +
+            ", its libnixl section agent " + printable(out.agentName);
+        return NIXL_ERR_MISMATCH;
+    }
+    return NIXL_SUCCESS;
+}
+
+bool
+nixlMdPeekOwnAgentName(std::string_view bytes, std::string &name) {
+    if (bytes.size() < nixl_md_header_size + 4 || bytes.substr(0, md_magic.size()) != md_magic) {
+        return false;
+    }
+    const uint32_t len = nixlLe::get<uint32_t>(bytes.data() + nixl_md_header_size);
+    if (len == 0 || len > nixl_md_max_agent_name_len ||
+        bytes.size() - nixl_md_header_size - 4 < len) {
+        return false;
+    }
+    name.assign(bytes.substr(nixl_md_header_size + 4, len));
+    return true;
 }

@@ -84,17 +84,37 @@ struct nixlMdBlob {
 std::string
 nixlMdEncode(const nixlMdBlob &blob);
 
+/** Which of the three forms a decoded blob came in (docs/metadata.md, Interoperability). */
+enum class nixl_md_form_t {
+    LIBNIXL, ///< libnixl's own blob alone, as nixlMdEncode writes it (older libnixl peers)
+    COMBINED, ///< NIXL 1.4's layout with libnixl's own blob in its "libnixl" section
+    NIXL, ///< NIXL 1.4's layout alone: a NIXL agent, or one set to NIXL_METADATA_FORMAT=nixl
+};
+
 /**
- * Parses a blob. On failure returns NIXL_ERR_MISMATCH, leaves out unspecified, and sets
- * error to one sentence naming the cause (e.g. "bad magic", "format version 7, expected 1",
+ * Parses a blob of any form. On failure returns NIXL_ERR_MISMATCH, leaves out unspecified, and
+ * sets error to one sentence naming the cause (e.g. "bad magic", "format version 7, expected 1",
  * "truncated in section 3 descriptor 12"); it does not log, the caller does with context.
  * Connection, section and descriptor numbers in messages count from 0, in blob order.
  *
  * Besides bounds, it refuses: an empty or over-long agent or backend name, a mem type outside
  * DRAM_SEG..FILE_SEG, a backend repeated in the connection list, a (backend, mem type) pair
  * repeated in the section list, non-zero reserved flags, and any byte after the last section.
+ *
+ * COMBINED: out is the libnixl blob inside (the NIXL part must parse, and name the same agent,
+ * but is otherwise ignored). NIXL: out is the NIXL part, held to the same rules (its conn info
+ * and public data are the NIXL forms, for the backends to tell apart). form, when not null,
+ * gets which one it was.
  */
 nixl_status_t
-nixlMdDecode(std::string_view bytes, nixlMdBlob &out, std::string &error);
+nixlMdDecode(std::string_view bytes,
+             nixlMdBlob &out,
+             std::string &error,
+             nixl_md_form_t *form = nullptr);
+
+/** The agent name in the header of libnixl's own blob, without decoding the rest; false when
+ *  the header is not readable. */
+bool
+nixlMdPeekOwnAgentName(std::string_view bytes, std::string &name);
 
 #endif // NIXL_SRC_CORE_METADATA_MD_BLOB_H
