@@ -15,7 +15,7 @@
 
 #include "common/nixl_log.h"
 #include "config/config.h"
-#include "metadata/md_blob.h"
+#include "metadata/md_blob_nixl.h"
 #ifdef NIXL_HAVE_ETCD
 #include "metadata/etcd/etcd_exchange.h"
 #endif
@@ -25,25 +25,6 @@ using nixlEnumStrings::statusStr;
 namespace {
 
 constexpr char etcd_endpoints_var[] = "NIXL_ETCD_ENDPOINTS";
-
-/** The agent name in a blob's header, without decoding the rest; false when the header is
- *  not readable (loading then reports why). Layout: docs/metadata.md. */
-bool
-peekAgentName(const std::string &blob, std::string &name) {
-    if (blob.size() < nixl_md_header_size + 4) {
-        return false;
-    }
-    uint32_t len = 0;
-    for (int i = 3; i >= 0; --i) {
-        len = (len << 8) | static_cast<uint8_t>(blob[nixl_md_header_size + i]);
-    }
-    if (len == 0 || len > nixl_md_max_agent_name_len ||
-        blob.size() < nixl_md_header_size + 4 + len) {
-        return false;
-    }
-    name.assign(blob, nixl_md_header_size + 4, len);
-    return true;
-}
 
 class nixlAgentMdSink final : public nixlMdSink {
 public:
@@ -57,7 +38,7 @@ public:
     nixl_status_t
     loadRemote(const std::string &blob, const std::string &expected, std::string &name) override {
         std::string peeked;
-        if (!expected.empty() && peekAgentName(blob, peeked) && peeked != expected) {
+        if (!expected.empty() && nixlMdPeekAgentName(blob, peeked) && peeked != expected) {
             NIXL_ERROR << "agent " << data_.name << ": fetchRemoteMD("
                        << nixlP2P::printable(expected) << "): the peer sent the metadata of agent " << nixlP2P::printable(peeked)
                        << "; not loaded";

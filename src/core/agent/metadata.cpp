@@ -5,13 +5,19 @@
 // nixlAgent: local and remote metadata, connections.
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
+#include <map>
+#include <optional>
+#include <tuple>
 #include <string_view>
 
 #include "agent/agent_data.h"
 #include "agent/agent_trace.h"
 #include "common/nixl_log.h"
-#include "metadata/md_blob.h"
+#include "config/config.h"
+#include "common/nixl_text.h"
+#include "metadata/md_blob_nixl.h"
 
 using nixlEnumStrings::memTypeStr;
 using nixlEnumStrings::statusStr;
@@ -24,17 +30,120 @@ engineByType(const nixlAgentData &d, const std::string &type) {
     return it == d.byType.end() ? nullptr : it->second->engine();
 }
 
-void
-addConns(const nixlAgentData &d,
-         const std::vector<nixlBackendEngineProxy *> &engines,
-         nixlMdBlob &blob) {
-    for (nixlBackendEngineProxy *e : engines) {
-        auto it = d.localConnInfo.find(e);
-        if (it != d.localConnInfo.end()) {
-            blob.conns.push_back(nixlMdConn{e->type(), it->second});
+constexpr char md_format_var[] = "NIXL_METADATA_FORMAT";
+
+/**
+ * Builds both parts of what getLocalMD / getLocalPartialMD send (docs/metadata.md,
+ * Interoperability): libnixl's own blob with every remote-capable backend, and NIXL 1.4's
+ * layout with the backends that give NIXL's forms (getConnInfoNixl answers).
+ */
+class nixlMdBuilder {
+public:
+    nixlMdBuilder(const nixlAgentData &d) : d_(d) {
+        own_.agentName = d.name;
+        nixl_.agentName = d.name;
+    }
+
+    void
+    addConns(const std::vector<nixlBackendEngineProxy *> &engines) {
+        for (nixlBackendEngineProxy *e : engines) {
+            auto it = d_.localConnInfo.find(e);
+            if (it == d_.localConnInfo.end()) {
+                continue;
+            }
+            own_.conns.push_back(nixlMdConn{e->type(), it->second});
+            const std::string *info = nixlConnInfo(e);
+            if (info != nullptr) {
+                nixl_.conns.push_back(nixlMdConn{e->type(), *info});
+            }
         }
     }
-}
+
+    void
+    addSection(nixlBackendEngineProxy *e,
+               nixl_mem_t mem,
+               const std::vector<const nixlLocalReg *> &regs) {
+        nixlMdSection own{e->type(), mem, {}};
+        own.descs.reserve(regs.size());
+        for (const nixlLocalReg *reg : regs) {
+            own.descs.push_back(
+                nixlMdDesc{reg->desc.addr, reg->desc.len, reg->desc.devId, reg->publicData});
+        }
+        own_.sections.push_back(std::move(own));
+        if (nixlConnInfo(e) == nullptr) {
+            return;
+        }
+        nixlMdSection nixl{e->type(), mem, {}};
+        nixl.descs.reserve(regs.size());
+        for (const nixlLocalReg *reg : regs) {
+            std::string pub;
+            const nixl_status_t st = e->getPublicDataNixl(reg->md, pub);
+            if (st != NIXL_SUCCESS) {
+                // A NIXL peer then cannot reach this section; libnixl peers read ours.
+                NIXL_WARN << "agent " << d_.name << ": backend " << e->type()
+                          << " gave no NIXL 1.4 form of a registration (" << statusStr(st)
+                          << "); its " << memTypeStr(mem)
+                          << " section is left out of the NIXL part of the metadata";
+                return;
+            }
+            nixl.descs.push_back(
+                nixlMdDesc{reg->desc.addr, reg->desc.len, reg->desc.devId, std::move(pub)});
+        }
+        // NIXL 1.4 writes a section in (devId, addr, len) order; its readers do not depend
+        // on it, but the same registrations then give the same bytes.
+        std::sort(nixl.descs.begin(), nixl.descs.end(), [](const auto &a, const auto &b) {
+            return std::tie(a.devId, a.addr, a.len) < std::tie(b.devId, b.addr, b.len);
+        });
+        nixl_.sections.push_back(std::move(nixl));
+    }
+
+    /** The blob to send, in the form NIXL_METADATA_FORMAT asks for; false after logging a bad
+     *  value of it. */
+    bool
+    finish(const char *call, nixl_blob_t &out) const {
+        const std::string raw = nixlConfig::getString(md_format_var).value_or(std::string());
+        std::string lower(nixlText::trim(raw));
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        const std::string own = nixlMdEncode(own_);
+        if (lower.empty() || lower == "libnixl") {
+            out = nixlMdEncodeNixl(nixl_, &own);
+            return true;
+        }
+        if (lower == "nixl") {
+            out = nixlMdEncodeNixl(nixl_, nullptr);
+            return true;
+        }
+        NIXL_ERROR << "agent " << d_.name << ": " << call << ": " << md_format_var << "="
+                   << nixlText::cut(raw, 64) << " is not libnixl or nixl";
+        return false;
+    }
+
+    bool
+    hasSections() const noexcept {
+        return !own_.sections.empty();
+    }
+
+private:
+    /** The engine's NIXL-form connection info, asked once per blob; null when it has none. */
+    const std::string *
+    nixlConnInfo(nixlBackendEngineProxy *e) {
+        auto it = nixlConn_.find(e);
+        if (it == nixlConn_.end()) {
+            std::string info;
+            const bool ok = e->getConnInfoNixl(info) == NIXL_SUCCESS && !info.empty();
+            it = nixlConn_.emplace(e, ok ? std::optional<std::string>(std::move(info)) :
+                                           std::nullopt)
+                     .first;
+        }
+        return it->second ? &*it->second : nullptr;
+    }
+
+    const nixlAgentData &d_;
+    nixlMdBlob own_;
+    nixlMdBlob nixl_;
+    std::map<nixlBackendEngineProxy *, std::optional<std::string>> nixlConn_;
+};
 
 std::vector<nixlBackendEngineProxy *>
 remoteEngines(const nixlAgentData &d, const nixl_opt_args_t *extra) {
@@ -58,23 +167,20 @@ nixlAgent::getLocalMD(nixl_blob_t &str) const {
                    << ": getLocalMD: no backend supports remote transfers";
         return NIXL_ERR_INVALID_PARAM;
     }
-    nixlMdBlob blob;
-    blob.agentName = data->name;
-    addConns(*data, engines, blob);
+    nixlMdBuilder blob(*data);
+    blob.addConns(engines);
     for (const auto &[key, list] : data->localSection) {
         if (!key.second->supportsRemote() || list.empty()) {
             continue;
         }
-        nixlMdSection section{key.second->type(), key.first, {}};
-        section.descs.reserve(list.all().size());
+        std::vector<const nixlLocalReg *> regs;
+        regs.reserve(list.all().size());
         for (const auto &reg : list.all()) {
-            section.descs.push_back(
-                nixlMdDesc{reg.desc.addr, reg.desc.len, reg.desc.devId, reg.publicData});
+            regs.push_back(&reg);
         }
-        blob.sections.push_back(std::move(section));
+        blob.addSection(key.second, key.first, regs);
     }
-    str = nixlMdEncode(blob);
-    return NIXL_SUCCESS;
+    return blob.finish("getLocalMD", str) ? NIXL_SUCCESS : NIXL_ERR_INVALID_PARAM;
 }
 
 nixl_status_t
@@ -93,10 +199,9 @@ nixlAgent::getLocalPartialMD(const nixl_reg_dlist_t &descs,
                    << ": getLocalPartialMD: no backend supports remote transfers";
         return NIXL_ERR_BACKEND;
     }
-    nixlMdBlob blob;
-    blob.agentName = data->name;
+    nixlMdBuilder blob(*data);
     if (descs.isEmpty() || (extra_params != nullptr && extra_params->includeConnInfo)) {
-        addConns(*data, engines, blob);
+        blob.addConns(engines);
     }
     const nixl_mem_t mem = descs.getType();
     std::vector<bool> found(descs.descCount(), false);
@@ -105,17 +210,16 @@ nixlAgent::getLocalPartialMD(const nixl_reg_dlist_t &descs,
         if (it == data->localSection.end()) {
             continue;
         }
-        nixlMdSection section{e->type(), mem, {}};
+        std::vector<const nixlLocalReg *> regs;
         for (int i = 0; i < descs.descCount(); ++i) {
             const nixlLocalReg *reg = it->second.findExact(descs[i]);
             if (reg != nullptr) {
-                section.descs.push_back(
-                    nixlMdDesc{reg->desc.addr, reg->desc.len, reg->desc.devId, reg->publicData});
+                regs.push_back(reg);
                 found[i] = true;
             }
         }
-        if (!section.descs.empty()) {
-            blob.sections.push_back(std::move(section));
+        if (!regs.empty()) {
+            blob.addSection(e, mem, regs);
         }
     }
     for (int i = 0; i < descs.descCount(); ++i) {
@@ -127,8 +231,7 @@ nixlAgent::getLocalPartialMD(const nixl_reg_dlist_t &descs,
             return NIXL_ERR_NOT_FOUND;
         }
     }
-    str = nixlMdEncode(blob);
-    return NIXL_SUCCESS;
+    return blob.finish("getLocalPartialMD", str) ? NIXL_SUCCESS : NIXL_ERR_INVALID_PARAM;
 }
 
 // loadRemoteMD and makeConnection are *Impl functions doing the work and public wrappers that

@@ -10,7 +10,7 @@
 
 #include "agent_test_utils.h"
 #include "common/nixl_log.h"
-#include "metadata/md_blob.h"
+#include "metadata/md_blob_nixl.h"
 
 namespace nixl_agent_test {
 namespace {
@@ -307,6 +307,100 @@ TEST_F(agentMetadataTest, SplicedBlobOfTwoAgentsIsRefused) {
     EXPECT_EQ("C", name);
 }
 
+// ---- NIXL 1.4's layout (docs/metadata.md, Interoperability) ----
+
+TEST_F(agentMetadataTest, LocalMetadataIsNixlLayoutWithOursInside) {
+    nixl_blob_t full;
+    nixl_blob_t partial;
+    ASSERT_EQ(NIXL_SUCCESS, b_->getLocalMD(full));
+    ASSERT_EQ(NIXL_SUCCESS, b_->getLocalPartialMD(regList({b1_.desc()}), partial));
+    for (const nixl_blob_t *blob : {&full, &partial}) {
+        nixlMdBlob nixl_part;
+        std::string_view own;
+        std::string error;
+        ASSERT_EQ(NIXL_SUCCESS, nixlMdDecodeNixl(*blob, nixl_part, own, error)) << error;
+        EXPECT_EQ("B", nixl_part.agentName);
+        // TEST has no NIXL form: a NIXL peer sees B with nothing it could load.
+        EXPECT_TRUE(nixl_part.conns.empty());
+        EXPECT_TRUE(nixl_part.sections.empty());
+        EXPECT_FALSE(own.empty());
+        nixl_md_form_t form = nixl_md_form_t::NIXL;
+        nixlMdBlob decoded;
+        ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(*blob, decoded, error, &form)) << error;
+        EXPECT_EQ(nixl_md_form_t::COMBINED, form);
+    }
+}
+
+TEST_F(agentMetadataTest, NixlLayoutBlobLoadsThroughTheSameFlow) {
+    // B's own conn info and public data in NIXL's layout, as a NIXL agent whose backend wrote
+    // these forms would send them: core hands them to the backend unchanged.
+    nixl_blob_t blob;
+    ASSERT_EQ(NIXL_SUCCESS, b_->getLocalMD(blob));
+    nixlMdBlob decoded;
+    std::string error;
+    ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(blob, decoded, error)) << error;
+    const std::string nixl_blob = nixlMdEncodeNixl(decoded, nullptr);
+    nixl_md_form_t form = nixl_md_form_t::LIBNIXL;
+    nixlMdBlob again;
+    ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(nixl_blob, again, error, &form)) << error;
+    EXPECT_EQ(nixl_md_form_t::NIXL, form);
+
+    std::string name;
+    ASSERT_EQ(NIXL_SUCCESS, a_->loadRemoteMD(nixl_blob, name));
+    EXPECT_EQ("B", name);
+    ASSERT_EQ(NIXL_SUCCESS, writeToB(b1_, 512));
+    EXPECT_TRUE(holdsPattern(b1_, 1));
+    // Same rules as our own form: a reload is a no-op merge, invalidation forgets it.
+    EXPECT_EQ(NIXL_SUCCESS, a_->loadRemoteMD(nixl_blob, name));
+    EXPECT_EQ(NIXL_SUCCESS, a_->invalidateRemoteMD("B"));
+    EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
+}
+
+TEST_F(agentMetadataTest, NixlLayoutWithForeignBytesIsRefusedByTheBackend) {
+    // Spec 2.9's shape with a TEST conn entry whose bytes TEST did not write.
+    nixlMdBlob b;
+    b.agentName = "B";
+    b.conns = {{"TEST", "\xaa\xbb\xcc\xdd"}};
+    b.sections = {{"TEST", DRAM_SEG, {{b0_.desc().addr, 512, 0, "\x01\x02\x03"}}}};
+    std::string name = "unchanged";
+    stderrCapture cap;
+    EXPECT_EQ(NIXL_ERR_MISMATCH, a_->loadRemoteMD(nixlMdEncodeNixl(b, nullptr), name));
+    EXPECT_EQ(1u, errorLines(cap.stop()).size());
+    EXPECT_EQ("unchanged", name);
+    EXPECT_EQ(NIXL_ERR_NOT_FOUND, a_->checkRemoteMD("B", nixl_xfer_dlist_t(DRAM_SEG)));
+}
+
+TEST_F(agentMetadataTest, MetadataFormatNixlLooksLikeANixlPeer) {
+    nixl_blob_t blob;
+    {
+        scopedEnv env("NIXL_METADATA_FORMAT", "NIXL");
+        ASSERT_EQ(NIXL_SUCCESS, b_->getLocalMD(blob));
+    }
+    nixl_md_form_t form = nixl_md_form_t::LIBNIXL;
+    nixlMdBlob decoded;
+    std::string error;
+    ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(blob, decoded, error, &form)) << error;
+    EXPECT_EQ(nixl_md_form_t::NIXL, form);
+    // TEST has no NIXL form, so nothing is left for A to load: one line and BACKEND, as for
+    // any blob without connection info.
+    std::string name;
+    stderrCapture cap;
+    EXPECT_EQ(NIXL_ERR_BACKEND, a_->loadRemoteMD(blob, name));
+    EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent A", "B"}));
+}
+
+TEST_F(agentMetadataTest, BadMetadataFormatIsOneLine) {
+    scopedEnv env("NIXL_METADATA_FORMAT", "json");
+    nixl_blob_t blob = "kept";
+    stderrCapture cap;
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, b_->getLocalMD(blob));
+    EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent B", "NIXL_METADATA_FORMAT", "json"}));
+    EXPECT_EQ("kept", blob);
+    stderrCapture cap2;
+    EXPECT_EQ(NIXL_ERR_INVALID_PARAM, b_->getLocalPartialMD(regList({b1_.desc()}), blob));
+    EXPECT_TRUE(oneErrorLine(cap2.stop(), {"agent B", "NIXL_METADATA_FORMAT"}));
+}
+
 // ---- corrupted blobs ----
 
 class agentBlobCorruptionTest : public agentMetadataTest {
@@ -413,7 +507,14 @@ TEST_F(agentBlobCorruptionTest, OversizedCounts) {
     ASSERT_EQ(NIXL_SUCCESS, nixlMdDecode(blob_, decoded, error)) << error;
     ASSERT_EQ(1u, decoded.conns.size());
     ASSERT_EQ(1u, decoded.sections.size());
-    const size_t conn_count_off = nixl_md_header_size + 4 + decoded.agentName.size();
+    // The counts patched are those of libnixl's own blob, which getLocalMD carries inside NIXL
+    // 1.4's layout (docs/metadata.md, Interoperability): offsets start where it does.
+    nixlMdBlob nixl_part;
+    std::string_view own;
+    ASSERT_EQ(NIXL_SUCCESS, nixlMdDecodeNixl(blob_, nixl_part, own, error)) << error;
+    ASSERT_FALSE(own.empty());
+    const size_t base = static_cast<size_t>(own.data() - blob_.data());
+    const size_t conn_count_off = base + nixl_md_header_size + 4 + decoded.agentName.size();
     ASSERT_EQ(decoded.conns.size(), loadLe32(blob_, conn_count_off));
     size_t off = conn_count_off + 4;
     for (const auto &c : decoded.conns) {
@@ -426,7 +527,7 @@ TEST_F(agentBlobCorruptionTest, OversizedCounts) {
     ASSERT_EQ(decoded.sections[0].descs.size(), loadLe32(blob_, desc_count_off));
     const size_t public_len_off = desc_count_off + 4 + 24;
     ASSERT_EQ(decoded.sections[0].descs[0].publicData.size(), loadLe32(blob_, public_len_off));
-    const size_t name_len_off = nixl_md_header_size;
+    const size_t name_len_off = base + nixl_md_header_size;
     ASSERT_EQ(decoded.agentName.size(), loadLe32(blob_, name_len_off));
 
     for (size_t at : {name_len_off, conn_count_off, section_count_off, desc_count_off,
