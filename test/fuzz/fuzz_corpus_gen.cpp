@@ -6,7 +6,7 @@
  * @file fuzz_corpus_gen.cpp
  * @brief Writes the seed corpus of one fuzz target at build time.
  *
- * Usage: fuzz_corpus_gen <md_blob|serdes|p2p_frame|load_remote_md> <directory>
+ * Usage: fuzz_corpus_gen <md_blob|md_blob_nixl|serdes|p2p_frame|load_remote_md> <directory>
  *
  * Seeds come from the library's own writers (nixlMdEncode, nixlSerDes, a real agent's
  * getLocalMD), so they follow the current formats with no checked-in binaries to keep in step.
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <vector>
 
-#include "core/metadata/md_blob.h"
+#include "core/metadata/md_blob_nixl.h"
 #include "core/metadata/p2p/p2p_frame.h"
 #include "nixl.h"
 #include "utils/serdes/serdes.h"
@@ -36,6 +36,24 @@ allBytes() {
         s.push_back(static_cast<char>(c));
     }
     return s;
+}
+
+// NIXL 1.4's layout: pure (as a NIXL agent writes it; spec 2.1, 2.6) and with our own blob in
+// its "libnixl" section (as getLocalMD writes it).
+void
+mdNixlSeeds(seed_list_t &seeds) {
+    nixlMdBlob b;
+    b.agentName = "peer";
+    b.conns = {{"UCX", std::string("\xaa\xbb\xcc\xdd", 4)}};
+    seeds.push_back(nixlMdEncodeNixl(b, nullptr)); // connection only
+    b.sections = {{"UCX", DRAM_SEG, {{0x7f0000001000, 4096, 0, "\x01\x02\x03"}}},
+                  {"UCX", VRAM_SEG, {{0x1000, 64, 1, allBytes()}, {0x2000, 64, 1, ""}}}};
+    seeds.push_back(nixlMdEncodeNixl(b, nullptr)); // full
+    const std::string own = nixlMdEncode(b);
+    seeds.push_back(nixlMdEncodeNixl(b, &own)); // combined
+    b.conns.clear();
+    seeds.push_back(nixlMdEncodeNixl(b, nullptr)); // descriptors only
+    seeds.push_back(nixlMdEncodeNixl(b, &own));
 }
 
 void
@@ -213,19 +231,24 @@ writeSeeds(const std::string &dir, const seed_list_t &seeds) {
 int
 main(int argc, char **argv) {
     if (argc != 3) {
-        std::fprintf(stderr, "usage: %s <md_blob|serdes|p2p_frame|load_remote_md> <directory>\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s <md_blob|md_blob_nixl|serdes|p2p_frame|load_remote_md> <directory>\n",
+                     argv[0]);
         return 2;
     }
     const std::string target = argv[1];
     seed_list_t seeds;
     if (target == "md_blob") {
         mdSeeds(seeds);
+    } else if (target == "md_blob_nixl") {
+        mdNixlSeeds(seeds);
     } else if (target == "serdes") {
         serdesSeeds(seeds);
     } else if (target == "p2p_frame") {
         p2pSeeds(seeds);
     } else if (target == "load_remote_md") {
         mdSeeds(seeds);
+        mdNixlSeeds(seeds);
         if (!agentSeeds(seeds)) {
             return 1;
         }

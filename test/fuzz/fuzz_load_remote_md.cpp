@@ -34,13 +34,21 @@ nixlAgent *fuzz_agent = nullptr;
 // One input may hold several blobs back to back, loaded in order: that reaches merging (a
 // partial blob after a full one) and changed connection info, which need two loads. Each
 // blob's header says how long it is (docs/metadata.md: u64 at offset 16); without a plausible
-// one, the rest of the input is the last blob. A single blob, as the seeds are, is one piece.
+// one, the rest of the input is the last blob. A blob in NIXL's layout (getLocalMD's own) runs
+// to the next "nixlSerDes|". A single blob, as the seeds are, is one piece.
 constexpr int max_pieces = 8;
 constexpr size_t length_offset = 16;
 constexpr size_t header_size = 24;
 
+// NIXL 1.4's layout has no length field: such a piece ends where the next stream starts.
+constexpr std::string_view serdes_magic{"nixlSerDes|"};
+
 size_t
 pieceLength(std::string_view rest) {
+    if (rest.substr(0, serdes_magic.size()) == serdes_magic) {
+        const size_t next = rest.find(serdes_magic, serdes_magic.size());
+        return next == std::string_view::npos ? rest.size() : next;
+    }
     if (rest.size() < header_size) {
         return rest.size();
     }
