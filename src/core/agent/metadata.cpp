@@ -36,10 +36,11 @@ constexpr char md_format_var[] = "NIXL_METADATA_FORMAT";
  * Builds both parts of what getLocalMD / getLocalPartialMD send (docs/metadata.md,
  * Interoperability): libnixl's own blob with every remote-capable backend, and NIXL 1.4's
  * layout with the backends that give NIXL's forms (getConnInfoNixl answers).
+ * Thread safety: none; a local of one call, made under the agent's read lock.
  */
 class nixlMdBuilder {
 public:
-    nixlMdBuilder(const nixlAgentData &d) : d_(d) {
+    explicit nixlMdBuilder(const nixlAgentData &d) : d_(d) {
         own_.agentName = d.name;
         nixl_.agentName = d.name;
     }
@@ -80,10 +81,10 @@ public:
             const nixl_status_t st = e->getPublicDataNixl(reg->md, pub);
             if (st != NIXL_SUCCESS) {
                 // A NIXL peer then cannot reach this section; libnixl peers read ours.
-                NIXL_WARN << "agent " << d_.name << ": backend " << e->type()
-                          << " gave no NIXL 1.4 form of a registration (" << statusStr(st)
-                          << "); its " << memTypeStr(mem)
-                          << " section is left out of the NIXL part of the metadata";
+                NIXL_WARN_LIMITED << "agent " << d_.name << ": backend " << e->type()
+                                  << " gave no NIXL 1.4 form of a registration ("
+                                  << statusStr(st) << "); its " << memTypeStr(mem)
+                                  << " section is left out of the NIXL part of the metadata";
                 return;
             }
             nixl.descs.push_back(
@@ -241,7 +242,8 @@ static nixl_status_t
 loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::string &agent_name) {
     nixlMdBlob blob;
     std::string error;
-    if (nixlMdDecode(remote_metadata, blob, error) != NIXL_SUCCESS) {
+    nixl_md_form_t form = nixl_md_form_t::LIBNIXL;
+    if (nixlMdDecode(remote_metadata, blob, error, &form) != NIXL_SUCCESS) {
         NIXL_ERROR_LIMITED << "agent " << data->name << ": loadRemoteMD: rejected a "
                    << remote_metadata.size() << "-byte metadata blob: " << error;
         return NIXL_ERR_MISMATCH;
@@ -416,7 +418,9 @@ loadRemoteMDImpl(nixlAgentData *data, const nixl_blob_t &remote_metadata, std::s
         data->remotes[blob.agentName] = remote;
     }
     agent_name = blob.agentName;
-    NIXL_DEBUG << "agent " << data->name << ": loaded metadata of " << blob.agentName << ": "
+    NIXL_DEBUG << "agent " << data->name << ": loaded metadata of " << blob.agentName
+               << (form == nixl_md_form_t::NIXL ? " (NIXL 1.4 layout alone: a NIXL peer)" : "")
+               << ": "
                << connected.size() << " new connections, " << loaded.size()
                << " new descriptors, " << replaced.size() << " replaced";
     return NIXL_SUCCESS;
