@@ -438,6 +438,14 @@ nixlMdDecode(std::string_view bytes, nixlMdBlob &out, std::string &error, nixl_m
     if (nixlMdDecodeNixl(bytes, nixl_part, ext, error) != NIXL_SUCCESS) {
         return NIXL_ERR_MISMATCH;
     }
+    if (ext.empty() && bytes.find(md_magic) != std::string_view::npos) {
+        // libnixl's blob is in there, but not where the combined layout puts it: a damaged
+        // combined blob (a section name, count or length changed). Its NIXL part carries no
+        // checksum, so reading it as a NIXL agent's would load unchecked bytes; refuse instead.
+        error = "a NIXL nixlSerDes blob that carries libnixl's metadata outside its libnixl "
+                "section (damaged)";
+        return NIXL_ERR_MISMATCH;
+    }
     if (ext.empty()) {
         // The rules of our own format (names, ranges, repeats) hold for the NIXL part too:
         // checking its re-encoding applies them with one implementation.

@@ -164,6 +164,25 @@ TEST(mdBlobNixl, CombinedIsTheNixlBlobPlusOneSection) {
     EXPECT_EQ(name, "A");
 }
 
+// A combined blob whose libnixl section no longer reads as one (its backend name changed) is
+// refused, not read as a NIXL agent's blob: that would load the unchecked NIXL part instead of
+// our checked blob.
+TEST(mdBlobNixl, DamagedLibnixlSectionIsNotReadAsANixlBlob) {
+    const std::string own = nixlMdEncode(ownBlob());
+    std::string combined = nixlMdEncodeNixl(goldenBlob(), &own);
+    const size_t at = combined.find("libnixl|");
+    ASSERT_NE(at, std::string::npos);
+    combined[at] = 'L'; // a section of backend "Libnixl": valid layout, unknown backend
+    nixlMdBlob nixl_part;
+    std::string_view ext;
+    std::string err;
+    ASSERT_EQ(nixlMdDecodeNixl(combined, nixl_part, ext, err), NIXL_SUCCESS) << err;
+    EXPECT_TRUE(ext.empty());
+    nixlMdBlob out;
+    EXPECT_EQ(nixlMdDecode(combined, out, err), NIXL_ERR_MISMATCH);
+    EXPECT_NE(err.find("damaged"), std::string::npos) << err;
+}
+
 TEST(mdBlobNixl, OwnBlobAloneStillReads) {
     const std::string own = nixlMdEncode(ownBlob());
     nixl_md_form_t form = nixl_md_form_t::NIXL;
