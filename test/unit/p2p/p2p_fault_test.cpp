@@ -212,7 +212,8 @@ TEST_F(p2pFaultTest, ConnectionsOverTheLimitAreRefused) {
     // Let the listener close the two (garbage), so that its count is down when we see the
     // close: a good peer connecting next must find a free slot.
     for (int fd : {s1, s2}) {
-        ASSERT_TRUE(sendAll(fd, "x"));
+        // Garbage in both framings: one byte could still start a NIXLCOMM length.
+        ASSERT_TRUE(sendAll(fd, "GET / HTTP/1.1\r\n"));
         ASSERT_TRUE(readToEof(fd));
         ::close(fd);
     }

@@ -35,6 +35,7 @@ constexpr char token_var[] = "NIXL_P2P_TOKEN";
 constexpr char timeout_var[] = "NIXL_P2P_TIMEOUT_MS";
 constexpr char max_frame_var[] = "NIXL_P2P_MAX_FRAME";
 constexpr char max_conns_var[] = "NIXL_P2P_MAX_CONNECTIONS";
+constexpr char protocol_var[] = "NIXL_P2P_PROTOCOL";
 
 } // namespace
 
@@ -72,6 +73,17 @@ nixlP2PConfig::fromOptions(const std::string &agent, bool listen, uint16_t port)
     }
     if (auto v = nixlConfig::getUnsigned(max_conns_var, who, 1, 4096)) {
         c.maxConnections = static_cast<size_t>(*v);
+    }
+    if (auto v = nixlConfig::lookup(protocol_var)) {
+        if (v->text == "auto") {
+            c.protocol = nixl_p2p_protocol_t::AUTO;
+        } else if (v->text == "libnixl") {
+            c.protocol = nixl_p2p_protocol_t::LIBNIXL;
+        } else if (v->text == "nixl") {
+            c.protocol = nixl_p2p_protocol_t::NIXLCOMM;
+        } else {
+            nixlConfig::reject(who, protocol_var, *v, "auto, libnixl or nixl");
+        }
     }
     return c;
 }
@@ -259,9 +271,7 @@ nixlP2PExchange::sendLocal(const std::string &blob, bool partial, const nixl_opt
                    << blob.size() << " bytes, over NIXL_P2P_MAX_FRAME (" << cfg_.maxFrame << ")";
         return NIXL_ERR_INVALID_PARAM;
     }
-    op->out = nixlP2P::encodeFrame(nixl_p2p_type_t::HELLO,
-                                   nixlP2P::encodeHello(sink_.agentName(), cfg_.token));
-    op->out += nixlP2P::encodeFrame(nixl_p2p_type_t::LOAD, blob);
+    op->arg = blob;
     return enqueue(std::move(op));
 }
 
@@ -279,9 +289,7 @@ nixlP2PExchange::fetchRemote(const std::string &agent, const nixl_opt_args_t *ex
         return NIXL_ERR_INVALID_PARAM;
     }
     op->expected = agent;
-    op->out = nixlP2P::encodeFrame(nixl_p2p_type_t::HELLO,
-                                   nixlP2P::encodeHello(sink_.agentName(), cfg_.token));
-    op->out += nixlP2P::encodeFrame(nixl_p2p_type_t::FETCH, agent);
+    op->arg = agent;
     return enqueue(std::move(op));
 }
 
@@ -293,9 +301,7 @@ nixlP2PExchange::invalidateLocal(const nixl_opt_args_t *extra) {
     if (!peerAddress(sink_.agentName(), op->what.c_str(), extra, op->addr, op->peer)) {
         return NIXL_ERR_INVALID_PARAM;
     }
-    op->out = nixlP2P::encodeFrame(nixl_p2p_type_t::HELLO,
-                                   nixlP2P::encodeHello(sink_.agentName(), cfg_.token));
-    op->out += nixlP2P::encodeFrame(nixl_p2p_type_t::INVALIDATE, sink_.agentName());
+    op->arg = sink_.agentName();
     return enqueue(std::move(op));
 }
 

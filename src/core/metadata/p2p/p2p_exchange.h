@@ -27,6 +27,13 @@
 #include "metadata/md_exchange.h"
 #include "metadata/p2p/p2p_frame.h"
 
+/** What the client speaks to listeners (NIXL_P2P_PROTOCOL). The listener reads both. */
+enum class nixl_p2p_protocol_t {
+    AUTO, ///< libnixl's frames; NIXLCOMM to a peer that does not answer them (remembered)
+    LIBNIXL, ///< libnixl's frames only
+    NIXLCOMM, ///< NIXL 1.4's NIXLCOMM only (what a NIXL 1.4 agent sends)
+};
+
 /** Options of the P2P exchange (NIXL_P2P_* and the agent configuration). */
 struct nixlP2PConfig {
     bool listen = false; ///< nixlAgentConfig::useListenThread
@@ -36,6 +43,7 @@ struct nixlP2PConfig {
     std::chrono::milliseconds timeout{5000}; ///< NIXL_P2P_TIMEOUT_MS: one connection's deadline
     uint32_t maxFrame = nixlP2P::default_load_limit; ///< NIXL_P2P_MAX_FRAME
     size_t maxConnections = 64; ///< NIXL_P2P_MAX_CONNECTIONS, each direction
+    nixl_p2p_protocol_t protocol = nixl_p2p_protocol_t::AUTO; ///< NIXL_P2P_PROTOCOL
 
     /** The agent's listen settings plus NIXL_P2P_*; throws std::invalid_argument (after one
      *  ERROR line) on a bad value. */

@@ -76,6 +76,29 @@ encodeFrame(nixl_p2p_type_t type, std::string_view payload) {
     return out;
 }
 
+std::string_view
+commCommand(nixl_p2p_type_t type) noexcept {
+    switch (type) {
+    case nixl_p2p_type_t::FETCH:
+        return "SEND";
+    case nixl_p2p_type_t::INVALIDATE:
+        return "INVL";
+    default:
+        return "LOAD";
+    }
+}
+
+std::string
+encodeComm(nixl_p2p_type_t type, std::string_view arg) {
+    std::string out;
+    out.reserve(comm_header_size + arg.size());
+    nixlLe::put<uint64_t>(out, sizeof(comm_marker) + 4 + arg.size());
+    out.append(comm_marker, sizeof(comm_marker));
+    out.append(commCommand(type));
+    out.append(arg);
+    return out;
+}
+
 std::string
 encodeHello(std::string_view name, std::string_view token) {
     std::string out;
@@ -207,6 +230,90 @@ nixlP2PParser::checkHeader() {
     return true;
 }
 
+bool
+nixlP2PParser::checkCommHead() {
+    using namespace nixlP2P;
+    const size_t len_end = std::min<size_t>(haveHeader_, 8);
+    // Lengths are bounded far below 2^32: a nonzero high byte is not a NIXLCOMM length.
+    for (size_t i = 4; i < len_end; ++i) {
+        if (header_[i] != 0) {
+            error_ = "NIXLCOMM frame length over 4 GiB";
+            return false;
+        }
+    }
+    if (haveHeader_ < 8) {
+        return true;
+    }
+    const uint64_t body = nixlLe::get<uint64_t>(header_);
+    const uint64_t max_body = 13 + uint64_t{std::max<uint32_t>(loadLimit_, max_name)};
+    if (body < 13 || body > max_body) {
+        error_ = "NIXLCOMM frame of " + std::to_string(body) + " bytes, " +
+            (body < 13 ? std::string("shorter than \"NIXLCOMM:\" and a command (13)") :
+                         "over the limit of " + std::to_string(max_body) + " (NIXL_P2P_MAX_FRAME)");
+        return false;
+    }
+    const size_t marker_end = std::min(haveHeader_, size_t{8} + sizeof(comm_marker));
+    if (std::memcmp(header_ + 8, comm_marker, marker_end - 8) != 0) {
+        error_ = "NIXLCOMM frame body does not start with \"NIXLCOMM:\" (\"" +
+            printable(std::string_view(header_ + 8, marker_end - 8)) + "\")";
+        return false;
+    }
+    if (haveHeader_ < comm_header_size) {
+        return true;
+    }
+    const std::string_view cmd(header_ + 8 + sizeof(comm_marker), 4);
+    if (cmd == "LOAD") {
+        type_ = nixl_p2p_type_t::LOAD;
+    } else if (cmd == "SEND") {
+        type_ = nixl_p2p_type_t::FETCH;
+    } else if (cmd == "INVL") {
+        type_ = nixl_p2p_type_t::INVALIDATE;
+    } else {
+        error_ = "unknown NIXLCOMM command \"" + printable(cmd) + "\"";
+        return false;
+    }
+    length_ = static_cast<uint32_t>(body - 13);
+    const uint32_t limit = payloadLimit(type_, loadLimit_);
+    if (length_ > limit) {
+        error_ = "NIXLCOMM " + std::string(cmd) + " argument of " + std::to_string(length_) +
+            " bytes, over the limit of " + std::to_string(limit) +
+            (type_ == nixl_p2p_type_t::LOAD ? " (NIXL_P2P_MAX_FRAME)" : "");
+        return false;
+    }
+    return true;
+}
+
+bool
+nixlP2PParser::checkHead() {
+    using namespace nixlP2P;
+    if (dialect_ == nixl_p2p_dialect_t::NIXLCOMM) {
+        return checkCommHead();
+    }
+    // A wrong magic is reported as soon as its bytes are in, not after 16 bytes: a line of
+    // text sent to the port is refused without waiting for more.
+    const size_t n_magic = std::min(haveHeader_, sizeof(magic));
+    if (std::memcmp(header_, magic, n_magic) == 0) {
+        if (n_magic == sizeof(magic)) {
+            dialect_ = nixl_p2p_dialect_t::LIBNIXL;
+        }
+        return haveHeader_ < header_size || checkHeader();
+    }
+    const std::string bad = "bad magic: not a libnixl P2P metadata frame (first bytes \"" +
+        printable(std::string_view(header_, haveHeader_ < header_size ? haveHeader_ : n_magic)) +
+        "\")";
+    if (dialect_ == nixl_p2p_dialect_t::LIBNIXL || !allowComm_) {
+        error_ = bad;
+        return false;
+    }
+    // Our magic has nonzero bytes 4..7, a NIXLCOMM length zeros: no stream is both.
+    dialect_ = nixl_p2p_dialect_t::NIXLCOMM;
+    if (!checkCommHead()) {
+        error_ = bad + " nor a NIXL 1.4 NIXLCOMM frame (" + error_ + ")";
+        return false;
+    }
+    return true;
+}
+
 nixlP2PParser::result_t
 nixlP2PParser::feed(const char *data, size_t len, size_t &used) {
     used = 0;
@@ -219,24 +326,15 @@ nixlP2PParser::feed(const char *data, size_t len, size_t &used) {
         length_ = 0;
         payload_.clear();
     }
-    if (haveHeader_ < nixlP2P::header_size) {
-        const size_t n = std::min(len, nixlP2P::header_size - haveHeader_);
-        std::memcpy(header_ + haveHeader_, data, n);
-        haveHeader_ += n;
-        used += n;
-        if (haveHeader_ < nixlP2P::header_size) {
-            // A wrong magic is reported as soon as its bytes are in, not after 16 bytes: a
-            // line of text sent to the port is refused without waiting for more.
-            const size_t n_magic = std::min(haveHeader_, sizeof(nixlP2P::magic));
-            if (std::memcmp(header_, nixlP2P::magic, n_magic) != 0) {
-                error_ = "bad magic: not a libnixl P2P metadata frame (first bytes \"" +
-                    nixlP2P::printable(std::string_view(header_, haveHeader_)) + "\")";
-                failed_ = true;
-                return result_t::ERROR;
-            }
+    while (haveHeader_ < headNeed()) {
+        if (used == len) {
             return result_t::NEED_MORE;
         }
-        if (!checkHeader()) {
+        const size_t n = std::min(len - used, headNeed() - haveHeader_);
+        std::memcpy(header_ + haveHeader_, data + used, n);
+        haveHeader_ += n;
+        used += n;
+        if (!checkHead()) {
             failed_ = true;
             return result_t::ERROR;
         }

@@ -5,9 +5,10 @@
 /**
  * @file p2p_frame.h
  * @brief The framing of libnixl's peer-to-peer metadata protocol: frame header, payload codecs
- *        and an incremental parser. Pure functions and a parser object; no sockets, no logging,
- *        so the fuzzer drives exactly what the listener runs. The layout is specified in
- *        docs/metadata.md ("P2P framing").
+ *        and an incremental parser, which also reads NIXL 1.4's "NIXLCOMM:" frames (told apart
+ *        by their first bytes). Pure functions and a parser object; no sockets, no logging,
+ *        so the fuzzer drives exactly what the listener runs. The layouts are specified in
+ *        docs/metadata.md ("P2P framing", "NIXLCOMM: NIXL 1.4 peers").
  *
  * Thread safety: the functions are reentrant; a nixlP2PParser belongs to one thread.
  */
@@ -30,6 +31,13 @@ enum class nixl_p2p_type_t : uint8_t {
     STATUS = 5, ///< answer: a nixl_status_t and a short message
 };
 
+/** Which protocol a byte stream speaks; known once its first frame's first 8 bytes are in. */
+enum class nixl_p2p_dialect_t : uint8_t {
+    UNKNOWN,
+    LIBNIXL, ///< libnixl's frames (magic, version, type, length)
+    NIXLCOMM, ///< NIXL 1.4's: LE64 length, "NIXLCOMM:", a 4-byte command, its argument
+};
+
 namespace nixlP2P {
 
 /** "NXLP2P" CR LF: the CR LF catches channels that rewrite line endings. */
@@ -44,6 +52,20 @@ inline constexpr size_t max_message = 1024; ///< STATUS message text
 /** NIXL_P2P_MAX_FRAME bounds: LOAD payloads; the default equals the blob's own limit. */
 inline constexpr uint32_t min_load_limit = 4096;
 inline constexpr uint32_t default_load_limit = 1u << 30;
+
+/** NIXL 1.4's marker at the start of every NIXLCOMM frame body (nixl-wire.md section 4.2). */
+inline constexpr char comm_marker[9] = {'N', 'I', 'X', 'L', 'C', 'O', 'M', 'M', ':'};
+/** NIXLCOMM: LE64 body length, the marker, the command. */
+inline constexpr size_t comm_header_size = 8 + sizeof(comm_marker) + 4;
+
+/** NIXLCOMM command of a frame type: "LOAD", "SEND" (FETCH), "INVL" (INVALIDATE); the caller
+ *  passes one of those three. */
+std::string_view
+commCommand(nixl_p2p_type_t type) noexcept;
+
+/** One NIXLCOMM frame: LE64 length of what follows, "NIXLCOMM:", the command of type, arg. */
+std::string
+encodeComm(nixl_p2p_type_t type, std::string_view arg);
 
 /** Name of a frame type for messages ("LOAD"), "type N" for unknown values. */
 std::string
@@ -95,12 +117,20 @@ printable(std::string_view text);
  * its 16 bytes are in (magic, version, type, flags, length against the type's limit), before
  * any payload byte is stored; the payload buffer grows with the bytes received, never by what a
  * header claims.
+ *
+ * With allow_comm, a stream whose first bytes are not libnixl's magic is read as NIXL 1.4's
+ * NIXLCOMM frames: the 8-byte length must be 13..13 + the command's limit (its high bytes are
+ * checked as they arrive, so text is refused within 5 bytes), the body must start with
+ * "NIXLCOMM:" and a known command (LOAD, SEND = FETCH, INVL = INVALIDATE); type() and payload()
+ * then hold the command and its argument. Every frame of a stream has the first one's dialect.
  */
 class nixlP2PParser {
 public:
     enum class result_t { NEED_MORE, FRAME, ERROR };
 
-    explicit nixlP2PParser(uint32_t load_limit) noexcept : loadLimit_(load_limit) {}
+    explicit nixlP2PParser(uint32_t load_limit, bool allow_comm = false) noexcept
+        : loadLimit_(load_limit),
+          allowComm_(allow_comm) {}
 
     /**
      * Consumes bytes of data (used tells how many) up to the end of one frame. FRAME: type()
@@ -139,15 +169,40 @@ public:
     /** Size the current frame will have, or 0 while its header is incomplete. */
     size_t
     expected() const noexcept {
-        return haveHeader_ == nixlP2P::header_size ? nixlP2P::header_size + length_ : 0;
+        return haveHeader_ == headerSize() ? headerSize() + length_ : 0;
+    }
+
+    /** The stream's protocol: UNKNOWN until the first 8 bytes of its first frame are in. */
+    nixl_p2p_dialect_t
+    dialect() const noexcept {
+        return dialect_;
+    }
+
+    /** Bytes of a header in this stream's dialect (16 until it is known to be NIXLCOMM). */
+    size_t
+    headerSize() const noexcept {
+        return dialect_ == nixl_p2p_dialect_t::NIXLCOMM ? nixlP2P::comm_header_size :
+                                                          nixlP2P::header_size;
     }
 
 private:
     bool
     checkHeader();
+    /** Checks the header bytes in so far; sets the dialect when the first 8 are in. */
+    bool
+    checkHead();
+    bool
+    checkCommHead();
+    /** Header bytes to gather before the next check. */
+    size_t
+    headNeed() const noexcept {
+        return dialect_ == nixl_p2p_dialect_t::UNKNOWN ? sizeof(nixlP2P::magic) : headerSize();
+    }
 
     uint32_t loadLimit_;
-    char header_[nixlP2P::header_size]{};
+    bool allowComm_;
+    nixl_p2p_dialect_t dialect_ = nixl_p2p_dialect_t::UNKNOWN;
+    char header_[nixlP2P::comm_header_size]{};
     size_t haveHeader_ = 0;
     uint32_t length_ = 0;
     nixl_p2p_type_t type_ = nixl_p2p_type_t::HELLO;

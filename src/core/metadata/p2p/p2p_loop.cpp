@@ -3,9 +3,11 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 // The P2P exchange's thread (p2p_loop.h): one poll loop over the listener and every
-// connection. A connection carries exactly one request and its answer: client -> HELLO +
-// request, server -> answer, close. Every connection has one deadline (NIXL_P2P_TIMEOUT_MS from
-// connect or accept) covering all its reads and writes.
+// connection. A connection in libnixl's framing carries exactly one request and its answer:
+// client -> HELLO + request, server -> answer, close; it has one deadline (NIXL_P2P_TIMEOUT_MS
+// from connect or accept) covering all its reads and writes. An incoming connection in NIXL
+// 1.4's NIXLCOMM stays open for more frames, as NIXL caches it: each frame and each answer has
+// that deadline, an idle one none (the oldest idle one makes room at NIXL_P2P_MAX_CONNECTIONS).
 
 #include "metadata/p2p/p2p_loop.h"
 
@@ -73,6 +75,11 @@ nixlP2PExchange::loop_t::run() {
             ++outgoing_;
             startOp(std::move(op), now);
         }
+        auto retries = std::move(retry_);
+        retry_.clear();
+        for (auto &op : retries) {
+            startOp(std::move(op), now); // counted in outgoing_ when handed over
+        }
         if (stopping) {
             // Queued pushes still go out (an invalidateLocalMD right before the agent is
             // destroyed is the usual case); peers are no longer served.
@@ -104,7 +111,10 @@ nixlP2PExchange::loop_t::run() {
             next = acceptPausedUntil_;
         }
         for (const auto &c : conns_) {
-            const short ev = c->phase == phase_t::RECEIVING ? POLLIN : POLLOUT;
+            short ev = c->phase == phase_t::RECEIVING ? POLLIN : POLLOUT;
+            if (c->incoming && c->outOff < c->out.size()) {
+                ev |= POLLOUT; // NIXLCOMM: an answer goes out while more frames may come in
+            }
             fds.push_back(pollfd{c->fd, ev, 0});
             next = std::min(next, c->deadline);
         }
@@ -195,7 +205,7 @@ nixlP2PExchange::loop_t::acceptAll(steady_clock::time_point now) {
             return;
         }
         acceptBackoff_ = milliseconds(0);
-        if (incoming_ >= x_.cfg_.maxConnections) {
+        if (incoming_ >= x_.cfg_.maxConnections && !evictIdleComm()) {
             uint64_t suppressed = 0;
             if (limiter_.allow(now, suppressed)) {
                 NIXL_ERROR << "agent " << x_.sink_.agentName() << ": P2P listener: refused peer "
@@ -210,7 +220,7 @@ nixlP2PExchange::loop_t::acceptAll(steady_clock::time_point now) {
             ++x_.stats_.badPeers;
             continue;
         }
-        auto c = std::make_unique<conn_t>(x_.cfg_.maxFrame);
+        auto c = std::make_unique<conn_t>(x_.cfg_.maxFrame, true);
         c->fd = fd;
         c->incoming = true;
         c->phase = phase_t::RECEIVING;
@@ -223,14 +233,34 @@ nixlP2PExchange::loop_t::acceptAll(steady_clock::time_point now) {
 
 void
 nixlP2PExchange::loop_t::startOp(std::unique_ptr<op_t> op, steady_clock::time_point now) {
-    auto c = std::make_unique<conn_t>(x_.cfg_.maxFrame);
+    auto c = std::make_unique<conn_t>(x_.cfg_.maxFrame, true);
     c->incoming = false;
     c->peer = op->peer;
     c->deadline = now + x_.cfg_.timeout;
     if (shutdownBy_ != steady_clock::time_point{}) {
         c->deadline = std::min(c->deadline, shutdownBy_);
     }
-    c->out = std::move(op->out);
+    const auto known = known_.find(op->peer);
+    const auto protocol = x_.cfg_.protocol;
+    if (protocol == nixl_p2p_protocol_t::NIXLCOMM ||
+        (protocol == nixl_p2p_protocol_t::AUTO && known != known_.end() &&
+         known->second == nixl_p2p_dialect_t::NIXLCOMM)) {
+        op->comm = true;
+    }
+    if (op->comm) {
+        // NIXL's SEND carries nothing: the name asked for is checked when the answer loads.
+        c->out = nixlP2P::encodeComm(
+            op->kind, op->kind == nixl_p2p_type_t::FETCH ? std::string_view() : op->arg);
+    } else {
+        c->out = nixlP2P::encodeFrame(
+            nixl_p2p_type_t::HELLO, nixlP2P::encodeHello(x_.sink_.agentName(), x_.cfg_.token));
+        c->out += nixlP2P::encodeFrame(op->kind, op->arg);
+    }
+    const bool may_retry = protocol == nixl_p2p_protocol_t::AUTO && !op->comm &&
+        (known == known_.end() || known->second != nixl_p2p_dialect_t::LIBNIXL);
+    if (!may_retry) {
+        std::string().swap(op->arg); // a pushed blob is not kept twice
+    }
     c->op = std::move(op);
     c->fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     conns_.push_back(std::move(c));
@@ -243,6 +273,7 @@ nixlP2PExchange::loop_t::startOp(std::unique_ptr<op_t> op, steady_clock::time_po
     (void)::setsockopt(r.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (::connect(r.fd, reinterpret_cast<const sockaddr *>(&r.op->addr), sizeof(r.op->addr)) ==
         0) {
+        r.connected = true;
         r.phase = phase_t::SENDING;
         sendSome(r);
     } else if (errno == EINPROGRESS) {
@@ -267,13 +298,20 @@ nixlP2PExchange::loop_t::progress(conn_t &c, short revents) {
         if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) {
             return;
         }
+        c.connected = true;
         c.phase = phase_t::SENDING;
     }
     if (c.phase == phase_t::SENDING) {
         sendSome(c);
         return;
     }
-    receiveSome(c);
+    if (c.incoming && c.parser.dialect() == nixl_p2p_dialect_t::NIXLCOMM &&
+        (revents & POLLOUT) != 0) {
+        commProgress(c, steady_clock::now());
+    }
+    if (!c.closed && (revents & ~POLLOUT) != 0) {
+        receiveSome(c);
+    }
 }
 
 void
@@ -307,6 +345,11 @@ nixlP2PExchange::loop_t::sendSome(conn_t &c) {
         close(c);
         return;
     }
+    if (!c.incoming && c.op->comm && c.op->kind != nixl_p2p_type_t::FETCH) {
+        // NIXLCOMM has no answers: a push or an invalidation is done once it is sent.
+        finish(c, true);
+        return;
+    }
     c.phase = phase_t::RECEIVING;
 }
 
@@ -330,11 +373,20 @@ nixlP2PExchange::loop_t::receiveSome(conn_t &c) {
             onEof(c, std::string("connection error (") + std::strerror(errno) + ")");
             return;
         }
+        c.answered = true;
         size_t off = 0;
         while (off < static_cast<size_t>(n) && !c.closed && c.phase == phase_t::RECEIVING) {
             size_t used = 0;
             const auto r = c.parser.feed(buf + off, static_cast<size_t>(n) - off, used);
             off += used;
+            if (c.incoming && c.parser.dialect() == nixl_p2p_dialect_t::NIXLCOMM &&
+                !x_.cfg_.token.empty()) {
+                badPeer(c,
+                        "refused NIXL 1.4 NIXLCOMM frames: they carry no token and "
+                        "NIXL_P2P_TOKEN is set",
+                        false);
+                return;
+            }
             if (r == nixlP2PParser::result_t::ERROR) {
                 if (c.incoming) {
                     badPeer(c, c.parser.error());
@@ -354,6 +406,12 @@ nixlP2PExchange::loop_t::receiveSome(conn_t &c) {
         if (c.closed || c.phase != phase_t::RECEIVING) {
             return; // bytes after the one request are ignored
         }
+        if (c.incoming && c.parser.dialect() == nixl_p2p_dialect_t::NIXLCOMM) {
+            commProgress(c, steady_clock::now());
+            if (c.closed) {
+                return;
+            }
+        }
     }
 }
 
@@ -370,7 +428,8 @@ nixlP2PExchange::loop_t::onEof(conn_t &c, const std::string &why) {
         const size_t expected = c.parser.expected();
         badPeer(c,
                 why + " in the middle of a frame: " + std::to_string(partial) + " of " +
-                    (expected ? std::to_string(expected) : std::string("16 (header)")) +
+                    (expected ? std::to_string(expected) :
+                                std::to_string(c.parser.headerSize()) + " (header)") +
                     " bytes received (truncated frame)",
                 false);
         return;
@@ -390,14 +449,16 @@ nixlP2PExchange::loop_t::onTimeout(conn_t &c) {
                                                  "no answer within " + limit);
         return;
     }
-    if (c.phase == phase_t::SENDING) {
+    if (c.phase == phase_t::SENDING || c.outOff < c.out.size()) {
         badPeer(c, "did not take its answer within " + limit, false);
         return;
     }
     const size_t expected = c.parser.expected();
     badPeer(c,
             "no complete request within " + limit + ": " + std::to_string(c.parser.partial()) +
-                " of " + (expected ? std::to_string(expected) : std::string("16 (header)")) +
+                " of " +
+                (expected ? std::to_string(expected) :
+                            std::to_string(c.parser.headerSize()) + " (header)") +
                 " bytes of a frame received (slow or stalled peer)",
             false);
 }
@@ -445,6 +506,10 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
     const nixl_p2p_type_t type = c.parser.type();
     const std::string &payload = c.parser.payload();
     using nixlP2P::encodeFrame;
+    if (c.parser.dialect() == nixl_p2p_dialect_t::NIXLCOMM) {
+        serverComm(c);
+        return;
+    }
     if (!c.helloSeen) {
         if (type != nixl_p2p_type_t::HELLO) {
             badPeer(c, "the first frame is " + nixlP2P::typeName(static_cast<uint8_t>(type)) +
@@ -541,9 +606,160 @@ nixlP2PExchange::loop_t::serverFrame(conn_t &c) {
 }
 
 void
+nixlP2PExchange::loop_t::serverComm(conn_t &c) {
+    const std::string &me = x_.sink_.agentName();
+    const nixl_p2p_type_t type = c.parser.type();
+    const std::string &payload = c.parser.payload();
+    c.lastFrame = steady_clock::now();
+    c.deadline = steady_clock::time_point::max(); // commProgress re-arms it while busy
+    {
+        std::lock_guard<std::mutex> lock(x_.mutex_);
+        ++x_.stats_.requestsServed;
+    }
+    switch (type) {
+    case nixl_p2p_type_t::LOAD: {
+        // No answer: NIXL's LOAD has none. loadRemote logged why it failed.
+        std::string name;
+        const nixl_status_t st = x_.sink_.loadRemote(payload, std::string(), name);
+        NIXL_DEBUG << "agent " << me << ": P2P listener: NIXLCOMM LOAD from " << who(c) << ": "
+                   << nixl_plugin_status_name(st);
+        return;
+    }
+    case nixl_p2p_type_t::FETCH: {
+        if (c.out.size() - c.outOff > x_.cfg_.maxFrame) {
+            badPeer(c, "sent NIXLCOMM SEND while earlier answers are still unread", false);
+            return;
+        }
+        std::string blob;
+        const nixl_status_t st = x_.sink_.localMD(blob);
+        if (st != NIXL_SUCCESS || blob.size() > x_.cfg_.maxFrame) {
+            // NIXL 1.4 would send an empty blob, which its peer cannot load either.
+            NIXL_ERROR << "agent " << me << ": P2P listener: NIXLCOMM SEND from " << who(c)
+                       << ": not answered: "
+                       << (st != NIXL_SUCCESS ?
+                               std::string("getLocalMD failed: ") + nixl_plugin_status_name(st) :
+                               "the metadata is " + std::to_string(blob.size()) +
+                                   " bytes, over NIXL_P2P_MAX_FRAME (" +
+                                   std::to_string(x_.cfg_.maxFrame) + ")");
+            return;
+        }
+        NIXL_DEBUG << "agent " << me << ": P2P listener: sending metadata to " << who(c)
+                   << " (NIXLCOMM)";
+        c.out.erase(0, c.outOff);
+        c.outOff = 0;
+        c.out += nixlP2P::encodeComm(nixl_p2p_type_t::LOAD, blob);
+        return;
+    }
+    case nixl_p2p_type_t::INVALIDATE: {
+        // NIXLCOMM names no sender: as without a token in our framing, anyone reaching the
+        // port may name any agent (docs/metadata.md, threat model).
+        if (payload.empty()) {
+            badPeer(c, "NIXLCOMM INVL without an agent name", false);
+            return;
+        }
+        c.peerName = payload;
+        const nixl_status_t st = x_.sink_.invalidateRemote(payload);
+        NIXL_DEBUG << "agent " << me << ": P2P listener: NIXLCOMM INVL from " << who(c) << ": "
+                   << nixl_plugin_status_name(st);
+        return;
+    }
+    default:
+        badPeer(c, "unexpected NIXLCOMM frame", false); // the parser yields only the three
+        return;
+    }
+}
+
+void
+nixlP2PExchange::loop_t::commProgress(conn_t &c, steady_clock::time_point now) {
+    while (c.outOff < c.out.size()) {
+        const ssize_t n =
+            ::send(c.fd, c.out.data() + c.outOff, c.out.size() - c.outOff, MSG_NOSIGNAL);
+        if (n > 0) {
+            c.outOff += static_cast<size_t>(n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            break;
+        }
+        NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": P2P listener: " << who(c)
+                   << " went away before its NIXLCOMM answer was sent: "
+                   << std::strerror(n < 0 ? errno : EPIPE);
+        close(c);
+        return;
+    }
+    if (c.outOff == c.out.size()) {
+        c.out.clear();
+        c.outOff = 0;
+    }
+    if (c.out.empty() && c.parser.partial() == 0) {
+        c.deadline = steady_clock::time_point::max();
+    } else if (c.deadline == steady_clock::time_point::max()) {
+        c.deadline = now + x_.cfg_.timeout;
+    }
+}
+
+bool
+nixlP2PExchange::loop_t::evictIdleComm() {
+    conn_t *oldest = nullptr;
+    for (auto &c : conns_) {
+        if (c->incoming && !c->closed && c->deadline == steady_clock::time_point::max() &&
+            (oldest == nullptr || c->lastFrame < oldest->lastFrame)) {
+            oldest = c.get();
+        }
+    }
+    if (oldest == nullptr) {
+        return false;
+    }
+    NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": P2P listener: closing the idle NIXLCOMM "
+               << "connection of " << who(*oldest) << " to make room (NIXL_P2P_MAX_CONNECTIONS)";
+    close(*oldest);
+    return true;
+}
+
+bool
+nixlP2PExchange::loop_t::retryInComm(conn_t &c, const std::string &error) {
+    op_t &op = *c.op;
+    if (x_.cfg_.protocol != nixl_p2p_protocol_t::AUTO || op.comm || !c.connected ||
+        shutdownBy_ != steady_clock::time_point{} ||
+        c.parser.dialect() == nixl_p2p_dialect_t::LIBNIXL) {
+        return false;
+    }
+    const auto known = known_.find(op.peer);
+    if (known != known_.end() && known->second == nixl_p2p_dialect_t::LIBNIXL) {
+        known_.erase(known); // it spoke ours before: this failure is not a dialect question
+        return false;
+    }
+    // Retried: a peer that said nothing (a NIXL 1.4 listener never answers our HELLO), or
+    // answered with well-formed NIXLCOMM bytes. Garbage is reported as it is.
+    if (c.answered &&
+        (c.parser.dialect() != nixl_p2p_dialect_t::NIXLCOMM || !c.parser.error().empty())) {
+        return false;
+    }
+    NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": " << op.what << " via " << op.peer
+               << ": " << error << "; retrying in NIXL 1.4's NIXLCOMM";
+    if (known_.size() >= max_known_peers) {
+        known_.clear();
+    }
+    known_[op.peer] = nixl_p2p_dialect_t::NIXLCOMM;
+    close(c);
+    ++outgoing_;
+    retry_.push_back(std::move(c.op));
+    retry_.back()->comm = true;
+    kick_ = true;
+    return true;
+}
+
+void
 nixlP2PExchange::loop_t::clientFrame(conn_t &c) {
     const op_t &op = *c.op;
     const nixl_p2p_type_t type = c.parser.type();
+    const bool comm_answer = c.parser.dialect() == nixl_p2p_dialect_t::NIXLCOMM;
+    if (comm_answer != op.comm) {
+        finish(c, false,
+               comm_answer ? "the peer answered in NIXL 1.4's NIXLCOMM framing" :
+                             "the peer answered a NIXLCOMM request in libnixl's framing");
+        return;
+    }
     if (type == nixl_p2p_type_t::STATUS) {
         nixl_status_t st = NIXL_SUCCESS;
         std::string msg;
@@ -583,11 +799,23 @@ nixlP2PExchange::loop_t::clientFrame(conn_t &c) {
     }
     finish(c, false,
            "the peer answered with an unexpected " +
-               nixlP2P::typeName(static_cast<uint8_t>(type)) + " frame");
+               (comm_answer ? "NIXLCOMM " + std::string(nixlP2P::commCommand(type)) :
+                              nixlP2P::typeName(static_cast<uint8_t>(type))) +
+               " frame");
 }
 
 void
 nixlP2PExchange::loop_t::finish(conn_t &c, bool ok, const std::string &error) {
+    if (!ok && retryInComm(c, error)) {
+        return;
+    }
+    if (x_.cfg_.protocol == nixl_p2p_protocol_t::AUTO &&
+        (c.parser.dialect() == nixl_p2p_dialect_t::LIBNIXL || (ok && c.op->comm))) {
+        if (known_.size() >= max_known_peers) {
+            known_.clear();
+        }
+        known_[c.op->peer] = c.op->comm ? nixl_p2p_dialect_t::NIXLCOMM : nixl_p2p_dialect_t::LIBNIXL;
+    }
     if (!ok && !c.op->what.empty()) {
         NIXL_ERROR << "agent " << x_.sink_.agentName() << ": " << c.op->what << " via "
                    << c.op->peer << ": " << error << "; nothing was "

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -39,15 +40,16 @@ struct nixlP2PExchange::op_t {
     std::string what; ///< the API call, for messages
     sockaddr_in addr{};
     std::string peer; ///< "ip:port"
-    std::string out; ///< HELLO + request, ready to send
+    std::string arg; ///< the request's argument: blob (push), name asked for, our name
     std::string expected; ///< fetch: the agent asked for
+    bool comm = false; ///< sent as NIXL 1.4's NIXLCOMM (else HELLO + our frame)
 };
 
 enum class nixl_p2p_phase_t { CONNECTING, SENDING, RECEIVING };
 
 /** One connection, incoming (a peer's request) or outgoing (one of our operations). */
 struct nixlP2PConn {
-    explicit nixlP2PConn(uint32_t load_limit) : parser(load_limit) {}
+    nixlP2PConn(uint32_t load_limit, bool allow_comm) : parser(load_limit, allow_comm) {}
 
     int fd = -1;
     bool incoming = false;
@@ -61,6 +63,10 @@ struct nixlP2PConn {
     bool helloSeen = false;
     bool closeAfterSend = false;
     bool closed = false;
+    bool connected = false; ///< outgoing: connect() succeeded
+    bool answered = false; ///< outgoing: the peer sent at least one byte
+    /** incoming NIXLCOMM: when its last frame completed (the oldest idle one is evicted). */
+    std::chrono::steady_clock::time_point lastFrame;
     std::string sendError; ///< outgoing: why sending stopped early
     std::unique_ptr<nixlP2PExchange::op_t> op; ///< outgoing only
 };
@@ -80,6 +86,16 @@ private:
     serverFrame(nixlP2PConn &c);
     void
     badPeer(nixlP2PConn &c, const std::string &why, bool answer = true);
+    /** A NIXLCOMM frame: LOAD, SEND or INVL; the connection stays open for the next. */
+    void
+    serverComm(nixlP2PConn &c);
+    /** incoming NIXLCOMM: sends queued answers without leaving RECEIVING; re-arms the
+     *  deadline (a frame or an answer in progress) or clears it (idle). */
+    void
+    commProgress(nixlP2PConn &c, std::chrono::steady_clock::time_point now);
+    /** Closes the incoming NIXLCOMM connection idle the longest; false if none is idle. */
+    bool
+    evictIdleComm();
 
     // Client side
     void
@@ -88,6 +104,10 @@ private:
     clientFrame(nixlP2PConn &c);
     void
     finish(nixlP2PConn &c, bool ok, const std::string &error = {});
+    /** auto mode: a peer that took our HELLO and said nothing in our framing is retried in
+     *  NIXLCOMM (at the next loop turn); true when the operation was handed to retry_. */
+    bool
+    retryInComm(nixlP2PConn &c, const std::string &error);
 
     // Both
     void
@@ -129,6 +149,11 @@ private:
     std::chrono::steady_clock::time_point shutdownBy_{};
     std::chrono::milliseconds acceptBackoff_{0}; ///< 0 after a success; then 10 ms doubling to 1 s
     size_t outgoing_ = 0;
+    /** auto mode: what each peer ("ip:port") spoke last time; capped at max_known_peers. */
+    std::map<std::string, nixl_p2p_dialect_t> known_;
+    static constexpr size_t max_known_peers = 4096;
+    /** Operations to send again in NIXLCOMM; counted in outgoing_ and busy_ already. */
+    std::vector<std::unique_ptr<op_t>> retry_;
 };
 
 
