@@ -244,12 +244,14 @@ nixlP2PParser::checkCommHead() {
     if (haveHeader_ < 8) {
         return true;
     }
+    commLength_ = true; // 8 bytes with zero high bytes: a NIXLCOMM length, maybe out of range
     const uint64_t body = nixlLe::get<uint64_t>(header_);
     const uint64_t max_body = 13 + uint64_t{std::max<uint32_t>(loadLimit_, max_name)};
     if (body < 13 || body > max_body) {
         error_ = "NIXLCOMM frame of " + std::to_string(body) + " bytes, " +
             (body < 13 ? std::string("shorter than \"NIXLCOMM:\" and a command (13)") :
-                         "over the limit of " + std::to_string(max_body) + " (NIXL_P2P_MAX_FRAME)");
+                         "over the limit of 13 + " + std::to_string(max_body - 13) +
+                             " (NIXL_P2P_MAX_FRAME)");
         return false;
     }
     const size_t marker_end = std::min(haveHeader_, size_t{8} + sizeof(comm_marker));
@@ -308,7 +310,9 @@ nixlP2PParser::checkHead() {
     // Our magic has nonzero bytes 4..7, a NIXLCOMM length zeros: no stream is both.
     dialect_ = nixl_p2p_dialect_t::NIXLCOMM;
     if (!checkCommHead()) {
-        error_ = bad + " nor a NIXL 1.4 NIXLCOMM frame (" + error_ + ")";
+        if (!commLength_) {
+            error_ = bad + " nor a NIXL 1.4 NIXLCOMM frame (" + error_ + ")";
+        }
         return false;
     }
     return true;

@@ -172,10 +172,12 @@ public:
         return haveHeader_ == headerSize() ? headerSize() + length_ : 0;
     }
 
-    /** The stream's protocol: UNKNOWN until the first 8 bytes of its first frame are in. */
+    /** The stream's protocol: UNKNOWN until the first 8 bytes of its first frame are in and
+     *  valid (a stream that is neither stays UNKNOWN). */
     nixl_p2p_dialect_t
     dialect() const noexcept {
-        return dialect_;
+        return dialect_ == nixl_p2p_dialect_t::NIXLCOMM && !commLength_ ? nixl_p2p_dialect_t::UNKNOWN :
+                                                                          dialect_;
     }
 
     /** Bytes of a header in this stream's dialect (16 until it is known to be NIXLCOMM). */
@@ -201,7 +203,8 @@ private:
 
     uint32_t loadLimit_;
     bool allowComm_;
-    nixl_p2p_dialect_t dialect_ = nixl_p2p_dialect_t::UNKNOWN;
+    nixl_p2p_dialect_t dialect_ = nixl_p2p_dialect_t::UNKNOWN; ///< NIXLCOMM: maybe, until commLength_
+    bool commLength_ = false; ///< a NIXLCOMM length was accepted: the stream is NIXLCOMM
     char header_[nixlP2P::comm_header_size]{};
     size_t haveHeader_ = 0;
     uint32_t length_ = 0;

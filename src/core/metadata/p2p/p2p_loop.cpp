@@ -389,7 +389,9 @@ nixlP2PExchange::loop_t::receiveSome(conn_t &c) {
             }
             if (r == nixlP2PParser::result_t::ERROR) {
                 if (c.incoming) {
-                    badPeer(c, c.parser.error());
+                    // No STATUS to a NIXL peer: it could not read one.
+                    badPeer(c, c.parser.error(),
+                            c.parser.dialect() != nixl_p2p_dialect_t::NIXLCOMM);
                 } else {
                     finish(c, false, "the answer is not valid: " + c.parser.error());
                 }
