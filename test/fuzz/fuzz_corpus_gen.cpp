@@ -6,7 +6,7 @@
  * @file fuzz_corpus_gen.cpp
  * @brief Writes the seed corpus of one fuzz target at build time.
  *
- * Usage: fuzz_corpus_gen <md_blob|md_blob_nixl|serdes|p2p_frame|load_remote_md> <directory>
+ * Usage: fuzz_corpus_gen <md_blob|md_blob_nixl|serdes|p2p_frame|nixlcomm_frame|load_remote_md> <directory>
  *
  * Seeds come from the library's own writers (nixlMdEncode, nixlSerDes, a real agent's
  * getLocalMD), so they follow the current formats with no checked-in binaries to keep in step.
@@ -203,6 +203,26 @@ p2pSeeds(seed_list_t &seeds) {
     }
 }
 
+// What a listener reads from a NIXL 1.4 peer (nixl-wire.md 4.2: SEND then LOAD on one
+// connection, INVL), plus one conversation in our framing: the listener takes both.
+void
+nixlcommSeeds(seed_list_t &seeds) {
+    using nixlP2P::encodeComm;
+    nixlMdBlob b;
+    b.agentName = "peer";
+    b.conns = {{"TEST", "conn-info"}};
+    const std::string frames[] = {
+        encodeComm(nixl_p2p_type_t::FETCH, "") + encodeComm(nixl_p2p_type_t::LOAD, nixlMdEncode(b)),
+        encodeComm(nixl_p2p_type_t::INVALIDATE, "peer"),
+        nixlP2P::encodeFrame(nixl_p2p_type_t::HELLO, nixlP2P::encodeHello("peer", "")) +
+            nixlP2P::encodeFrame(nixl_p2p_type_t::FETCH, "target"),
+    };
+    for (const auto &f : frames) {
+        seeds.push_back(std::string(1, '\x00') + f); // byte by byte
+        seeds.push_back(std::string(1, '\x7f') + f); // 255-byte pieces
+    }
+}
+
 bool
 writeSeeds(const std::string &dir, const seed_list_t &seeds) {
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -232,7 +252,7 @@ int
 main(int argc, char **argv) {
     if (argc != 3) {
         std::fprintf(stderr,
-                     "usage: %s <md_blob|md_blob_nixl|serdes|p2p_frame|load_remote_md> <directory>\n",
+                     "usage: %s <md_blob|md_blob_nixl|serdes|p2p_frame|nixlcomm_frame|load_remote_md> <directory>\n",
                      argv[0]);
         return 2;
     }
@@ -246,6 +266,8 @@ main(int argc, char **argv) {
         serdesSeeds(seeds);
     } else if (target == "p2p_frame") {
         p2pSeeds(seeds);
+    } else if (target == "nixlcomm_frame") {
+        nixlcommSeeds(seeds);
     } else if (target == "load_remote_md") {
         mdSeeds(seeds);
         mdNixlSeeds(seeds);
