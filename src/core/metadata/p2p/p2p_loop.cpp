@@ -739,16 +739,21 @@ nixlP2PExchange::loop_t::retryInComm(conn_t &c, const std::string &error) {
     }
     NIXL_DEBUG << "agent " << x_.sink_.agentName() << ": " << op.what << " via " << op.peer
                << ": " << error << "; retrying in NIXL 1.4's NIXLCOMM";
-    if (known_.size() >= max_known_peers) {
-        known_.clear();
-    }
-    known_[op.peer] = nixl_p2p_dialect_t::NIXLCOMM;
+    remember(op.peer, nixl_p2p_dialect_t::NIXLCOMM);
     close(c);
     ++outgoing_;
     retry_.push_back(std::move(c.op));
     retry_.back()->comm = true;
     kick_ = true;
     return true;
+}
+
+void
+nixlP2PExchange::loop_t::remember(const std::string &peer, nixl_p2p_dialect_t dialect) {
+    if (known_.size() >= max_known_peers && known_.count(peer) == 0) {
+        known_.clear(); // forgetting costs one more probe per peer, never a wrong answer
+    }
+    known_[peer] = dialect;
 }
 
 void
@@ -813,10 +818,8 @@ nixlP2PExchange::loop_t::finish(conn_t &c, bool ok, const std::string &error) {
     }
     if (x_.cfg_.protocol == nixl_p2p_protocol_t::AUTO &&
         (c.parser.dialect() == nixl_p2p_dialect_t::LIBNIXL || (ok && c.op->comm))) {
-        if (known_.size() >= max_known_peers) {
-            known_.clear();
-        }
-        known_[c.op->peer] = c.op->comm ? nixl_p2p_dialect_t::NIXLCOMM : nixl_p2p_dialect_t::LIBNIXL;
+        remember(c.op->peer,
+                 c.op->comm ? nixl_p2p_dialect_t::NIXLCOMM : nixl_p2p_dialect_t::LIBNIXL);
     }
     if (!ok && !c.op->what.empty()) {
         NIXL_ERROR << "agent " << x_.sink_.agentName() << ": " << c.op->what << " via "

@@ -108,6 +108,8 @@ private:
      *  NIXLCOMM (at the next loop turn); true when the operation was handed to retry_. */
     bool
     retryInComm(nixlP2PConn &c, const std::string &error);
+    void
+    remember(const std::string &peer, nixl_p2p_dialect_t dialect);
 
     // Both
     void
