@@ -149,7 +149,10 @@ readLine(int fd) {
     return line;
 }
 
-TEST_F(p2pUcxTest, TwoProcessesMeetOverP2PThenWrite) {
+/** A meets B (another process) through B's listener, A's client speaking protocol
+ *  (NIXL_P2P_PROTOCOL), then WRITEs with a notification and invalidates. */
+void
+meetInTwoProcessesThenWrite(const char *protocol) {
     int sv[2];
     ASSERT_EQ(0, ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
     const pid_t pid = ::fork();
@@ -179,7 +182,11 @@ TEST_F(p2pUcxTest, TwoProcessesMeetOverP2PThenWrite) {
         FAIL() << "peer did not start: \"" << ready << "\"";
     }
 
-    auto a = ucxAgent("A", true);
+    std::unique_ptr<nixlAgent> a;
+    {
+        scopedEnv proto("NIXL_P2P_PROTOCOL", protocol);
+        a = ucxAgent("A", true);
+    }
     ASSERT_TRUE(a);
     std::vector<uint8_t> src(buf_len);
     for (size_t i = 0; i < src.size(); ++i) {
@@ -192,8 +199,20 @@ TEST_F(p2pUcxTest, TwoProcessesMeetOverP2PThenWrite) {
     ASSERT_TRUE(idle(*a));
     EXPECT_EQ(nixlAgentInternals::p2pStats(*a).opsFailed, 0u);
     ASSERT_EQ(NIXL_SUCCESS, a->checkRemoteMD("B", xferOf(addr, buf_len)));
-    ASSERT_TRUE(writeLine(fd, "has-A"));
-    EXPECT_EQ(readLine(fd), "yes");
+    // NIXLCOMM has no answer to LOAD or INVL: the push is done once sent, and B loads it
+    // when its listener gets to it, so B is asked until it has (libnixl: B answered first).
+    const bool comm = protocol != nullptr;
+    auto peer_says = [&](const std::string &want) {
+        std::string got;
+        waitFor([&] { return writeLine(fd, "has-A") && (got = readLine(fd)) == want; });
+        return got;
+    };
+    if (comm) {
+        EXPECT_EQ(peer_says("yes"), "yes");
+    } else {
+        ASSERT_TRUE(writeLine(fd, "has-A"));
+        EXPECT_EQ(readLine(fd), "yes");
+    }
 
     ASSERT_EQ(NIXL_SUCCESS, writeTo(*a, src, addr, nullptr));
     ASSERT_TRUE(writeLine(fd, "await-notif"));
@@ -202,13 +221,26 @@ TEST_F(p2pUcxTest, TwoProcessesMeetOverP2PThenWrite) {
     // Invalidation reaches the other process: its listener drops A before answering.
     ASSERT_EQ(NIXL_SUCCESS, a->invalidateLocalMD(&to_b));
     ASSERT_TRUE(idle(*a));
-    ASSERT_TRUE(writeLine(fd, "has-A"));
-    EXPECT_EQ(readLine(fd), "no");
+    if (comm) {
+        EXPECT_EQ(peer_says("no"), "no");
+    } else {
+        ASSERT_TRUE(writeLine(fd, "has-A"));
+        EXPECT_EQ(readLine(fd), "no");
+    }
 
     ASSERT_TRUE(writeLine(fd, "exit"));
     const int status = reap();
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
     ::close(fd);
+}
+
+TEST_F(p2pUcxTest, TwoProcessesMeetOverP2PThenWrite) {
+    meetInTwoProcessesThenWrite(nullptr);
+}
+
+// A as a NIXL 1.4 agent would reach B: NIXLCOMM SEND, LOAD and INVL to B's listener.
+TEST_F(p2pUcxTest, TwoProcessesMeetOverNixlcommThenWrite) {
+    meetInTwoProcessesThenWrite("nixl");
 }
 
 } // namespace
