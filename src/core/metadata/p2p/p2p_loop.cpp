@@ -157,7 +157,9 @@ nixlP2PExchange::loop_t::run() {
                 } else if (before == phase_t::SENDING) {
                     sendSome(*c);
                 }
-                if (!c->closed && c->phase == before) {
+                // A NIXLCOMM connection stays RECEIVING after a frame completes; it is idle
+                // then (no deadline), not late.
+                if (!c->closed && c->phase == before && after >= c->deadline) {
                     onTimeout(*c);
                 }
             }
