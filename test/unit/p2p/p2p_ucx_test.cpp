@@ -150,9 +150,10 @@ readLine(int fd) {
 }
 
 /** A meets B (another process) through B's listener, A's client speaking protocol
- *  (NIXL_P2P_PROTOCOL), then WRITEs with a notification and invalidates. */
+ *  (NIXL_P2P_PROTOCOL) and A's metadata in format (NIXL_METADATA_FORMAT; B keeps the default),
+ *  then WRITEs with a notification and invalidates. */
 void
-meetInTwoProcessesThenWrite(const char *protocol) {
+meetInTwoProcessesThenWrite(const char *protocol, const char *format = nullptr) {
     int sv[2];
     ASSERT_EQ(0, ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
     const pid_t pid = ::fork();
@@ -182,6 +183,8 @@ meetInTwoProcessesThenWrite(const char *protocol) {
         FAIL() << "peer did not start: \"" << ready << "\"";
     }
 
+    // Set after the fork: B (the child) keeps its own defaults. getLocalMD reads it per call.
+    scopedEnv md_format("NIXL_METADATA_FORMAT", format);
     std::unique_ptr<nixlAgent> a;
     {
         scopedEnv proto("NIXL_P2P_PROTOCOL", protocol);
@@ -241,6 +244,12 @@ TEST_F(p2pUcxTest, TwoProcessesMeetOverP2PThenWrite) {
 // A as a NIXL 1.4 agent would reach B: NIXLCOMM SEND, LOAD and INVL to B's listener.
 TEST_F(p2pUcxTest, TwoProcessesMeetOverNixlcommThenWrite) {
     meetInTwoProcessesThenWrite("nixl");
+}
+
+// A as a NIXL 1.4 agent altogether: NIXLCOMM and NIXL 1.4's blob alone, so B loads A from
+// NIXL's forms (a NIXL peer to its UCX backend) and still takes A's WRITE and notification.
+TEST_F(p2pUcxTest, TwoProcessesMeetANixlPeerThenWrite) {
+    meetInTwoProcessesThenWrite("nixl", "nixl");
 }
 
 } // namespace
