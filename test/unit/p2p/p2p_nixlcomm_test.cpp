@@ -363,6 +363,37 @@ TEST_F(p2pNixlcommTest, AutoClientRetriesInNixlcommAndRemembersThePeer) {
     EXPECT_EQ(fake.frames[1], std::make_pair(std::string("INVL"), std::string("A")));
 }
 
+TEST_F(p2pNixlcommTest, AutoClientFetchRetriesAfterASilentPeer) {
+    std::unique_ptr<nixlAgent> a;
+    {
+        scopedEnv timeout("NIXL_P2P_TIMEOUT_MS", "300");
+        a = agent("A");
+    }
+    auto b = agent("B", nixlAgentConfig());
+    fakeNixlListener fake;
+    ASSERT_TRUE(fake.port.listen());
+    ASSERT_EQ(NIXL_SUCCESS, b->getLocalMD(fake.answerSend));
+    nixl_opt_args_t there = at(fake.port.port());
+    stderrCapture cap;
+    std::thread t([&] {
+        // As a NIXL 1.4 listener: our header reads as a huge length, so it waits for the rest
+        // and says nothing until the client gives up on the connection.
+        const int fd = fake.port.acceptOne();
+        ASSERT_GE(fd, 0);
+        EXPECT_TRUE(readToEof(fd));
+        ::close(fd);
+        fake.serveOne();
+    });
+    ASSERT_EQ(NIXL_SUCCESS, a->fetchRemoteMD("B", &there));
+    ASSERT_TRUE(idle(*a));
+    t.join();
+    EXPECT_TRUE(errorLines(cap.stop()).empty());
+    EXPECT_TRUE(knows(*a, "B"));
+    EXPECT_EQ(nixlAgentInternals::p2pStats(*a).opsFailed, 0u);
+    ASSERT_EQ(fake.frames.size(), 1u);
+    EXPECT_EQ(fake.frames[0].first, "SEND");
+}
+
 TEST_F(p2pNixlcommTest, NixlModeAgentMeetsALibnixlListener) {
     auto b = agent("B");
     std::unique_ptr<nixlAgent> a;
