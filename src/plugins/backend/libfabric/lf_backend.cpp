@@ -21,6 +21,10 @@ namespace nixlLf {
 
 namespace {
 
+    /** Teardown: how long the engine waits for the next completion of an operation still
+     *  posted on a tcp;ofi_rxm rail before it closes the endpoint anyway (drainBeforeClose). */
+    constexpr int64_t closeDrainQuietMs = 500;
+
     /** Same host and same IPC namespace: what shm needs to reach a peer. */
     std::string
     readHostId() {
@@ -123,6 +127,7 @@ lfEngine::~lfEngine() {
     if (progress_.joinable()) {
         progress_.join();
     }
+    drainBeforeClose(); // no other thread touches the rails now
     // No flush of queued notifications here: progressing shm (libfabric 1.17) after a peer
     // in this process closed its endpoint faults inside fi_cq_read. What is left is counted
     // as lost as each rail closes, and said below.
@@ -141,6 +146,24 @@ lfEngine::~lfEngine() {
         delete req;
     }
     reqs_.clear();
+}
+
+void
+lfEngine::drainBeforeClose() {
+    for (auto &r : rails_) {
+        // shm is left alone: progressing it after a peer endpoint in this process closed
+        // faults (see the destructor), and closing it with operations outstanding does not.
+        if (r->prov == "shm") {
+            continue;
+        }
+        if (const size_t left = r->drainPosted(closeDrainQuietMs); left > 0) {
+            NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC engine closing: " << left
+                                   << " operation(s) on " << r->prov << " did not complete in "
+                                   << closeDrainQuietMs
+                                   << " ms (peer not progressing?); closed with them "
+                                      "outstanding, they are lost");
+        }
+    }
 }
 
 nixl_status_t

@@ -155,6 +155,15 @@ private:
         wake_.wakeIfIdle();
     }
 
+    // lf_backend.cpp
+    /**
+     * Teardown, after the progress thread and the pool stopped: lets each tcp;ofi_rxm rail
+     * finish the operations posted on it (lfRail::drainPosted). libfabric 1.17 faults in
+     * fi_close of an rxm endpoint whose READ is partly received.
+     */
+    void
+    drainBeforeClose();
+
     // lf_pool.cpp: the engine's side of the posting pool (lf_pool.h)
     /** Starts the num_threads posting threads; false (logged) if one cannot start. */
     bool

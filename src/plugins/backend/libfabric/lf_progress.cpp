@@ -8,14 +8,17 @@
 // thread's loop over the rails.
 
 #include "lf_backend.h"
+#include "lf_clock.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <poll.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <thread>
 #include <unistd.h>
 
 #include <rdma/fi_endpoint.h>
@@ -115,6 +118,26 @@ void
 lfRail::progress() {
     std::lock_guard<std::mutex> g(mu_);
     progressLocked();
+}
+
+size_t
+lfRail::drainPosted(int64_t quiet_ms) {
+    std::lock_guard<std::mutex> g(mu_);
+    // Posted operations only: the backlog was never handed to libfabric.
+    auto posted = [this] { return rmaInflight_ + (sends_.size() - sendBacklog_.size()); };
+    size_t left = posted();
+    int64_t quiet_since = nowMs();
+    while (left > 0 && nowMs() - quiet_since < quiet_ms) {
+        readCqLocked();
+        if (const size_t now = posted(); now < left) {
+            left = now;
+            quiet_since = nowMs();
+        } else {
+            // The peer's answer is on its way: leave it the core (this machine may have one).
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
+    }
+    return left;
 }
 
 void

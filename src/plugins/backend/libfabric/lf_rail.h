@@ -136,6 +136,15 @@ public:
     void
     close();
 
+    /**
+     * Teardown, no other thread on the rail: reads the completion queue until the RMA
+     * operations and notification fragments handed to libfabric completed (released requests
+     * are freed by their completions, as at run time), for as long as they keep completing:
+     * quiet_ms without a completion ends it. Returns how many are still outstanding.
+     */
+    size_t
+    drainPosted(int64_t quiet_ms);
+
     // Registration and addresses (under the rail's mutex).
     int
     registerMr(void *addr, size_t len, uint64_t key, fid_mr **mr);
