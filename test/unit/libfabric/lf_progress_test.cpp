@@ -5,7 +5,8 @@
 // The progress thread over tcp;ofi_rxm, whose completion queue has a wait fd: idle, it sleeps
 // in that fd and the engine's eventfd instead of waking every pthrDelay; a post wakes it, and so
 // does traffic from a peer. progress_idle_ms is set to an hour, so a lost wake-up hangs the
-// transfer and the test fails at its deadline instead of being rescued by the timeout.
+// transfer and the test fails at its deadline instead of being rescued by the timeout. Also the
+// teardown of an engine whose READ is still on the wire.
 
 #include <gtest/gtest.h>
 
@@ -136,6 +137,31 @@ TEST_F(lfProgressIdle, IdleThreadDoesNotWakeEveryPthrDelay) {
         EXPECT_LE(after.at(tid) - n, 20u) << "progress thread " << tid << " woke while idle";
     }
     writeAndCheck(2, "after");
+}
+
+// An agent destroyed while a READ it posted runs: its engine reads the completions of the
+// operations still posted before it closes the endpoint (libfabric 1.17 faults closing an rxm
+// endpoint whose READ is partly received), so the data is in place when the agent is gone.
+// B's progress thread answers; A's is stopped, and only the teardown progresses A. The READ is
+// large enough to be still on the wire when A's teardown ends (tens of ms on loopback).
+TEST_F(lfProgressIdle, DestroyedWithReadPostedFinishesIt) {
+    constexpr size_t big = size_t(64) << 20;
+    std::vector<uint8_t> mine(big, 0), theirs(big);
+    fillPattern(theirs.data(), big, 7);
+    ASSERT_EQ(a_->registerDram(reinterpret_cast<uintptr_t>(mine.data()), big), NIXL_SUCCESS);
+    ASSERT_EQ(b_->registerDram(reinterpret_cast<uintptr_t>(theirs.data()), big), NIXL_SUCCESS);
+    std::string name;
+    ASSERT_EQ(a_->agent->loadRemoteMD(b_->md(), name), NIXL_SUCCESS);
+    writeAndCheck(1, "warm"); // connected
+    auto l = xferList({{reinterpret_cast<uintptr_t>(mine.data()), big}});
+    auto r = xferList({{reinterpret_cast<uintptr_t>(theirs.data()), big}});
+    nixlXferReqH *req = nullptr;
+    ASSERT_EQ(a_->agent->createXferReq(NIXL_READ, l, r, "B", req), NIXL_SUCCESS);
+    const nixl_status_t posted = a_->agent->postXferReq(req);
+    ASSERT_TRUE(posted == NIXL_SUCCESS || posted == NIXL_IN_PROG);
+    a_.reset(); // releases req
+    EXPECT_EQ(firstMismatch(mine.data(), big, 7), -1);
+    b_.reset(); // before the buffer it registered goes
 }
 
 } // namespace
