@@ -5,8 +5,9 @@
 /**
  * @file p2p_loop.h
  * @brief Internals of the P2P exchange shared by p2p_exchange.cpp (configuration, the public
- *        object, queueing), p2p_loop.cpp (the thread's poll loop) and p2p_comm.cpp (its part
- *        for NIXL 1.4's NIXLCOMM peers): a queued operation, a connection, the loop's state.
+ *        object, queueing), p2p_loop.cpp (the thread's poll loop and its I/O), p2p_serve.cpp
+ *        (what a frame of our own framing means) and p2p_comm.cpp (NIXL 1.4's NIXLCOMM
+ *        peers): a queued operation, a connection, the loop's state.
  *        Not for use outside this folder.
  *
  * Thread safety: op_t is built on the caller's thread and handed over through the exchange's
