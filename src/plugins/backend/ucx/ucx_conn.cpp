@@ -576,6 +576,9 @@ nixlUcxEngine::reapLost(nixlUcxConn &conn) const {
         lane->ep = nullptr;
         // Completes everything stuck on it (callbacks run here, or destroyLocked finishes them).
         w.destroyLocked(NIXL_ERR_REMOTE_DISCONNECT);
+        // A worker left allocated with RMA in flight keeps its context alive: the destructor
+        // must not ucp_cleanup it.
+        workers_->noteAbandoned(w);
         any = true;
     }
     if (any) {
