@@ -316,7 +316,8 @@ nixlUcxEngine::nixlUcxEngine(const nixlBackendInitParams *init_params)
       workers_(std::make_unique<nixlUcxWorkerSet>()),
       peers_(std::make_unique<nixlUcxPeerTable>()),
       registry_(std::make_unique<nixlUcxRegistry>()),
-      active_(std::make_unique<nixlUcxActiveList>()),
+      direct_(std::make_unique<nixlUcxDirectPath>(static_cast<const nixlUcxPathHost &>(*this), cfg_)),
+      ucp_(std::make_unique<nixlUcxUcpPath>(static_cast<const nixlUcxPathHost &>(*this), cfg_)),
       privCtx_(std::make_unique<nixlUcxPrivateContext>()) {
     for (const auto &[key, value] : cfg_.defaults) {
         setInitParam(key, value);

@@ -61,6 +61,7 @@
 #include "ucx_config.h"
 #include "ucx_conn.h"
 #include "ucx_notif_queue.h"
+#include "ucx_path.h"
 #include "ucx_pool.h"
 #include "ucx_registry.h"
 #include "ucx_req.h"
@@ -69,7 +70,7 @@
 class nixlUcxEngine;
 
 /** @brief The UCX engine; one per agent backend. */
-class nixlUcxEngine : public nixlBackendEngine {
+class nixlUcxEngine : public nixlBackendEngine, private nixlUcxPathHost {
 public:
     explicit nixlUcxEngine(const nixlBackendInitParams *init_params);
     ~nixlUcxEngine() override;
@@ -276,25 +277,6 @@ private:
     nixl_status_t
     unpackRkeys(nixlUcxRemoteMD &md) const;
 
-    /** Copies up to budget bytes of a direct request; stepLock held. */
-    void
-    stepDirectLocked(nixlUcxReq &req, size_t budget) const;
-    /** Direct path: after the last byte, sends the notification or completes. */
-    void
-    finishDirectDataLocked(nixlUcxReq &req) const;
-    nixl_status_t
-    postUcx(nixlUcxReq &req) const;
-    /**
-     * A UCX-path post begins (lane worker lock held): false, with st, the request finished and
-     * one line logged, when the connection is gone; else tracked, held once, WIRE_SUBMITTED.
-     */
-    bool
-    startUcxPostLocked(nixlUcxReq &req, nixl_status_t &st) const;
-    bool
-    staleCheck(nixlUcxReq &req) const;
-    /** Logs that md of req was released and finishes req with NIXL_ERR_NOT_FOUND. */
-    void
-    reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const;
     /** Progresses every worker (home and private); returns the events handled. */
     unsigned
     progressAll(bool try_only) const;
@@ -313,36 +295,57 @@ private:
     void
     directHousekeeping() const;
     /** Posting pool (num_threads > 0, ucx_pool.cpp) ------------------------------------ */
-    /** Starts the num_threads pool threads with the engine's batch functions; false (logged)
-     *  if one cannot be started. */
+    /** Starts the num_threads pool threads, which run the requests' data paths on their
+     *  batches; false (logged) if one cannot be started. */
     bool
     startPool();
-    /**
-     * Posts req (status IN_PROG, SUBMIT traced, direct: staleCheck passed) as batches of
-     * split_batch_size descriptors to the pool; NIXL_IN_PROG once they are queued (the
-     * connection's error if it is gone before).
-     */
-    nixl_status_t
-    postSplit(nixlUcxReq &req) const;
-    /** Direct path: copies descriptors [begin, end) of req; errors go to req.splitErr. */
-    void
-    copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const;
-    /** Direct path: the last batch finished; sends the notification or completes. */
-    void
-    finishDirectSplit(nixlUcxReq &req) const;
-    /** UCX path: posts the puts/gets of descriptors [begin, end) of req on its lane. */
-    void
-    postUcxBatch(nixlUcxReq &req, size_t begin, size_t end) const;
-    /** UCX path: the last batch was posted; flushes (WRITE) and drops the post's hold. */
-    void
-    finishUcxSplit(nixlUcxReq &req) const;
-    /** Direct path: records a batch's error; the first one logs msg. */
-    void
-    failSplit(nixlUcxReq &req, nixl_status_t st, const std::string &msg) const;
 
-    /** Round-robins the direct requests of the active list; returns bytes copied. */
-    size_t
-    stepActive() const;
+    // nixlUcxPathHost: what the data paths (ucx_path.h) reach of the engine.
+    const std::string &
+    pathAgent() const noexcept override {
+        return localAgent;
+    }
+    bool
+    pathTracing() const noexcept override {
+        return tracing();
+    }
+    void
+    pathPhase(nixlUcxReq &req, nixl_be_trace_phase_t phase, std::string_view label) const
+        noexcept override {
+        tracePhase(req, phase, label);
+    }
+    void
+    pathRecord(const nixl_be_trace_ctx_t *ctx, nixlTracePhaseBatch &batch) const
+        noexcept override {
+        recordPhases(ctx, batch);
+    }
+    void
+    pathLost(nixlUcxConn &conn, const std::string &why) const override {
+        markLost(conn, why);
+        reapLost(conn);
+    }
+    void
+    pathCheckPeer(nixlUcxConn &conn) const override {
+        checkPeers();
+        if (!conn.usable()) {
+            reapLost(conn);
+        }
+    }
+    void
+    pathSendNotifLocked(nixlUcxReq &req) const override {
+        sendXferNotifLocked(req);
+    }
+    void
+    pathWake() const override {
+        wakeProgress();
+    }
+    void
+    pathHousekeeping() const override {
+        directHousekeeping();
+    }
+    /** ucx_pool.cpp */
+    void
+    pathSubmit(nixlUcxReq &req) const override;
     nixl_status_t
     sendAm(nixlUcxLane &lane,
            const std::string &remote,
@@ -384,8 +387,10 @@ private:
     const std::unique_ptr<nixlUcxPeerTable> peers_;
     /** The registration table peers check, its slots and ids, and the fence. */
     const std::unique_ptr<nixlUcxRegistry> registry_;
-    /** Direct requests the progress thread advances. */
-    const std::unique_ptr<nixlUcxActiveList> active_;
+    /** The two data paths (ucx_path.h); each request uses the one prepXfer picked. The direct
+     *  one holds the requests the progress thread copies. */
+    const std::unique_ptr<nixlUcxDirectPath> direct_;
+    const std::unique_ptr<nixlUcxUcpPath> ucp_;
     /** Context of the private workers (privateContext), made at the first one. */
     const std::unique_ptr<nixlUcxPrivateContext> privCtx_;
     bool vram_ = false;

@@ -2,7 +2,8 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The UCX engine: the direct path (process_vm_readv/writev between same-host peers).
+// The UCX backend's direct path (nixlUcxDirectPath, ucx_path.h): process_vm_readv/writev
+// between same-host peers, memcpy between agents of one process.
 #include "ucx_internal.h"
 
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include <sys/uio.h>
 
 using nixlUcx::iov_batch;
+using nixlUcx::inline_bytes;
+using nixlUcx::step_budget;
 using nixlUcx::thread_budget;
 using nixlUcx::opName;
 using nixlUcx::finishReq;
@@ -117,12 +120,12 @@ enterChecked(const nixlUcxReq &req,
 } // namespace
 
 void
-nixlUcxEngine::reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const {
+nixlUcxDirectPath::reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const {
     size_t desc = 0;
     while (desc < req.count && reinterpret_cast<nixlBackendMD *>(req.remote[desc].md) != &md) {
         ++desc;
     }
-    NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+    NIXL_SDK_ERROR_LIMITED("agent " << host_.pathAgent() << ": UCX " << opName(req.op) << " to "
                             << req.remoteAgent << ", descriptor " << desc
                             << ": the remote registration of " << md.len << " bytes at 0x"
                             << std::hex << md.base << std::dec
@@ -132,9 +135,9 @@ nixlUcxEngine::reportStale(nixlUcxReq &req, const nixlUcxRemoteMD &md) const {
 }
 
 bool
-nixlUcxEngine::staleCheck(nixlUcxReq &req) const {
+nixlUcxDirectPath::staleCheck(nixlUcxReq &req) const {
     if (req.conn->peerTable) {
-        return true; // every copy checks the mapped table under the fence (stepDirectLocked)
+        return true; // every copy checks the mapped table under the fence (stepLocked)
     }
     // Peers write 0 into a registration's slot when they release it, so one readv of the
     // slots tells whether every remote key of the request is still valid.
@@ -155,13 +158,11 @@ nixlUcxEngine::staleCheck(nixlUcxReq &req) const {
             int e = r < 0 ? errno : EFAULT;
             if (e == ESRCH || e == EFAULT) {
                 // The process is gone, or (same process) its engine was destroyed.
-                markLost(*req.conn,
-                         std::string("its registration table is unreadable: ") +
+                host_.pathLost(*req.conn, std::string("its registration table is unreadable: ") +
                              std::strerror(e));
-                reapLost(*req.conn);
                 finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
             } else {
-                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                NIXL_SDK_ERROR_LIMITED("agent " << host_.pathAgent() << ": UCX " << opName(req.op) << " to "
                                         << req.remoteAgent
                                         << ": cannot read its registration table: "
                                         << std::strerror(e));
@@ -181,7 +182,7 @@ nixlUcxEngine::staleCheck(nixlUcxReq &req) const {
 }
 
 void
-nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
+nixlUcxDirectPath::stepLocked(nixlUcxReq &req, size_t budget) const {
     if (req.phase != nixlUcxReq::phase_t::DATA || req.cancelled) {
         return;
     }
@@ -228,11 +229,11 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             req.curOff = off;
             break;
         }
-        if (!req.wireTraced && tracing()) {
+        if (!req.wireTraced && host_.pathTracing()) {
             // The first copy of the post (a syscall, or memcpy within one process) hands the
             // data over: this path's wire.
             req.wireTraced = true;
-            tracePhase(req, NIXL_BE_PHASE_WIRE_SUBMITTED, wireLabel(req));
+            host_.pathPhase(req, NIXL_BE_PHASE_WIRE_SUBMITTED, wireLabel(req));
         }
         // With the peer's table mapped, each copy runs inside a mark and after a check of its
         // registrations (the fence of reg_table.h): a deregisterMem that returned has
@@ -242,8 +243,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
         if (tab != nullptr) {
             if (const nixlUcxRemoteMD *md = enterChecked(req, *tab, rmds, n, mark)) {
                 if (md == &table_closed) {
-                    markLost(*req.conn, "its engine closed its registration table");
-                    reapLost(*req.conn);
+                    host_.pathLost(*req.conn, "its engine closed its registration table");
                     finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
                 } else {
                     reportStale(req, *md);
@@ -263,15 +263,14 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
             }
             const size_t i = req.curDesc;
             if (e == ESRCH) {
-                markLost(*req.conn, std::string(req.op == NIXL_WRITE ? "process_vm_writev" :
+                host_.pathLost(*req.conn, std::string(req.op == NIXL_WRITE ? "process_vm_writev" :
                                                                        "process_vm_readv") +
                                         ": no such process");
-                reapLost(*req.conn);
                 finishReq(req, NIXL_ERR_REMOTE_DISCONNECT);
                 return;
             }
             if (e == EFAULT) {
-                NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+                NIXL_SDK_ERROR_LIMITED("agent " << host_.pathAgent() << ": UCX " << opName(req.op) << " to "
                                         << req.remoteAgent << ", descriptor " << i << " ("
                                         << req.local[i].len << " bytes, local 0x" << std::hex
                                         << req.local[i].addr << ", remote 0x"
@@ -281,7 +280,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
                 finishReq(req, NIXL_ERR_NOT_FOUND);
                 return;
             }
-            NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
+            NIXL_SDK_ERROR_LIMITED("agent " << host_.pathAgent() << ": UCX " << opName(req.op) << " to "
                                     << req.remoteAgent << ", descriptor " << i << ": "
                                     << (req.op == NIXL_WRITE ? "process_vm_writev" :
                                                                "process_vm_readv")
@@ -311,7 +310,7 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
         }
     }
     if (req.curDesc >= req.count) {
-        finishDirectDataLocked(req);
+        finishDataLocked(req);
     } else if (cfg_.faultDirectHoldBytes != 0 && req.copied >= cfg_.faultDirectHoldBytes &&
                req.conn->peerTable && req.heldMark.m == nullptr) {
         req.heldMark = req.conn->peerTable->enter();
@@ -319,9 +318,9 @@ nixlUcxEngine::stepDirectLocked(nixlUcxReq &req, size_t budget) const {
 }
 
 void
-nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
-    if (tracing()) {
-        tracePhase(req, NIXL_BE_PHASE_WIRE_COMPLETED, wireLabel(req));
+nixlUcxDirectPath::finishDataLocked(nixlUcxReq &req) const {
+    if (host_.pathTracing()) {
+        host_.pathPhase(req, NIXL_BE_PHASE_WIRE_COMPLETED, wireLabel(req));
     }
     if (!req.hasNotif) {
         finishReq(req, NIXL_SUCCESS);
@@ -329,38 +328,19 @@ nixlUcxEngine::finishDirectDataLocked(nixlUcxReq &req) const {
     }
     nixlUcxWorker &w = *req.lane->worker;
     std::lock_guard<std::mutex> g(w.lock);
-    sendXferNotifLocked(req);
+    host_.pathSendNotifLocked(req);
     w.progressLocked();
 }
 
-void
-nixlUcxEngine::directHousekeeping() const {
-    // A process that only posts direct transfers would otherwise leave UCX's wireup requests
-    // from peers that connected to it unanswered in its home workers' FIFOs until its agent is
-    // destroyed; if the peer has exited by then, UCX attaches to the peer's removed FIFO and
-    // logs "shmat(...) failed: Invalid argument" / "mm ep failed to connect to remote FIFO".
-    thread_local unsigned posts = 0;
-    if (cfg_.progressThread || (++posts & 63) != 0) {
-        return;
-    }
-    const int64_t now = nixlUcx::nowNs();
-    if (now - peers_->lastCheckNs() <
-        static_cast<int64_t>(cfg_.peerCheckMs) * 1000000) {
-        return;
-    }
-    progressAll(true);
-    checkPeers();
-}
-
 size_t
-nixlUcxEngine::stepActive() const {
+nixlUcxDirectPath::stepActive() const {
     size_t total = 0;
-    active_->sweep([&](nixlUcxReq &req) {
+    active_.sweep([&](nixlUcxReq &req) {
         if (!req.stepLock.try_lock()) {
             return false;
         }
         const size_t before = req.copied;
-        stepDirectLocked(req, thread_budget);
+        stepLocked(req, thread_budget);
         total += req.copied - before;
         const bool drop = req.phase != nixlUcxReq::phase_t::DATA || req.cancelled ||
             req.status.load(std::memory_order_acquire) != NIXL_IN_PROG;
@@ -371,7 +351,7 @@ nixlUcxEngine::stepActive() const {
 }
 
 void
-nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const {
+nixlUcxDirectPath::runBatch(nixlUcxReq &req, size_t begin, size_t end) const {
     if (!req.conn->usable()) {
         failSplit(req, goneStatus(*req.conn), "the connection is gone");
         return;
@@ -403,13 +383,12 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
         if (n == 0) {
             return; // only empty descriptors left
         }
-        // Inside a mark and after a check of the registrations, as stepDirectLocked.
+        // Inside a mark and after a check of the registrations, as stepLocked.
         nixlReg::nixlRegTable::mark_t mark;
         if (tab != nullptr) {
             if (const nixlUcxRemoteMD *md = enterChecked(req, *tab, rmds, n, mark)) {
                 if (md == &table_closed) {
-                    markLost(*req.conn, "its engine closed its registration table");
-                    reapLost(*req.conn);
+                    host_.pathLost(*req.conn, "its engine closed its registration table");
                     failSplit(req, NIXL_ERR_REMOTE_DISCONNECT, "the peer engine closed");
                     return;
                 }
@@ -437,8 +416,7 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
             }
             const char *call = req.op == NIXL_WRITE ? "process_vm_writev" : "process_vm_readv";
             if (e == ESRCH) {
-                markLost(*req.conn, std::string(call) + ": no such process");
-                reapLost(*req.conn);
+                host_.pathLost(*req.conn, std::string(call) + ": no such process");
                 failSplit(req, NIXL_ERR_REMOTE_DISCONNECT, "the peer process is gone");
                 return;
             }
@@ -478,7 +456,7 @@ nixlUcxEngine::copyDirectBatch(nixlUcxReq &req, size_t begin, size_t end) const 
 }
 
 void
-nixlUcxEngine::finishDirectSplit(nixlUcxReq &req) const {
+nixlUcxDirectPath::finishSplit(nixlUcxReq &req) const {
     std::lock_guard<std::mutex> g(req.stepLock);
     req.copied = req.splitBytes.load(std::memory_order_relaxed);
     if (req.splitCancel.load(std::memory_order_acquire)) {
@@ -494,5 +472,97 @@ nixlUcxEngine::finishDirectSplit(nixlUcxReq &req) const {
         return;
     }
     req.curDesc = req.count;
-    finishDirectDataLocked(req);
+    finishDataLocked(req);
+}
+
+nixl_status_t
+nixlUcxDirectPath::post(nixlUcxReq &req, const nixlUcxPostTrace &trace) const {
+    {
+        std::lock_guard<std::mutex> g(req.stepLock);
+        if (!staleCheck(req)) {
+            if (trace.batch != nullptr) {
+                host_.pathRecord(trace.ctx, *trace.batch);
+            }
+            return req.status.load(std::memory_order_acquire);
+        }
+        if (req.split) {
+            if (host_.pathTracing()) {
+                req.wireTraced = true;
+                host_.pathPhase(req, NIXL_BE_PHASE_WIRE_SUBMITTED, wireLabel(req));
+            }
+            host_.pathSubmit(req);
+            // In progress even if the pool has finished it already (getXferStatus then says
+            // so): a pooled post returns at once with the same answer however threads ran.
+            return NIXL_IN_PROG;
+        }
+        // Small transfers complete inside the post, and larger ones copy a first slice now,
+        // with or without a progress thread (handing the slice to the thread would cost a
+        // wake-up and a core switch: docs/backends/ucx.md); check or the thread do the rest.
+        req.phaseBatch = trace.batch;
+        stepLocked(req, req.totalBytes <= inline_bytes ? inline_bytes : step_budget);
+        req.phaseBatch = nullptr;
+    }
+    if (trace.batch != nullptr) {
+        host_.pathRecord(trace.ctx, *trace.batch);
+    }
+    if (req.status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
+        host_.pathHousekeeping();
+        return req.status.load(std::memory_order_acquire); // nothing left for the thread
+    }
+    if (cfg_.progressThread) {
+        active_.add(&req);
+    }
+    host_.pathWake();
+    return req.status.load(std::memory_order_acquire);
+}
+
+void
+nixlUcxDirectPath::check(nixlUcxReq &req) const {
+    if (req.split) {
+        return; // the pool's threads copy it
+    }
+    std::unique_lock<std::mutex> g(req.stepLock, std::defer_lock);
+    if (cfg_.progressThread ? g.try_lock() : (g.lock(), true)) {
+        stepLocked(req, step_budget);
+    }
+}
+
+void
+nixlUcxDirectPath::detach(nixlUcxReq &req) const {
+    active_.remove(&req);
+}
+
+nixl_status_t
+nixlUcxDirectPath::releaseRunning(nixlUcxReq &req, nixlUcxWorker &w) const {
+    {
+        std::lock_guard<std::mutex> s(req.stepLock);
+        req.cancelled = true;
+        std::lock_guard<std::mutex> g(w.lock);
+        w.ready.erase(std::remove(w.ready.begin(), w.ready.end(), &req), w.ready.end());
+        if (req.notifSend != nullptr) {
+            req.notifSend->req = nullptr; // the message still goes; nobody waits for it
+        }
+        if (req.tracked) {
+            w.inflight.erase(&req);
+            req.tracked = false;
+        }
+    }
+    NIXL_SDK_WARN_LIMITED("agent " << host_.pathAgent() << ": UCX released a running "
+                                   << opName(req.op) << " to " << req.remoteAgent << " after "
+                                   << req.copied << " of " << req.totalBytes
+                                   << " bytes; the rest is not copied"
+                                   << (req.phase == nixlUcxReq::phase_t::NOTIF ?
+                                           " (its notification was already on its way)" :
+                                           "; no notification is sent"));
+    delete &req;
+    return NIXL_SUCCESS;
+}
+
+void
+nixlUcxDirectPath::failSplit(nixlUcxReq &req, nixl_status_t st, const std::string &msg) const {
+    nixl_status_t expected = NIXL_SUCCESS;
+    if (req.splitErr.compare_exchange_strong(expected, st, std::memory_order_acq_rel)) {
+        NIXL_SDK_ERROR_LIMITED("agent " << host_.pathAgent() << ": UCX " << opName(req.op)
+                                        << " to " << req.remoteAgent << ": " << msg);
+    }
 }

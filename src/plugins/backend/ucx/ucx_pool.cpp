@@ -17,12 +17,6 @@
 #include <cstring>
 #include <utility>
 
-using nixlUcx::finishReq;
-using nixlUcx::goneStatus;
-using nixlUcx::opName;
-using nixlUcx::track;
-using nixlUcx::wireLabel;
-using namespace std::string_view_literals;
 
 // ---------------------------------------------------------------------------------------------
 // nixlUcxPostPool
@@ -89,7 +83,7 @@ nixlUcxPostPool::await(nixlUcxReq &req) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The engine's side: cutting a post into batches, and what a batch does on each path
+// The engine's side: the pool runs each request's data path (ucx_path.h) on its batches
 
 bool
 nixlUcxEngine::startPool() {
@@ -98,52 +92,12 @@ nixlUcxEngine::startPool() {
     }
     return pool_->start(
         cfg_.numThreads,
-        [this](nixlUcxReq &req, size_t begin, size_t end) {
-            if (req.path == nixlUcxReq::path_t::DIRECT) {
-                copyDirectBatch(req, begin, end);
-            } else {
-                postUcxBatch(req, begin, end);
-            }
-        },
-        [this](nixlUcxReq &req) {
-            if (req.path == nixlUcxReq::path_t::DIRECT) {
-                finishDirectSplit(req);
-            } else {
-                finishUcxSplit(req);
-            }
-        },
+        [](nixlUcxReq &req, size_t begin, size_t end) { req.dataPath->runBatch(req, begin, end); },
+        [](nixlUcxReq &req) { req.dataPath->finishSplit(req); },
         localAgent);
 }
 
-nixl_status_t
-nixlUcxEngine::postSplit(nixlUcxReq &req) const {
-    const size_t batch = cfg_.splitBatch;
-    const size_t n = (req.count + batch - 1) / batch;
-    req.splitCancel.store(false, std::memory_order_relaxed);
-    req.splitErr.store(NIXL_SUCCESS, std::memory_order_relaxed);
-    req.splitBytes.store(0, std::memory_order_relaxed);
-    req.splitLeft.store(n, std::memory_order_relaxed);
-    if (req.path == nixlUcxReq::path_t::UCX) {
-        std::lock_guard<std::mutex> g(req.lane->worker->lock);
-        // The hold of 1 is dropped by the last batch (finishUcxSplit).
-        if (nixl_status_t st; !startUcxPostLocked(req, st)) {
-            return st;
-        }
-    } else if (tracing()) {
-        req.wireTraced = true;
-        tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED, wireLabel(req));
-    }
-    pool_->submit(req, batch);
-    // In progress even if the pool has finished it already (getXferStatus then says so):
-    // a pooled post returns at once with the same answer however the threads were scheduled.
-    return NIXL_IN_PROG;
-}
-
 void
-nixlUcxEngine::failSplit(nixlUcxReq &req, nixl_status_t st, const std::string &msg) const {
-    nixl_status_t expected = NIXL_SUCCESS;
-    if (req.splitErr.compare_exchange_strong(expected, st, std::memory_order_acq_rel)) {
-        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
-                                << req.remoteAgent << ": " << msg);
-    }
+nixlUcxEngine::pathSubmit(nixlUcxReq &req) const {
+    pool_->submit(req, cfg_.splitBatch);
 }

@@ -189,13 +189,13 @@ nixlUcxEngine::progressLoop() {
     int idle_rounds = 0;
     while (!stop_.load(std::memory_order_acquire)) {
         const unsigned events = progressAll(false);
-        const size_t bytes = stepActive();
+        const size_t bytes = direct_->stepActive();
         checkPeers();
         if (events != 0 || bytes != 0) {
             idle_rounds = 0;
             continue;
         }
-        const bool busy = !active_->empty();
+        const bool busy = direct_->busy();
         // Spin a little before sleeping: completions that raise no event (cma, shm FIFOs
         // being drained by the peer) are then seen without a poll timeout.
         if (++idle_rounds < 64) {
@@ -229,4 +229,23 @@ nixlUcxEngine::progressLoop() {
         (void)r;
         idle_rounds = 0;
     }
+}
+
+void
+nixlUcxEngine::directHousekeeping() const {
+    // A process that only posts direct transfers would otherwise leave UCX's wireup requests
+    // from peers that connected to it unanswered in its home workers' FIFOs until its agent is
+    // destroyed; if the peer has exited by then, UCX attaches to the peer's removed FIFO and
+    // logs "shmat(...) failed: Invalid argument" / "mm ep failed to connect to remote FIFO".
+    thread_local unsigned posts = 0;
+    if (cfg_.progressThread || (++posts & 63) != 0) {
+        return;
+    }
+    const int64_t now = nixlUcx::nowNs();
+    if (now - peers_->lastCheckNs() <
+        static_cast<int64_t>(cfg_.peerCheckMs) * 1000000) {
+        return;
+    }
+    progressAll(true);
+    checkPeers();
 }

@@ -34,6 +34,7 @@
 #include "ucx_conn.h"
 
 class nixlUcxEngine;
+class nixlUcxDataPath;
 
 /** @brief An active message in flight; owns its bytes until UCX completes it. */
 struct nixlUcxAmSend {
@@ -66,6 +67,8 @@ public:
     std::shared_ptr<nixlUcxConn> conn;
     nixlUcxLane *lane = nullptr;
     path_t path = path_t::UCX;
+    /** The strategy that moves the bytes (ucx_path.h), picked with path at prepXfer. */
+    const nixlUcxDataPath *dataPath = nullptr;
     /** Core's arrays; the same for every post and check of this request. */
     const nixl_be_xfer_desc_t *local = nullptr;
     const nixl_be_xfer_desc_t *remote = nullptr;

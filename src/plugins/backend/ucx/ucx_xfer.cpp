@@ -2,7 +2,8 @@
  * SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
  * SPDX-License-Identifier: Apache-2.0
  */
-// The UCX engine: preparing, posting, checking and releasing transfers (UCX path).
+// The UCX engine: preparing, posting, checking and releasing transfers; each request's data
+// path (ucx_path.h: ucx_direct.cpp, ucx_ucp.cpp) does the path's part.
 #include "ucx_internal.h"
 
 #include <algorithm>
@@ -10,19 +11,12 @@
 #include <thread>
 #include <unordered_set>
 
-using nixlUcx::inline_bytes;
-using nixlUcx::step_budget;
 using nixlUcx::threadSlot;
 using nixlUcx::memName;
 using nixlUcx::opName;
-using nixlUcx::finishReq;
-using nixlUcx::track;
 using nixlUcx::goneStatus;
 using nixlUcx::rangeCovers;
 using nixlUcx::splitPairs;
-// Phase labels are string_views of literals: a ternary of two char pointers would be measured
-// with strlen on every traced request.
-using namespace std::string_view_literals;
 
 namespace {
 
@@ -33,149 +27,7 @@ namespace {
  */
 constexpr int64_t cost_margin_factor = 16;
 
-/** All UCX operations of req completed (or none was posted); lane worker lock held. */
-void
-ucxDataDoneLocked(nixlUcxReq &req) {
-    const bool lost = !req.conn->usable();
-    if (req.ucxError != UCS_OK || lost) {
-        nixl_status_t st = lost ? goneStatus(*req.conn) :
-                                  nixlUcx::statusFromUcs(req.ucxError, false);
-        if (!lost) {
-            if (req.failedDesc != SIZE_MAX && req.ucxError == UCS_ERR_NO_ELEM) {
-                NIXL_SDK_ERROR_LIMITED("agent " << req.engine->agentName() << ": UCX "
-                                        << opName(req.op) << " to " << req.remoteAgent
-                                        << ", descriptor " << req.failedDesc
-                                        << ": the remote key is gone (metadata unloaded)");
-            } else if (req.failedDesc != SIZE_MAX) {
-                NIXL_SDK_ERROR_LIMITED("agent " << req.engine->agentName() << ": UCX "
-                                        << opName(req.op) << " to " << req.remoteAgent
-                                        << ", descriptor " << req.failedDesc << " of "
-                                        << req.count << ": "
-                                        << ucs_status_string(req.ucxError));
-            } else {
-                NIXL_SDK_ERROR_LIMITED("agent " << req.engine->agentName() << ": UCX "
-                                        << opName(req.op) << " of " << req.count
-                                        << " descriptors to " << req.remoteAgent
-                                        << " completed with an error: "
-                                        << ucs_status_string(req.ucxError));
-            }
-        }
-        finishReq(req, st);
-        return;
-    }
-    if (req.engine->tracing()) {
-        req.engine->tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_COMPLETED,
-                               req.op == NIXL_WRITE ? "ucx.flush"sv : "ucx.get"sv);
-    }
-    if (req.hasNotif && !req.dropNotif) {
-        req.lane->worker->ready.push_back(&req);
-        return;
-    }
-    finishReq(req, NIXL_SUCCESS);
-}
-
-void
-ucxDataCb(void *request, ucs_status_t status, void *user_data) {
-    ucp_request_free(request);
-    auto *req = static_cast<nixlUcxReq *>(user_data);
-    if (status != UCS_OK && req->ucxError == UCS_OK) {
-        req->ucxError = status;
-    }
-    if (--req->outstanding == 0) {
-        ucxDataDoneLocked(*req);
-    }
-}
-
-/** The parameters of req's UCX operations: completion through ucxDataCb, and with
- *  memory_type the CUDA memory type when the local side is VRAM. */
-ucp_request_param_t
-ucxOpParams(nixlUcxReq &req, bool memory_type) {
-    ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    p.cb.send = ucxDataCb;
-    p.user_data = &req;
-    const bool vram = memory_type && req.local[0].md != nullptr &&
-        dynamic_cast<const nixlUcxLocalMD *>(reinterpret_cast<nixlBackendMD *>(req.local[0].md))
-                ->mem == VRAM_SEG;
-    if (vram) {
-        p.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-        p.memory_type = UCS_MEMORY_TYPE_CUDA;
-    }
-    return p;
-}
-
-/**
- * Posts the puts (WRITE) or gets of descriptors [begin, end) of req on lane; the first failure
- * is kept in req (ucxError, failedDesc) and nothing is posted after it. Lane worker lock held.
- */
-void
-postRangeLocked(nixlUcxReq &req,
-                nixlUcxLane &lane,
-                const ucp_request_param_t &p,
-                size_t begin,
-                size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-        const nixl_be_xfer_desc_t &l = req.local[i];
-        const nixl_be_xfer_desc_t &r = req.remote[i];
-        if (l.len == 0) {
-            continue;
-        }
-        // prepXfer checked the type; a static cast is enough here.
-        auto *rmd = static_cast<nixlUcxRemoteMD *>(reinterpret_cast<nixlBackendMD *>(r.md));
-        ucp_rkey_h rkey = rmd->rkeys[lane.index];
-        if (rkey == nullptr) {
-            req.ucxError = UCS_ERR_NO_ELEM;
-            req.failedDesc = i;
-            return;
-        }
-        ucs_status_ptr_t sp = req.op == NIXL_WRITE ?
-            ucp_put_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p) :
-            ucp_get_nbx(lane.ep, reinterpret_cast<void *>(l.addr), l.len, r.addr, rkey, &p);
-        if (UCS_PTR_IS_ERR(sp)) {
-            req.ucxError = UCS_PTR_STATUS(sp);
-            req.failedDesc = i;
-            return;
-        }
-        if (sp != nullptr) {
-            ++req.outstanding;
-        }
-    }
-}
-
-/** Remote completion: after the flush every put of req on lane is visible at the target. */
-void
-flushLocked(nixlUcxReq &req, nixlUcxLane &lane, const ucp_request_param_t &p) {
-    ucs_status_ptr_t sp = ucp_ep_flush_nbx(lane.ep, &p);
-    if (UCS_PTR_IS_ERR(sp)) {
-        req.ucxError = UCS_PTR_STATUS(sp);
-    } else if (sp != nullptr) {
-        ++req.outstanding;
-    }
-}
-
 } // namespace
-
-bool
-nixlUcxEngine::startUcxPostLocked(nixlUcxReq &req, nixl_status_t &st) const {
-    nixlUcxLane &lane = *req.lane;
-    if (lane.worker->worker == nullptr || lane.ep == nullptr || !req.conn->usable()) {
-        st = goneStatus(*req.conn);
-        NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX " << opName(req.op) << " to "
-                                        << req.remoteAgent << ": the connection is "
-                                        << (st == NIXL_ERR_REMOTE_DISCONNECT ? "lost" : "closed"));
-        finishReq(req, st);
-        return false;
-    }
-    // Tracked: a worker torn down under the post finishes the request. The hold of 1 is
-    // dropped by the poster once everything is posted, so no callback completes it before.
-    track(req);
-    req.outstanding = 1;
-    if (tracing()) {
-        tracePhase(req.traceCtx, NIXL_BE_PHASE_WIRE_SUBMITTED,
-                   req.op == NIXL_WRITE ? "ucx.put"sv : "ucx.get"sv);
-    }
-    return true;
-}
 
 nixl_status_t
 nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
@@ -252,6 +104,9 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
     req->path = conn->direct && local.getType() == DRAM_SEG && remote.getType() == DRAM_SEG ?
         nixlUcxReq::path_t::DIRECT :
         nixlUcxReq::path_t::UCX;
+    req->dataPath = req->path == nixlUcxReq::path_t::DIRECT ?
+        static_cast<const nixlUcxDataPath *>(direct_.get()) :
+        ucp_.get();
     size_t lane = threadSlot();
     if (opt_args != nullptr && !opt_args->customParam.empty()) {
         std::vector<std::pair<std::string, std::string>> kv;
@@ -280,71 +135,6 @@ nixlUcxEngine::prepXfer(const nixl_xfer_op_t &operation,
     }
     handle = req.release();
     return NIXL_SUCCESS;
-}
-
-nixl_status_t
-nixlUcxEngine::postUcx(nixlUcxReq &req) const {
-    nixlUcxLane &lane = *req.lane;
-    nixlUcxWorker &w = *lane.worker;
-    {
-        std::lock_guard<std::mutex> g(w.lock);
-        if (nixl_status_t st; !startUcxPostLocked(req, st)) {
-            return st;
-        }
-        const ucp_request_param_t p = ucxOpParams(req, true);
-        postRangeLocked(req, lane, p, 0, req.count);
-        if (req.ucxError == UCS_OK && req.op == NIXL_WRITE) {
-            flushLocked(req, lane, p);
-        }
-        if (--req.outstanding == 0) {
-            ucxDataDoneLocked(req);
-        }
-        w.progressLocked();
-    }
-    wakeProgress();
-    return req.status.load(std::memory_order_acquire);
-}
-
-void
-nixlUcxEngine::postUcxBatch(nixlUcxReq &req, size_t begin, size_t end) const {
-    nixlUcxLane &lane = *req.lane;
-    nixlUcxWorker &w = *lane.worker;
-    std::lock_guard<std::mutex> g(w.lock);
-    // Finished under the batches (worker torn down), a lost peer, or an earlier batch's error:
-    // nothing more is posted; the last batch (finishUcxSplit) reports it.
-    if (req.phase == nixlUcxReq::phase_t::DONE || w.worker == nullptr || lane.ep == nullptr ||
-        !req.conn->usable() || req.ucxError != UCS_OK) {
-        return;
-    }
-    postRangeLocked(req, lane, ucxOpParams(req, true), begin, end);
-    w.progressLocked();
-}
-
-void
-nixlUcxEngine::finishUcxSplit(nixlUcxReq &req) const {
-    nixlUcxLane &lane = *req.lane;
-    nixlUcxWorker &w = *lane.worker;
-    {
-        std::lock_guard<std::mutex> g(w.lock);
-        if (req.phase == nixlUcxReq::phase_t::DONE) {
-            return; // the worker's teardown finished it (destroyLocked)
-        }
-        if (req.splitCancel.load(std::memory_order_acquire)) {
-            req.dropNotif = true; // released: part of the data was never posted
-        }
-        if (req.ucxError == UCS_OK && req.op == NIXL_WRITE && w.worker != nullptr &&
-            lane.ep != nullptr && req.conn->usable()) {
-            // After every batch's puts: remote completion of all of them. Released too: a
-            // put completes locally before it reached the target (tcp), and the release
-            // waits for this flush before the buffers and the worker may go.
-            flushLocked(req, lane, ucxOpParams(req, false));
-        }
-        if (--req.outstanding == 0) {
-            ucxDataDoneLocked(req);
-        }
-        w.progressLocked();
-    }
-    wakeProgress();
 }
 
 nixl_status_t
@@ -405,6 +195,13 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         // num_threads > 0: a long list goes to the pool in batches of split_batch_size (set
         // before the status, which publishes the post to other threads).
         req->split = cfg_.numThreads != 0 && req->count > cfg_.splitBatch;
+        if (req->split) {
+            req->splitCancel.store(false, std::memory_order_relaxed);
+            req->splitErr.store(NIXL_SUCCESS, std::memory_order_relaxed);
+            req->splitBytes.store(0, std::memory_order_relaxed);
+            req->splitLeft.store((req->count + cfg_.splitBatch - 1) / cfg_.splitBatch,
+                                 std::memory_order_relaxed);
+        }
         req->status.store(NIXL_IN_PROG, std::memory_order_release);
     }
     // A small traced direct post completes inline: its phases go in one batch, recorded once
@@ -420,10 +217,9 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
     nixl_trace_attr_t attrs[3];
     if (traced) {
         std::memset(attrs, 0, sizeof(attrs));
-        const bool direct = req->path == nixlUcxReq::path_t::DIRECT;
         attrs[0].key = "ucx.path";
         attrs[0].type = NIXL_TRACE_ATTR_STRING;
-        attrs[0].value.str = direct ? nixl_plugin_str_t{"direct", 6} : nixl_plugin_str_t{"ucx", 3};
+        attrs[0].value.str = req->dataPath->traceName();
         attrs[1].key = "ucx.descs";
         attrs[1].type = NIXL_TRACE_ATTR_INT64;
         attrs[1].value.i64 = static_cast<int64_t>(req->count);
@@ -441,39 +237,12 @@ nixlUcxEngine::postXfer(const nixl_xfer_op_t &operation,
         }
     }
 
-    if (req->path == nixlUcxReq::path_t::UCX) {
-        return req->split ? postSplit(*req) : postUcx(*req);
-    }
-    {
-        std::lock_guard<std::mutex> g(req->stepLock);
-        if (!staleCheck(*req)) {
-            if (batched) {
-                recordPhases(batchTrace, batch);
-            }
-            return req->status.load(std::memory_order_acquire);
-        }
-        if (req->split) {
-            return postSplit(*req);
-        }
-        // Small transfers complete inside the post, and larger ones copy a first slice now,
-        // with or without a progress thread (handing the slice to the thread would cost a
-        // wake-up and a core switch: docs/backends/ucx.md); checkXfer or the thread do the rest.
-        req->phaseBatch = batched ? &batch : nullptr;
-        stepDirectLocked(*req, req->totalBytes <= inline_bytes ? inline_bytes : step_budget);
-        req->phaseBatch = nullptr;
-    }
+    nixlUcxPostTrace trace;
     if (batched) {
-        recordPhases(batchTrace, batch);
+        trace.batch = &batch;
+        trace.ctx = batchTrace;
     }
-    if (req->status.load(std::memory_order_acquire) != NIXL_IN_PROG) {
-        directHousekeeping();
-        return req->status.load(std::memory_order_acquire); // nothing left for the thread
-    }
-    if (cfg_.progressThread) {
-        active_->add(req);
-    }
-    wakeProgress();
-    return req->status.load(std::memory_order_acquire);
+    return req->dataPath->post(*req, trace);
 }
 
 nixl_status_t
@@ -483,12 +252,7 @@ nixlUcxEngine::checkXfer(nixlBackendReqH *handle) const {
     if (st != NIXL_IN_PROG) {
         return st;
     }
-    if (req->path == nixlUcxReq::path_t::DIRECT && !req->split) {
-        std::unique_lock<std::mutex> g(req->stepLock, std::defer_lock);
-        if (cfg_.progressThread ? g.try_lock() : (g.lock(), true)) {
-            stepDirectLocked(*req, step_budget);
-        }
-    }
+    req->dataPath->check(*req);
     if (req->status.load(std::memory_order_acquire) == NIXL_IN_PROG) {
         // All workers, not only the request's: UCX's wireup replies to peers that connect to
         // this engine wait on the home workers, and a peer leaving while one waits there can
@@ -528,7 +292,7 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
                                    << "were skipped, no notification is sent");
         }
     }
-    active_->remove(req);
+    req->dataPath->detach(*req);
     // req owns the last references to its connection and worker when the peer was
     // disconnected meanwhile; keep them until the locks below are released.
     const std::shared_ptr<nixlUcxConn> keep_conn = req->conn;
@@ -540,71 +304,7 @@ nixlUcxEngine::releaseReqH(nixlBackendReqH *handle) const {
         delete req;
         return NIXL_SUCCESS;
     }
-    if (req->path == nixlUcxReq::path_t::DIRECT) {
-        {
-            std::lock_guard<std::mutex> s(req->stepLock);
-            req->cancelled = true;
-            std::lock_guard<std::mutex> g(w.lock);
-            w.ready.erase(std::remove(w.ready.begin(), w.ready.end(), req), w.ready.end());
-            if (req->notifSend != nullptr) {
-                req->notifSend->req = nullptr; // the message still goes; nobody waits for it
-            }
-            if (req->tracked) {
-                w.inflight.erase(req);
-                req->tracked = false;
-            }
-        }
-        NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX released a running " << opName(req->op)
-                               << " to " << req->remoteAgent << " after " << req->copied
-                               << " of " << req->totalBytes
-                               << " bytes; the rest is not copied"
-                               << (req->phase == nixlUcxReq::phase_t::NOTIF ?
-                                       " (its notification was already on its way)" :
-                                       "; no notification is sent"));
-        delete req;
-        return NIXL_SUCCESS;
-    }
-    // UCX path: posted puts and gets cannot be recalled, and they may still touch the buffers.
-    // Wait for them (a lost peer's operations are cancelled when its workers are destroyed).
-    const auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(cfg_.releaseTimeoutMs);
-    for (;;) {
-        {
-            std::lock_guard<std::mutex> g(w.lock);
-            req->dropNotif = true;
-            w.ready.erase(std::remove(w.ready.begin(), w.ready.end(), req), w.ready.end());
-            if (req->notifSend != nullptr) {
-                req->notifSend->req = nullptr;
-                req->notifSend = nullptr;
-            }
-            if (req->outstanding == 0) {
-                if (req->tracked) {
-                    w.inflight.erase(req);
-                }
-                NIXL_SDK_WARN_LIMITED("agent " << localAgent << ": UCX released a running "
-                                       << opName(req->op) << " to " << req->remoteAgent
-                                       << " once its UCX operations finished; no notification "
-                                       << "is sent");
-                delete req;
-                return NIXL_SUCCESS;
-            }
-            w.progressLocked();
-        }
-        checkPeers();
-        if (!keep_conn->usable()) {
-            reapLost(*keep_conn);
-        }
-        if (std::chrono::steady_clock::now() >= deadline) {
-            break;
-        }
-        std::this_thread::yield();
-    }
-    NIXL_SDK_ERROR_LIMITED("agent " << localAgent << ": UCX cannot release a running "
-                            << opName(req->op) << " of " << req->count << " descriptors to "
-                            << req->remoteAgent << ": its UCX operations did not finish within "
-                            << cfg_.releaseTimeoutMs
-                            << " ms (UCX cannot recall them); release it again later");
-    return NIXL_ERR_REPOST_ACTIVE;
+    return req->dataPath->releaseRunning(*req, w);
 }
 
 nixl_status_t
