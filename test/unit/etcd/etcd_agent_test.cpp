@@ -205,6 +205,51 @@ TEST_F(EtcdAgent, PartialMetadataGoesUnderTheCallersLabel) {
     EXPECT_TRUE(left.empty());
 }
 
+// NIXL 1.4 peers watch only our prefix key (nixl-wire.md 4.3: a non-recursive watch of
+// "<ns>/<agent>/"), so a publish after invalidateLocalMD writes it again: without it, a NIXL peer
+// that loads the new blob would never see our next invalidation (a delete of a key that does not
+// exist is no event). Before the fix the prefix key stayed gone after the first invalidation.
+TEST_F(EtcdAgent, APublishAfterInvalidationWritesThePrefixKeyAgain) {
+    auto ap = makeAgent("A", etcdAgentConfig());
+    nixlAgent &a = *ap;
+    nixlEtcdClient raw(rawConfig(server_->endpoints(), ns_));
+    std::optional<nixlEtcdKv> kv;
+    ASSERT_EQ(a.sendLocalMD(), NIXL_SUCCESS);
+    ASSERT_EQ(a.invalidateLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(idle(a));
+    ASSERT_EQ(raw.get(ns_ + "/A/", kv), NIXL_SUCCESS);
+    EXPECT_FALSE(kv.has_value());
+
+    // Full and partial publishes both restore it, empty, before their own key.
+    ASSERT_EQ(a.sendLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(idle(a));
+    int64_t anchor_rev = 0;
+    ASSERT_EQ(raw.get(ns_ + "/A/", kv), NIXL_SUCCESS);
+    ASSERT_TRUE(kv.has_value());
+    EXPECT_EQ(kv->value, "");
+    anchor_rev = kv->modRevision;
+    ASSERT_EQ(raw.get(ns_ + "/A/metadata", kv), NIXL_SUCCESS);
+    ASSERT_TRUE(kv.has_value());
+    EXPECT_LT(anchor_rev, kv->modRevision);
+
+    ASSERT_EQ(a.invalidateLocalMD(), NIXL_SUCCESS);
+    nixl_reg_dlist_t none(DRAM_SEG);
+    nixl_opt_args_t extra;
+    extra.metadataLabel = "conn_info";
+    extra.includeConnInfo = true;
+    ASSERT_EQ(a.sendLocalPartialMD(none, &extra), NIXL_SUCCESS);
+    ASSERT_TRUE(idle(a));
+    ASSERT_EQ(raw.get(ns_ + "/A/", kv), NIXL_SUCCESS);
+    EXPECT_TRUE(kv.has_value());
+
+    // And the next invalidation deletes it again.
+    ASSERT_EQ(a.invalidateLocalMD(), NIXL_SUCCESS);
+    ASSERT_TRUE(idle(a));
+    std::vector<nixlEtcdKv> left;
+    ASSERT_EQ(raw.getPrefix(ns_ + "/A/", left), NIXL_SUCCESS);
+    EXPECT_TRUE(left.empty());
+}
+
 /** src registers one buffer; its descriptors as a registration and as a transfer list. */
 struct srcBuffer {
     std::vector<uint8_t> bytes = std::vector<uint8_t>(4096, 0x3c);

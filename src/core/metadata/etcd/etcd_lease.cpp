@@ -57,6 +57,7 @@ nixlEtcdLease::start() {
     lease_ = id;
     grantedTtl_ = ttl;
     started_ = true;
+    anchored_ = true;
     keepalive_ = std::thread([this] { keepaliveLoop(); });
     NIXL_DEBUG << "etcd: agent " << agent_ << " registered at " << client_.currentEndpoint()
                << " under " << prefix_ << " (lease " << id << ", TTL " << ttl << " s)";
@@ -70,6 +71,14 @@ nixlEtcdLease::publish(std::string_view label, std::string_view blob) {
         NIXL_ERROR << "etcd: agent " << agent_ << ": publish of '" << label
                    << "' before the etcd connection was started";
         return NIXL_ERR_NOT_ALLOWED;
+    }
+    if (!anchored_) {
+        // invalidateLocalMD deleted it. A NIXL 1.4 peer that loads this blob watches only our
+        // prefix key, and a deletion of a key that does not exist is no event: it would keep
+        // us after our next invalidateLocalMD or lease expiry.
+        if (client_.put(prefix_, "", lease_) == NIXL_SUCCESS) {
+            anchored_ = true;
+        }
     }
     nixl_status_t st = client_.put(prefix_ + std::string(label), blob, lease_);
     if (st == NIXL_ERR_NOT_FOUND) {
@@ -94,6 +103,7 @@ nixlEtcdLease::removeLocal() {
     const nixl_status_t st = client_.deletePrefix(prefix_);
     if (st == NIXL_SUCCESS) {
         published_.clear();
+        anchored_ = false;
     }
     return st;
 }
@@ -109,6 +119,7 @@ nixlEtcdLease::regrantLocked() {
     grantedTtl_ = ttl;
     regrants_.fetch_add(1, std::memory_order_relaxed);
     nixl_status_t st = client_.put(prefix_, "", id);
+    anchored_ = st == NIXL_SUCCESS;
     for (const auto &[label, blob] : published_) {
         if (st != NIXL_SUCCESS) {
             break;

@@ -49,11 +49,13 @@ public:
     nixl_status_t
     start();
 
-    /** Writes prefix + label = blob on the lease, and remembers it for a new lease. */
+    /** Writes prefix + label = blob on the lease, and remembers it for a new lease. After
+     *  removeLocal() the prefix key is written first again: NIXL 1.4 peers watch only that key
+     *  (nixl-wire.md 4.3), so without it they would never see our next invalidation. */
     nixl_status_t
     publish(std::string_view label, std::string_view blob);
 
-    /** Deletes every key under our prefix and forgets what we published. */
+    /** Deletes every key under our prefix (the prefix key too) and forgets what we published. */
     nixl_status_t
     removeLocal();
 
@@ -90,6 +92,8 @@ private:
     bool stopping_ = false;
     int64_t lease_ = 0;
     int64_t grantedTtl_ = 0;
+    /** Our prefix key is in etcd as far as we know (false after removeLocal()). */
+    bool anchored_ = false;
     std::atomic<uint64_t> keepalives_{0};
     std::atomic<uint64_t> regrants_{0};
     /** label -> blob: what we published, written again on a new lease. */
