@@ -16,7 +16,7 @@
 //
 //   NIXL_PLUGIN_DIR=build/src/plugins ucx_bench [--mode twoproc|inproc] [--ops WRITE,READ]
 //       [--blocks 4K,...,64M] [--batches 1,4,16,64,256] [--max-total 256M] [--min-ms 300]
-//       [--direct yes|no] [--progress-thread 0|1] [--huge-pages yes|no] [--csv]
+//       [--direct yes|no] [--progress-thread 0|1] [--huge-pages yes|no] [--csv | --json]
 //   ucx_bench --pattern nixlbench [--ops WRITE] [--blocks 4K,8K,16K,32K,64K] [--iters 1000]
 //       [--rounds 3] [--target-idle yes|no] [--direct ...] [--progress-thread ...]
 //
@@ -25,6 +25,10 @@
 // p99.9 and max next to the bare system call paired with each transfer.
 //
 // benchmark/ucx_bench.sh runs it next to ucx_perftest and prints the ratios.
+//
+// --json prints one JSON object per line (JSON Lines), one per op/block/batch: the agent's
+// figures and, under "peers", memcpy's and the bare system call's from the same run;
+// benchmark/plot.py draws them.
 
 #include <algorithm>
 #include <cerrno>
@@ -143,6 +147,8 @@ struct options {
     std::string direct = "yes";
     bool progThread = false;
     bool csv = false;
+    /** One JSON object per point and line (benchmark/plot.py reads it). */
+    bool json = false;
     bool hugePages = true;
     bool inproc = false;
     /** --pattern nixlbench: short runs per size, ascending, target idle (tails, not rates). */
@@ -228,6 +234,18 @@ targetMain(int fd, const options &o) {
 }
 
 /** One measured point of the sweep. */
+/** p50, p99, p99.9 and max of sorted latencies, as JSON members. */
+std::string
+tailJson(const std::vector<double> &sorted) {
+    char buf[160];
+    std::snprintf(buf, sizeof(buf),
+                  "\"p50_us\":%.3f,\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f",
+                  sorted[sorted.size() / 2],
+                  sorted[std::min(sorted.size() - 1, sorted.size() * 99 / 100)],
+                  sorted[std::min(sorted.size() - 1, sorted.size() * 999 / 1000)], sorted.back());
+    return buf;
+}
+
 struct point {
     std::string op;
     size_t block;
@@ -359,7 +377,9 @@ initiatorMain(const options &o, const char *self) {
         agent.deregisterMem(reg);
         return rc;
     }
-    if (o.csv) {
+    if (o.json) {
+        // No header: every line is a whole object.
+    } else if (o.csv) {
         std::printf("op,block,batch,iters,GBps,avg_us,p99_us,p50_us,memcpy_GBps,memcpy_p50_us,"
                     "cma_GBps,cma_p50_us,agent_minus_cma_p50_us,p999_us,max_us\n");
     } else {
@@ -451,6 +471,8 @@ initiatorMain(const options &o, const char *self) {
                 // the same state (the syscall's own cost varies by 2x here with the load of the
                 // other core). Reported: the syscall's p50 and GB/s, and the median over the
                 // pairs of (agent - syscall), the agent path's cost beyond the copy.
+                // The syscall's own tail, kept for --json (clat is sorted below).
+                std::string ctail;
                 double cgbps = -1;
                 double cp50 = -1;
                 double dp50 = -1;
@@ -489,10 +511,28 @@ initiatorMain(const options &o, const char *self) {
                         std::sort(diff.begin(), diff.end());
                         cp50 = clat[clat.size() / 2];
                         dp50 = diff[diff.size() / 2];
+                        ctail = tailJson(clat);
                     }
                 }
                 agent.releaseXferReq(req);
-                if (o.csv) {
+                if (o.json) {
+                    std::printf("{\"bench\":\"ucx_bench\",\"mode\":\"%s\",\"direct\":\"%s\","
+                                "\"op\":\"%s\",\"block\":%zu,\"batch\":%zu,"
+                                "\"path\":\"nixl UCX\",\"iters\":%zu,\"GBps\":%.4f,"
+                                "\"avg_us\":%.3f,\"p50_us\":%.3f,\"p99_us\":%.3f,"
+                                "\"p999_us\":%.3f,\"max_us\":%.3f,\"peers\":["
+                                "{\"name\":\"memcpy\",\"iters\":%zu,\"GBps\":%.4f,%s}",
+                                o.inproc ? "inproc" : "twoproc", o.direct.c_str(), op.c_str(),
+                                block, batch, p.iters, p.gbps, p.avgUs, p.p50Us, p.p99Us,
+                                p.p999Us, p.maxUs, mlat.size(), mgbps, tailJson(mlat).c_str());
+                    if (cp50 >= 0) {
+                        std::printf(",{\"name\":\"%s\",\"GBps\":%.4f,%s,"
+                                    "\"agent_minus_peer_p50_us\":%.3f}",
+                                    op == "READ" ? "process_vm_readv" : "process_vm_writev",
+                                    cgbps, ctail.c_str(), dp50);
+                    }
+                    std::printf("]}\n");
+                } else if (o.csv) {
                     std::printf("%s,%zu,%zu,%zu,%.3f,%.2f,%.2f,%.2f,%.3f,%.2f,%.3f,%.2f,%.2f,%.2f,"
                                 "%.2f\n",
                                 op.c_str(), block, batch, p.iters, p.gbps, p.avgUs, p.p99Us,
@@ -573,6 +613,8 @@ main(int argc, char **argv) {
             o.inproc = m == "inproc";
         } else if (a == "--csv") {
             o.csv = true;
+        } else if (a == "--json") {
+            o.json = true;
         } else if (a == "--target-idle") {
             o.targetIdle = next() == "yes";
             idleGiven = true;
@@ -595,6 +637,10 @@ main(int argc, char **argv) {
     if (o.nixlbench) {
         if (o.inproc) {
             std::fprintf(stderr, "--pattern nixlbench runs two processes (no --mode inproc)\n");
+            return 2;
+        }
+        if (o.json) {
+            std::fprintf(stderr, "--pattern nixlbench prints text only (no --json)\n");
             return 2;
         }
         // nixlbench's defaults, unless given: WRITE, 4 KiB to 64 KiB, one descriptor, an idle
