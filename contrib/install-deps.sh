@@ -24,6 +24,7 @@ packages=(
     libgtest-dev
     libgmock-dev
     libbenchmark-dev
+    python3-matplotlib # benchmark/plot.py draws the benchmarks' --json output (plot_smoke)
     # fuzzing (libFuzzer and the sanitizer runtimes)
     clang-14
     libclang-rt-14-dev
