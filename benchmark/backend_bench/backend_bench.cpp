@@ -14,7 +14,7 @@
 //
 //   NIXL_PLUGIN_DIR=build/src/plugins backend_bench --backend LIBFABRIC [--param provider=shm]
 //       [--label lf-shm] [--ops WRITE,READ] [--blocks 4K,64K,1M,16M,64M] [--batch 1]
-//       [--max-total 64M] [--min-ms 300] [--progress-thread 0|1] [--csv]
+//       [--max-total 64M] [--min-ms 300] [--progress-thread 0|1] [--csv | --json]
 //   backend_bench --backend ... --pattern nixlbench [--iters 1000] [--rounds 3]
 //       [--target-idle yes|no]: nixlbench's first-impression case (../tail_pattern.h): per
 //       size, ascending, post-and-poll transfers with no warm-up, tails next to a bare
@@ -22,6 +22,10 @@
 //
 // benchmark/backend_bench/backend_bench.sh runs it for LIBFABRIC/shm, LIBFABRIC/tcp and UCX
 // next to fi_pingpong and prints the ratios.
+//
+// --json prints one JSON object per line (JSON Lines), one per op and block, for
+// benchmark/plot.py; the raw-provider peer is measured by the script, not here, so "peers" is
+// empty.
 
 #include <algorithm>
 #include <cerrno>
@@ -130,6 +134,8 @@ struct options {
     int minMs = 300;
     bool progThread = false;
     bool csv = false;
+    /** One JSON object per point and line (benchmark/plot.py reads it). */
+    bool json = false;
     /** --pattern nixlbench (tail_pattern.h): short runs per size, ascending, tails. */
     bool nixlbench = false;
     /** --iters and --rounds of the pattern (the rest is filled in when it runs). */
@@ -264,7 +270,9 @@ initiatorMain(const options &o) {
         agent.deregisterMem(reg);
         return rc;
     }
-    if (o.csv) {
+    if (o.json) {
+        // No header: every line is a whole object.
+    } else if (o.csv) {
         std::printf("label,op,block,batch,iters,GBps,avg_us,p50_us,p99_us,p999_us,max_us\n");
     } else {
         std::printf("# backend_bench %s: backend %s, two processes, progress thread %s\n",
@@ -324,7 +332,14 @@ initiatorMain(const options &o) {
             const double p999 = lat[std::min(lat.size() - 1, lat.size() * 999 / 1000)];
             const double max = lat.back();
             const double avg = sum / lat.size();
-            if (o.csv) {
+            if (o.json) {
+                std::printf("{\"bench\":\"backend_bench\",\"label\":\"%s\",\"backend\":\"%s\","
+                            "\"op\":\"%s\",\"block\":%zu,\"batch\":%zu,\"path\":\"nixl %s\","
+                            "\"iters\":%zu,\"GBps\":%.4f,\"avg_us\":%.3f,\"p50_us\":%.3f,"
+                            "\"p99_us\":%.3f,\"p999_us\":%.3f,\"max_us\":%.3f,\"peers\":[]}\n",
+                            label.c_str(), o.backend.c_str(), op.c_str(), block, o.batch,
+                            label.c_str(), lat.size(), gbps, avg, p50, p99, p999, max);
+            } else if (o.csv) {
                 std::printf("%s,%s,%zu,%zu,%zu,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f\n", label.c_str(),
                             op.c_str(), block, o.batch, lat.size(), gbps, avg, p50, p99, p999,
                             max);
@@ -388,6 +403,8 @@ main(int argc, char **argv) {
             o.progThread = next() == "1";
         } else if (a == "--csv") {
             o.csv = true;
+        } else if (a == "--json") {
+            o.json = true;
         } else if (a == "--target-idle") {
             o.targetIdle = next() == "yes";
             idleGiven = true;
@@ -401,6 +418,10 @@ main(int argc, char **argv) {
                          a.c_str());
             return 2;
         }
+    }
+    if (o.nixlbench && o.json) {
+        std::fprintf(stderr, "backend_bench: --pattern nixlbench prints text only (no --json)\n");
+        return 2;
     }
     if (o.nixlbench && targetFd < 0) {
         // nixlbench's defaults unless given: WRITE, 4 KiB to 64 KiB, one descriptor, the
