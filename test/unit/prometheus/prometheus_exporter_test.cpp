@@ -523,6 +523,148 @@ TEST_F(PrometheusExporterTest, PromtoolAcceptsEscapedHelpAndOddAgentNames) {
     EXPECT_EQ(output, "") << "scrape:\n" << *body;
 }
 
+/** The agent_* lines of a scrape but HELP (core's help text is not part of the contract), with
+ *  this host's name replaced by "H" so expectations are host-independent. */
+std::string
+seriesLines(const std::string &body) {
+    const std::string host = "hostname=\"" + hostName() + "\"";
+    std::string out;
+    size_t pos = 0;
+    while (pos < body.size()) {
+        size_t end = body.find('\n', pos);
+        end = end == std::string::npos ? body.size() : end;
+        std::string line = body.substr(pos, end - pos);
+        pos = end + 1;
+        if (line.rfind("# TYPE agent_", 0) != 0 && line.rfind("agent_", 0) != 0) {
+            continue;
+        }
+        if (const size_t h = line.find(host); h != std::string::npos) {
+            line.replace(h, host.size(), "hostname=\"H\"");
+        }
+        out += line + "\n";
+    }
+    return out;
+}
+
+/** NIXL 1.4's series for one 4 KiB write of 150 us (post 7 us) by agent A, bounds 100,1000 us. */
+std::string
+nixlOneTransferLines() {
+    const std::string l = "{hostname=\"H\",agent_name=\"A\"}";
+    const std::string b = "{hostname=\"H\",agent_name=\"A\",le=";
+    std::string s;
+    s += "# TYPE agent_tx_bytes_total counter\nagent_tx_bytes_total" + l + " 4096\n";
+    s += "# TYPE agent_tx_last_bytes gauge\nagent_tx_last_bytes" + l + " 4096\n";
+    s += "# TYPE agent_rx_bytes_total counter\nagent_rx_bytes_total" + l + " 0\n";
+    s += "# TYPE agent_rx_last_bytes gauge\nagent_rx_last_bytes" + l + " 0\n";
+    s += "# TYPE agent_tx_requests_num_total counter\nagent_tx_requests_num_total" + l + " 1\n";
+    s += "# TYPE agent_rx_requests_num_total counter\nagent_rx_requests_num_total" + l + " 0\n";
+    s += "# TYPE agent_memory_registered_total counter\nagent_memory_registered_total" + l +
+        " 8192\n";
+    s += "# TYPE agent_memory_registered_last_bytes gauge\nagent_memory_registered_last_bytes" +
+        l + " 8192\n";
+    s += "# TYPE agent_memory_deregistered_total counter\nagent_memory_deregistered_total" + l +
+        " 0\n";
+    s += "# TYPE agent_memory_deregistered_last_bytes gauge\n"
+         "agent_memory_deregistered_last_bytes" +
+        l + " 0\n";
+    auto duration = [&](const std::string &base, int us, int le100, int le1000) {
+        s += "# TYPE " + base + "_total counter\n" + base + "_total" + l + " " +
+            std::to_string(us) + "\n";
+        s += "# TYPE " + base + " gauge\n" + base + l + " " + std::to_string(us) + "\n";
+        s += "# TYPE " + base + "_us histogram\n";
+        s += base + "_us_count" + l + " 1\n";
+        s += base + "_us_sum" + l + " " + std::to_string(us) + "\n";
+        s += base + "_us_bucket" + b + "\"100\"} " + std::to_string(le100) + "\n";
+        s += base + "_us_bucket" + b + "\"1000\"} " + std::to_string(le1000) + "\n";
+        s += base + "_us_bucket" + b + "\"+Inf\"} 1\n";
+    };
+    duration("agent_xfer_time", 150, 0, 1);
+    duration("agent_xfer_post_time", 7, 1, 1);
+    s += "# TYPE agent_errors_total counter\n";
+    for (const std::string &status : statusLabels()) {
+        s += "agent_errors_total{hostname=\"H\",agent_name=\"A\",status=\"" + status + "\"} " +
+            (status == "backend" ? "1" : "0") + "\n";
+    }
+    // No agent_trace_phases_dropped_total: NIXL 1.4 has no such series.
+    s += "# TYPE agent_telemetry_events_dropped_total counter\n"
+         "agent_telemetry_events_dropped_total" +
+        l + " 0\n";
+    return s;
+}
+
+const std::vector<nixl_telemetry_event_abi_t> &
+oneTransfer() {
+    static const std::vector<nixl_telemetry_event_abi_t> events = {
+        ev(MEMORY_REGISTERED, 8192), ev(XFER_POST_TIME, 7),    ev(XFER_TIME, 150),
+        ev(TX_BYTES, 4096),          ev(TX_REQUESTS, 1),       ev(ERR_BACKEND, 1),
+        ev(TRACE_PHASES_DROPPED, 3)};
+    return events;
+}
+
+TEST_F(PrometheusExporterTest, NixlNamesModeEmitsNixl14SeriesExactly) {
+    setEnv("NIXL_TELEMETRY_PROMETHEUS_NAMES", "nixl");
+    setEnv(buckets_var, "100,1000");
+    exporterHandle a = make("A");
+    ASSERT_EQ(a.flush(oneTransfer()), NIXL_PLUGIN_SUCCESS);
+    const auto body = httpGet("127.0.0.1", port_);
+    ASSERT_TRUE(body.has_value());
+    EXPECT_EQ(seriesLines(*body), nixlOneTransferLines()) << *body;
+    for (const logLine &line : takeLog()) {
+        EXPECT_LT(line.level, NIXL_PLUGIN_LOG_WARN) << "NIXL names are not a warning: " << line.text;
+    }
+}
+
+TEST_F(PrometheusExporterTest, NamesDefaultAndLibnixlKeepLibnixlNames) {
+    for (const char *value : {static_cast<const char *>(nullptr), "", "libnixl", "LibNIXL"}) {
+        SCOPED_TRACE(value == nullptr ? "(unset)" : value);
+        setEnv("NIXL_TELEMETRY_PROMETHEUS_NAMES", value);
+        clearLog();
+        exporterHandle a = make("A");
+        ASSERT_EQ(a.flush(oneTransfer()), NIXL_PLUGIN_SUCCESS);
+        const auto s = scrape();
+        const labels_t l = agentLabels("A");
+        EXPECT_EQ(findValue(s, "agent_tx_requests_total", l), 1.0);
+        EXPECT_EQ(findValue(s, "agent_memory_registered_bytes_total", l), 8192.0);
+        EXPECT_EQ(findValue(s, "agent_xfer_time_seconds_count", l), 1.0);
+        EXPECT_DOUBLE_EQ(findValue(s, "agent_xfer_time_last_seconds", l).value_or(-1), 150e-6);
+        EXPECT_EQ(findValue(s, "agent_trace_phases_dropped_total", l), 3.0);
+        EXPECT_FALSE(findValue(s, "agent_tx_requests_num_total", l).has_value());
+        EXPECT_FALSE(findValue(s, "agent_xfer_time_us_count", l).has_value());
+        for (const logLine &line : takeLog()) {
+            EXPECT_LT(line.level, NIXL_PLUGIN_LOG_WARN) << line.text;
+        }
+    }
+}
+
+TEST_F(PrometheusExporterTest, UnknownNamesStyleWarnsOnceAndKeepsLibnixlNames) {
+    setEnv("NIXL_TELEMETRY_PROMETHEUS_NAMES", "nixl14");
+    exporterHandle a = make("A");
+    expectOneLine(NIXL_PLUGIN_LOG_WARN, {"NIXL_TELEMETRY_PROMETHEUS_NAMES", "nixl14"});
+    ASSERT_EQ(a.flush(oneTransfer()), NIXL_PLUGIN_SUCCESS);
+    EXPECT_EQ(findValue(scrape(), "agent_tx_requests_total", agentLabels("A")), 1.0);
+}
+
+TEST_F(PrometheusExporterTest, PromtoolOnANixlNamesScrapeOnlyFlagsNixlUnits) {
+    const std::string promtool = promtoolPath();
+    if (promtool.empty()) {
+        GTEST_SKIP() << "promtool not installed";
+    }
+    setEnv("NIXL_TELEMETRY_PROMETHEUS_NAMES", "nixl");
+    exporterHandle a = make("A");
+    ASSERT_EQ(a.flush(oneTransfer()), NIXL_PLUGIN_SUCCESS);
+    const auto body = httpGet("127.0.0.1", port_);
+    ASSERT_TRUE(body.has_value());
+    const auto [status, output] = promtoolCheck(promtool, *body);
+    // The remarks docs/telemetry-prometheus.md lists for this mode, and no others.
+    // promtool sorts its remarks by name and exits 3 (lint problems, no parse errors).
+    EXPECT_EQ(output,
+              "agent_xfer_post_time_us metric names should not contain abbreviated units\n"
+              "agent_xfer_time_us metric names should not contain abbreviated units\n")
+        << "scrape:\n"
+        << *body;
+    EXPECT_EQ(status, 3);
+}
+
 TEST_F(PrometheusExporterTest, ConcurrentFlushesAndScrapesSeeWholeBatches) {
     // Writers keep flushing until the scraper has overlapped them a few times, so the test
     // exercises concurrency however the threads get scheduled.

@@ -24,6 +24,11 @@
  *   ERROR         agent_err_<status>          agent_errors_total{status="<status>"}
  *   DROPPED       agent_telemetry_events_dropped  agent_telemetry_events_dropped_total
  *
+ * NIXL_TELEMETRY_PROMETHEUS_NAMES=nixl selects NIXL 1.4's names instead (nameStyle_t::NIXL), for
+ * dashboards written against NIXL: <base>_total counters (durations: sum in microseconds),
+ * <base> last-value gauges of durations in microseconds, <base>_us histograms with microsecond
+ * bounds, and no series for rows NIXL 1.4 does not have. The exporters choose once, at create.
+ *
  * Not thread-affine: pure functions.
  */
 #ifndef NIXL_PLUGINS_TELEMETRY_COMMON_PROM_SCHEMA_H
@@ -49,7 +54,54 @@ struct metricNames {
     std::string histogram; ///< histogram base name (without _bucket/_sum/_count)
     std::string help; ///< HELP text
     bool seconds = false; ///< values arrive in microseconds and are exported in seconds
+    bool omitted = false; ///< the row has no series in this naming style (skip it silently)
 };
+
+/** Which series names the exporters emit: libnixl's (promtool-clean) or NIXL 1.4's. */
+enum class nameStyle_t { LIBNIXL, NIXL };
+
+inline constexpr const char *kNamesVar = "NIXL_TELEMETRY_PROMETHEUS_NAMES";
+
+/** "libnixl" or "nixl" (any case); nullopt for anything else. Unset is the caller's default. */
+inline std::optional<nameStyle_t>
+parseNameStyle(std::string_view v) {
+    auto eq = [&](std::string_view word) {
+        if (v.size() != word.size()) {
+            return false;
+        }
+        for (size_t i = 0; i < v.size(); ++i) {
+            const char c = (v[i] >= 'A' && v[i] <= 'Z') ? static_cast<char>(v[i] - 'A' + 'a') : v[i];
+            if (c != word[i]) {
+                return false;
+            }
+        }
+        return true;
+    };
+    if (eq("libnixl")) {
+        return nameStyle_t::LIBNIXL;
+    }
+    if (eq("nixl")) {
+        return nameStyle_t::NIXL;
+    }
+    return std::nullopt;
+}
+
+/** Base names of NIXL 1.4's non-error event rows; in NIXL style, other non-error rows are omitted. */
+inline bool
+isNixl14BaseName(std::string_view base) {
+    static constexpr std::string_view known[] = {
+        "agent_tx_bytes",          "agent_rx_bytes",
+        "agent_tx_requests_num",   "agent_rx_requests_num",
+        "agent_memory_registered", "agent_memory_deregistered",
+        "agent_xfer_time",         "agent_xfer_post_time",
+        "agent_telemetry_events_dropped"};
+    for (const std::string_view k : known) {
+        if (k == base) {
+            return true;
+        }
+    }
+    return false;
+}
 
 /** The family every error event feeds, with label status=<status_label>. */
 inline constexpr std::string_view kErrorsTotal = "agent_errors_total";
@@ -63,18 +115,53 @@ stripSuffix(std::string_view s, std::string_view suffix) {
     return std::string(s);
 }
 
+/** NIXL 1.4's names for one row (see namesFor); @p n carries the help text already. */
+inline metricNames
+nixlNamesFor(const nixl_telemetry_event_info_t &info, const std::string &base, metricNames n) {
+    if (info.category == NIXL_TELEMETRY_CAT_ERROR) {
+        n.counter = std::string(kErrorsTotal);
+        n.help = std::string(kErrorsHelp);
+        return n;
+    }
+    if (!isNixl14BaseName(base)) {
+        n.omitted = true;
+        return n;
+    }
+    switch (info.category) {
+    case NIXL_TELEMETRY_CAT_BYTES:
+        n.counter = base + "_total";
+        n.gauge = stripSuffix(base, "_bytes") + "_last_bytes";
+        break;
+    case NIXL_TELEMETRY_CAT_COUNT:
+    case NIXL_TELEMETRY_CAT_DROPPED:
+        n.counter = base + "_total";
+        break;
+    case NIXL_TELEMETRY_CAT_DURATION_US:
+        n.counter = base + "_total";
+        n.gauge = base;
+        n.histogram = base + "_us";
+        break;
+    default:
+        break;
+    }
+    return n;
+}
+
 /**
  * Series names for one row of the event table. ERROR rows map to kErrorsTotal (use
  * info.status_label as the label); rows of a category this code does not know get all-empty
  * names and are skipped by exporters.
  */
 inline metricNames
-namesFor(const nixl_telemetry_event_info_t &info) {
+namesFor(const nixl_telemetry_event_info_t &info, nameStyle_t style = nameStyle_t::LIBNIXL) {
     metricNames n;
     const std::string base = info.name == nullptr ? std::string() : std::string(info.name);
     n.help = info.help == nullptr ? base : std::string(info.help);
     if (base.empty()) {
         return n;
+    }
+    if (style == nameStyle_t::NIXL) {
+        return nixlNamesFor(info, base, std::move(n));
     }
     switch (info.category) {
     case NIXL_TELEMETRY_CAT_BYTES: {

@@ -16,6 +16,22 @@ config_t::bindAddress() const {
     return std::string(local ? "127.0.0.1:" : "0.0.0.0:") + std::to_string(port);
 }
 
+nixlProm::nameStyle_t
+readNameStyle() {
+    const auto v = nixlSdk::configLookup(nixlProm::kNamesVar);
+    if (!v || v->text.empty()) {
+        return nixlProm::nameStyle_t::LIBNIXL;
+    }
+    if (const auto style = nixlProm::parseNameStyle(v->text)) {
+        return *style;
+    }
+    // A naming typo must not cost the agent its telemetry: say so once, keep the default names.
+    NIXL_SDK_WARN("prometheus: " << nixlSdk::configRejection(nixlProm::kNamesVar, *v,
+                                                             "'nixl' or 'libnixl'")
+                                 << "; using libnixl's names");
+    return nixlProm::nameStyle_t::LIBNIXL;
+}
+
 config_t
 readConfig() {
     // Environment, else the NIXL configuration file (through core); the SDK helpers throw
@@ -30,6 +46,7 @@ readConfig() {
         throw std::invalid_argument(why);
     }
     cfg.boundsUs = std::move(*bounds);
+    cfg.names = readNameStyle();
     return cfg;
 }
 

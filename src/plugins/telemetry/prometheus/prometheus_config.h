@@ -30,6 +30,7 @@ struct config_t {
     uint16_t port = kDefaultPort;
     bool local = false; ///< listen on 127.0.0.1 only, else on 0.0.0.0
     std::vector<double> boundsUs; ///< histogram upper bounds in microseconds, increasing
+    nixlProm::nameStyle_t names = nixlProm::nameStyle_t::LIBNIXL; ///< series naming style
 
     /** "127.0.0.1:<port>" or "0.0.0.0:<port>". */
     std::string
@@ -38,12 +39,17 @@ struct config_t {
 
 /**
  * Reads NIXL_TELEMETRY_PROMETHEUS_PORT (1..65535, default 9090), NIXL_TELEMETRY_PROMETHEUS_LOCAL
- * (NIXL's boolean words, default false) and NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US from the
- * environment, else the NIXL configuration file, through core services. Throws
- * std::invalid_argument naming the variable, value and origin when one is malformed.
+ * (NIXL's boolean words, default false), NIXL_TELEMETRY_HISTOGRAM_BUCKETS_US and
+ * NIXL_TELEMETRY_PROMETHEUS_NAMES from the environment, else the NIXL configuration file,
+ * through core services. Throws std::invalid_argument naming the variable, value and origin
+ * when one is malformed, except NAMES: an unknown style logs one warning and means libnixl.
  */
 config_t
 readConfig();
+
+/** NIXL_TELEMETRY_PROMETHEUS_NAMES: unset or empty => libnixl; unknown => one warning, libnixl. */
+nixlProm::nameStyle_t
+readNameStyle();
 
 } // namespace nixlPromConfig
 

@@ -37,7 +37,7 @@ nixlPrometheusExporter::nixlPrometheusExporter(const nixlTelemetryExporterContex
                                     "': " + e.what());
     }
     series_ = std::make_shared<nixlPromAgentSeries>(ctx.agentName, hostName(), ctx.eventTypes,
-                                                    std::move(cfg.boundsUs));
+                                                    std::move(cfg.boundsUs), cfg.names);
     nixlPromEndpoints::attach(cfg.bindAddress(), cfg.port, series_);
     port_ = cfg.port;
 }

@@ -133,7 +133,8 @@ nixlPromFamilySet::take() {
 nixlPromAgentSeries::nixlPromAgentSeries(std::string_view agentName,
                                          std::string_view hostname,
                                          std::span<const nixl_telemetry_event_info_t> table,
-                                         std::vector<double> boundsUs)
+                                         std::vector<double> boundsUs,
+                                         nixlProm::nameStyle_t style)
     : boundsUs_(std::move(boundsUs)) {
     bool changed = false;
     agentLabel_ = utf8Label(agentName, &changed);
@@ -156,7 +157,10 @@ nixlPromAgentSeries::nixlPromAgentSeries(std::string_view agentName,
     for (size_t i = 0; i < table.size(); ++i) {
         const nixl_telemetry_event_info_t &row = table[i];
         const std::string rowName = row.name == nullptr ? std::string("(null)") : row.name;
-        const nixlProm::metricNames names = nixlProm::namesFor(row);
+        const nixlProm::metricNames names = nixlProm::namesFor(row, style);
+        if (names.omitted) {
+            continue; // no such series in this naming style (NIXL 1.4 lacks the row)
+        }
         typeMeta_t m;
         switch (row.category) {
         case NIXL_TELEMETRY_CAT_BYTES:
@@ -225,6 +229,7 @@ nixlPromAgentSeries::nixlPromAgentSeries(std::string_view agentName,
         m.gauge = names.gauge;
         m.histogram = names.histogram;
         m.help = escapeHelp(names.help);
+        m.seconds = names.seconds;
         meta_[i] = std::move(m);
         if (meta_[i].kind == kind_t::duration) {
             values_[i].buckets.assign(boundsUs_.size() + 1, 0);
@@ -301,7 +306,7 @@ nixlPromAgentSeries::collectInto(nixlPromFamilySet &out) const {
         if (!m.gauge.empty()) {
             if (auto *s = out.add(m.gauge, m.help, MetricType::Gauge)) {
                 s->label = labels;
-                s->gauge.value = m.kind == kind_t::duration ?
+                s->gauge.value = m.seconds ?
                     static_cast<double>(v.last) / us_per_second :
                     static_cast<double>(v.last);
             }
@@ -310,11 +315,14 @@ nixlPromAgentSeries::collectInto(nixlPromFamilySet &out) const {
             if (auto *s = out.add(m.histogram, m.help, MetricType::Histogram)) {
                 s->label = labels;
                 s->histogram.sample_count = v.count;
-                s->histogram.sample_sum = static_cast<double>(v.sum) / us_per_second;
+                s->histogram.sample_sum = m.seconds ?
+                    static_cast<double>(v.sum) / us_per_second :
+                    static_cast<double>(v.sum);
+                const std::vector<double> &le = m.seconds ? boundsSeconds_ : boundsUs_;
                 uint64_t cumulative = 0;
-                for (size_t b = 0; b < boundsSeconds_.size(); ++b) {
+                for (size_t b = 0; b < le.size(); ++b) {
                     cumulative += v.buckets[b];
-                    s->histogram.bucket.push_back({cumulative, boundsSeconds_[b]});
+                    s->histogram.bucket.push_back({cumulative, le[b]});
                 }
                 cumulative += v.buckets.back();
                 s->histogram.bucket.push_back(

@@ -26,6 +26,7 @@
 #include <prometheus/metric_family.h>
 
 #include "nixl_telemetry_exporter_plugin.h"
+#include "prom_schema.h"
 
 /**
  * @brief Metric families of one scrape, grouped by name so that each name is written once with
@@ -70,12 +71,14 @@ public:
      * @param hostname    value of the hostname label
      * @param table       the event table; copied, so it need not outlive this object
      * @param boundsUs    histogram upper bounds in microseconds, strictly increasing
+     * @param names       naming style (NIXL 1.4's keeps durations in microseconds)
      * Logs one warning per table row it cannot export (bad name, missing status, duplicate).
      */
     nixlPromAgentSeries(std::string_view agentName,
                         std::string_view hostname,
                         std::span<const nixl_telemetry_event_info_t> table,
-                        std::vector<double> boundsUs);
+                        std::vector<double> boundsUs,
+                        nixlProm::nameStyle_t names = nixlProm::nameStyle_t::LIBNIXL);
 
     /** The agent_name label value. */
     const std::string &
@@ -105,6 +108,7 @@ private:
         std::string histogram; ///< histogram family, "" if none
         std::string help; ///< HELP text, already escaped for the exposition format
         std::string status; ///< status label value of an error type
+        bool seconds = false; ///< duration gauge and histogram exported in seconds, else in µs
     };
 
     /** Mutable values of one event type; guarded by mutex_. */
