@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -444,4 +445,157 @@ TEST_F(PromMpPlugin, PortHeldOutsideStillGivesAWriter) {
               9.0);
     ops().destroy(e);
     close(held);
+}
+
+// ---- NIXL_TELEMETRY_PROMETHEUS_NAMES ----
+
+namespace {
+
+/** The agent_* TYPE and sample lines of a scrape (HELP is core's text, not the contract), with
+ *  the per-run label values (hostname, pid, agent_instance) replaced by H, P and I. */
+std::string
+agentSeriesLines(const std::string &text) {
+    auto blank = [](std::string &line, const std::string &label, const char *with) {
+        const std::string key = label + "=\"";
+        const size_t at = line.find(key);
+        if (at == std::string::npos) {
+            return;
+        }
+        const size_t from = at + key.size();
+        line.replace(from, line.find('"', from) - from, with);
+    };
+    std::string out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find('\n', pos);
+        end = end == std::string::npos ? text.size() : end;
+        std::string line = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (line.rfind("# TYPE agent_", 0) != 0 && line.rfind("agent_", 0) != 0) {
+            continue;
+        }
+        blank(line, "hostname", "H");
+        blank(line, "pid", "P");
+        blank(line, "agent_instance", "I");
+        out += line + "\n";
+    }
+    return out;
+}
+
+/** NIXL 1.4's series for one 4 KiB write of 150 us (post 7 us), bounds 100,1000 us. */
+std::string
+nixlOneTransferLines() {
+    const std::string l = "{hostname=\"H\",agent_name=\"A\",pid=\"P\",agent_instance=\"I\"";
+    const std::string one = l + "}";
+    std::string s;
+    auto family = [&](const std::string &name, const char *type, const char *value) {
+        s += "# TYPE " + name + " " + type + "\n" + name + one + " " + value + "\n";
+    };
+    family("agent_tx_bytes_total", "counter", "4096");
+    family("agent_tx_last_bytes", "gauge", "4096");
+    family("agent_rx_bytes_total", "counter", "0");
+    family("agent_rx_last_bytes", "gauge", "0");
+    family("agent_tx_requests_num_total", "counter", "1");
+    family("agent_rx_requests_num_total", "counter", "0");
+    family("agent_memory_registered_total", "counter", "8192");
+    family("agent_memory_registered_last_bytes", "gauge", "8192");
+    family("agent_memory_deregistered_total", "counter", "0");
+    family("agent_memory_deregistered_last_bytes", "gauge", "0");
+    auto duration = [&](const std::string &base, const char *us, int le100) {
+        family(base + "_total", "counter", us);
+        s += "# TYPE " + base + "_us histogram\n";
+        s += base + "_us_count" + one + " 1\n";
+        s += base + "_us_sum" + one + " " + us + "\n";
+        s += base + "_us_bucket" + l + ",le=\"100\"} " + std::to_string(le100) + "\n";
+        s += base + "_us_bucket" + l + ",le=\"1000\"} 1\n";
+        s += base + "_us_bucket" + l + ",le=\"+Inf\"} 1\n";
+        family(base, "gauge", us);
+    };
+    duration("agent_xfer_time", "150", 0);
+    duration("agent_xfer_post_time", "7", 1);
+    s += "# TYPE agent_errors_total counter\n";
+    for (const char *status : {"not_posted", "invalid_param", "backend", "not_found", "mismatch",
+                               "not_allowed", "repost_active", "unknown", "not_supported",
+                               "remote_disconnect", "canceled", "no_telemetry"}) {
+        s += "agent_errors_total" + l + ",status=\"" + status + "\"} " +
+            (std::string(status) == "backend" ? "1" : "0") + "\n";
+    }
+    // No agent_trace_phases_dropped_total: NIXL 1.4 has no such series.
+    family("agent_telemetry_events_dropped_total", "counter", "0");
+    return s;
+}
+
+const nixl_telemetry_event_abi_t kOneTransfer[] = {
+    {4, 0, 8192},  {7, 0, 7}, {mpTest::kXferTime, 0, 150},     {mpTest::kTx, 0, 4096},
+    {mpTest::kTxReq, 0, 1}, {mpTest::kErrBackend, 0, 1}, {mpTest::kTracePhases, 0, 3}};
+
+} // namespace
+
+TEST(PromMpConfig, NamesStyleDefaultsToLibnixlAndUnknownValuesMeanLibnixl) {
+    mpTest::envGuard env;
+    env.set(kDirVar, "/tmp/x");
+    env.unset(nixlProm::kNamesVar);
+    EXPECT_EQ(parseConfig().names, nixlProm::nameStyle_t::LIBNIXL);
+    env.set(nixlProm::kNamesVar, "NIXL");
+    EXPECT_EQ(parseConfig().names, nixlProm::nameStyle_t::NIXL);
+    env.set(nixlProm::kNamesVar, "libnixl");
+    EXPECT_EQ(parseConfig().names, nixlProm::nameStyle_t::LIBNIXL);
+    env.set(nixlProm::kNamesVar, "nixl14");
+    EXPECT_EQ(parseConfig().names, nixlProm::nameStyle_t::LIBNIXL) << "unknown => the default";
+}
+
+TEST_F(PromMpPlugin, NixlNamesModeEmitsNixl14SeriesExactly) {
+    env_.set(nixlProm::kNamesVar, "nixl");
+    env_.set(nixlProm::kBucketsVar, "100,1000");
+    mpTest::globalLog().clear();
+    nixl_telemetry_exporter_t *e = nullptr;
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "A", &e), NIXL_PLUGIN_SUCCESS)
+        << mpTest::globalLog().all();
+    EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, ""), 0u) << mpTest::globalLog().all();
+    ops().batch_begin(e);
+    EXPECT_EQ(ops().export_events(e, kOneTransfer, std::size(kOneTransfer)), NIXL_PLUGIN_SUCCESS);
+    ops().batch_end(e);
+    const auto text = mpTest::httpGet(port_);
+    ASSERT_TRUE(text.has_value());
+    EXPECT_EQ(agentSeriesLines(*text), nixlOneTransferLines()) << *text;
+    // promtool's remarks in this mode: only NIXL 1.4's abbreviated unit, as the docs list.
+    std::string out;
+    const int rc = mpTest::promtoolCheck(*text, &out); // a wait status: exit 3 = lint remarks
+    EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 3) << rc << " " << out;
+    EXPECT_EQ(out,
+              "agent_xfer_post_time_us metric names should not contain abbreviated units\n"
+              "agent_xfer_time_us metric names should not contain abbreviated units\n");
+    ops().destroy(e);
+}
+
+TEST_F(PromMpPlugin, NamesDefaultKeepsLibnixlNamesAndUnknownStyleWarnsOnce) {
+    for (const char *value : {static_cast<const char *>(nullptr), "nixl14"}) {
+        SCOPED_TRACE(value == nullptr ? "(unset)" : value);
+        if (value == nullptr) {
+            env_.unset(nixlProm::kNamesVar);
+        } else {
+            env_.set(nixlProm::kNamesVar, value);
+        }
+        mpTest::globalLog().clear();
+        nixl_telemetry_exporter_t *e = nullptr;
+        ASSERT_EQ(plugin().create(mpTest::globalLog(), "A", &e), NIXL_PLUGIN_SUCCESS)
+            << mpTest::globalLog().all();
+        EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, nixlProm::kNamesVar),
+                  value == nullptr ? 0u : 1u)
+            << mpTest::globalLog().all();
+        if (value != nullptr) {
+            EXPECT_EQ(mpTest::globalLog().count(NIXL_PLUGIN_LOG_WARN, value), 1u);
+        }
+        EXPECT_EQ(ops().export_events(e, kOneTransfer, std::size(kOneTransfer)),
+                  NIXL_PLUGIN_SUCCESS);
+        const auto text = mpTest::httpGet(port_);
+        ASSERT_TRUE(text.has_value());
+        EXPECT_EQ(mpTest::sampleValue(*text, "agent_tx_requests_total"), 1.0) << *text;
+        EXPECT_EQ(mpTest::sampleValue(*text, "agent_memory_registered_bytes_total"), 8192.0);
+        EXPECT_EQ(mpTest::sampleValue(*text, "agent_xfer_time_seconds_count"), 1.0);
+        EXPECT_EQ(mpTest::sampleValue(*text, "agent_trace_phases_dropped_total"), 3.0);
+        EXPECT_EQ(text->find("agent_tx_requests_num_total"), std::string::npos);
+        EXPECT_EQ(text->find("agent_xfer_time_us"), std::string::npos);
+        ops().destroy(e);
+    }
 }

@@ -120,6 +120,19 @@ parseConfig() {
     }
     c.boundsUs = std::move(*bounds);
 
+    if (const auto names = option([] { return nixlSdk::configLookup(nixlProm::kNamesVar); });
+        names && !names->text.empty()) {
+        if (const auto style = nixlProm::parseNameStyle(names->text)) {
+            c.names = *style;
+        } else {
+            // A naming typo must not cost the agent its telemetry: one line, default names.
+            NIXL_SDK_WARN("prometheus_mp: " << nixlSdk::configRejection(nixlProm::kNamesVar,
+                                                                        *names,
+                                                                        "'nixl' or 'libnixl'")
+                                            << "; using libnixl's names");
+        }
+    }
+
     const std::string rankEnv =
         option([] { return nixlSdk::configString(kRankEnvVar); }).value_or(kDefaultRankEnv);
     if (!rankEnv.empty()) {
@@ -193,7 +206,7 @@ acquireEndpoint(const nixlMpConfig &cfg, const std::shared_ptr<const nixlMpSchem
 nixlPrometheusMpExporter::nixlPrometheusMpExporter(const nixlTelemetryExporterContext &ctx) {
     const nixlMpConfig cfg = parseConfig();
     prepareDir(cfg.dir);
-    schema_ = std::make_shared<const nixlMpSchema>(ctx.eventTypes);
+    schema_ = std::make_shared<const nixlMpSchema>(ctx.eventTypes, cfg.names);
     nixlMpIdentity id;
     id.agentName = std::string(ctx.agentName);
     if (id.agentName.size() >= kAgentNameLen) {

@@ -43,6 +43,7 @@ struct nixlMpConfig {
     double ttlSeconds = kDefaultTtlSeconds;
     std::vector<double> boundsUs;
     std::optional<std::string> localRank;
+    nixlProm::nameStyle_t names = nixlProm::nameStyle_t::LIBNIXL; ///< NIXL_TELEMETRY_PROMETHEUS_NAMES
 };
 
 nixlMpConfig

@@ -32,7 +32,9 @@ namespace {
 
 } // namespace
 
-nixlMpSchema::nixlMpSchema(std::span<const nixl_telemetry_event_info_t> table) {
+nixlMpSchema::nixlMpSchema(std::span<const nixl_telemetry_event_info_t> table,
+                           nixlProm::nameStyle_t names)
+    : seconds(names == nixlProm::nameStyle_t::LIBNIXL) {
     uint64_t h = 0xcbf29ce484222325ull;
     h = fnv1a(h, &kLayoutVersion, sizeof(kLayoutVersion));
     const uint64_t count = table.size();
@@ -47,7 +49,7 @@ nixlMpSchema::nixlMpSchema(std::span<const nixl_telemetry_event_info_t> table) {
         }
         row r;
         r.category = info.category;
-        r.names = nixlProm::namesFor(info);
+        r.names = nixlProm::namesFor(info, names);
         r.statusLabel = info.status_label == nullptr ? std::string() : info.status_label;
         h = fnv1a(h, &info.type, sizeof(info.type));
         h = fnv1a(h, &info.category, sizeof(info.category));

@@ -34,9 +34,16 @@ struct nixlMpSchema {
     };
     std::vector<row> rows;
     uint64_t hash = 0;
+    /** Durations exported in seconds (libnixl names) or microseconds (NIXL 1.4's). */
+    bool seconds = true;
 
-    /** Throws std::runtime_error when a row's type is not its index. */
-    explicit nixlMpSchema(std::span<const nixl_telemetry_event_info_t> table);
+    /**
+     * Throws std::runtime_error when a row's type is not its index. The naming style is not in
+     * the hash: it changes only the text a scrape writes, not what a store holds, so writers
+     * of either style feed one collector (the serving process's style names the series).
+     */
+    explicit nixlMpSchema(std::span<const nixl_telemetry_event_info_t> table,
+                          nixlProm::nameStyle_t names = nixlProm::nameStyle_t::LIBNIXL);
 
     uint32_t
     slotCount() const noexcept {

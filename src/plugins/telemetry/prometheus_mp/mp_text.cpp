@@ -64,6 +64,9 @@ namespace {
         for (uint32_t i = 0; i < schema.slotCount(); ++i) {
             const nixlMpSchema::row &row = schema.rows[i];
             const nixlProm::metricNames &n = row.names;
+            if (n.omitted) {
+                continue; // no series in this naming style
+            }
             switch (row.category) {
             case NIXL_TELEMETRY_CAT_BYTES:
                 plan.get(n.counter, n.help, "counter").entries.push_back({i, entryKind::COUNTER, {}});
@@ -85,10 +88,16 @@ namespace {
                 break;
             }
             case NIXL_TELEMETRY_CAT_DURATION_US:
+                if (!n.counter.empty()) {
+                    // NIXL 1.4's <base>_total: the histogram's sum, in microseconds.
+                    plan.get(n.counter, n.help, "counter")
+                        .entries.push_back({i, entryKind::COUNTER, {}});
+                }
                 plan.get(n.histogram, n.help, "histogram")
                     .entries.push_back({i, entryKind::HISTOGRAM, {}});
                 plan.get(n.gauge, n.help + " (last operation)", "gauge")
-                    .entries.push_back({i, entryKind::GAUGE_SECONDS, {}});
+                    .entries.push_back(
+                        {i, n.seconds ? entryKind::GAUGE_SECONDS : entryKind::GAUGE, {}});
                 break;
             default:
                 break; // a category this build does not know: skipped, as the ABI asks
@@ -104,7 +113,7 @@ namespace {
     };
 
     storeText
-    textOf(const nixlMpStoreSnapshot &s) {
+    textOf(const nixlMpStoreSnapshot &s, double leDivisor) {
         storeText t;
         t.labels.reserve(128);
         appendLabel(t.labels, "hostname", s.id.hostname);
@@ -120,7 +129,7 @@ namespace {
         t.le.reserve(s.boundsUs.size() + 1);
         for (double b : s.boundsUs) {
             std::string le = "le=\"";
-            appendDouble(le, b / kUsPerSecond);
+            appendDouble(le, b / leDivisor);
             le.push_back('"');
             t.le.push_back(std::move(le));
         }
@@ -245,10 +254,12 @@ writeStoresText(const nixlMpSchema &schema,
                 const std::vector<nixlMpStoreSnapshot> &stores,
                 std::string &out) {
     const familyPlan plan = planFor(schema);
+    // Histogram le and _sum: seconds for libnixl's names, NIXL 1.4's microseconds otherwise.
+    const double usPerUnit = schema.seconds ? kUsPerSecond : 1.0;
     std::vector<storeText> text;
     text.reserve(stores.size());
     for (const nixlMpStoreSnapshot &s : stores) {
-        text.push_back(textOf(s));
+        text.push_back(textOf(s, usPerUnit));
     }
     nixlMpTextWriter w(out);
     for (const planFamily &f : plan.families_) {
@@ -281,7 +292,7 @@ writeStoresText(const nixlMpSchema &schema,
                     // Count from the same read as the buckets, so +Inf == _count by construction.
                     w.sample(f.name, "_count", labels, {}, count);
                     w.sample(f.name, "_sum", labels, {},
-                             static_cast<double>(v.counter) / kUsPerSecond);
+                             static_cast<double>(v.counter) / usPerUnit);
                     const std::vector<std::string> &le = text[s].le;
                     const size_t bounds = le.size() - 1;
                     uint64_t cumulative = 0;
