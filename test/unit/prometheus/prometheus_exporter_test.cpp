@@ -610,7 +610,7 @@ TEST_F(PrometheusExporterTest, NixlNamesModeEmitsNixl14SeriesExactly) {
     ASSERT_TRUE(body.has_value());
     EXPECT_EQ(seriesLines(*body), nixlOneTransferLines()) << *body;
     for (const logLine &line : takeLog()) {
-        EXPECT_LT(line.level, NIXL_PLUGIN_LOG_WARN) << "NIXL names are not a warning: " << line.text;
+        EXPECT_LT(line.level, NIXL_PLUGIN_LOG_WARN) << "nixl names are no warning: " << line.text;
     }
 }
 

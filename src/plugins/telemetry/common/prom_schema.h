@@ -70,7 +70,8 @@ parseNameStyle(std::string_view v) {
             return false;
         }
         for (size_t i = 0; i < v.size(); ++i) {
-            const char c = (v[i] >= 'A' && v[i] <= 'Z') ? static_cast<char>(v[i] - 'A' + 'a') : v[i];
+            const char c =
+                (v[i] >= 'A' && v[i] <= 'Z') ? static_cast<char>(v[i] - 'A' + 'a') : v[i];
             if (c != word[i]) {
                 return false;
             }
@@ -86,7 +87,7 @@ parseNameStyle(std::string_view v) {
     return std::nullopt;
 }
 
-/** Base names of NIXL 1.4's non-error event rows; in NIXL style, other non-error rows are omitted. */
+/** Base names of NIXL 1.4's non-error event rows; NIXL style omits any other non-error row. */
 inline bool
 isNixl14BaseName(std::string_view base) {
     static constexpr std::string_view known[] = {

@@ -43,7 +43,8 @@ struct nixlMpConfig {
     double ttlSeconds = kDefaultTtlSeconds;
     std::vector<double> boundsUs;
     std::optional<std::string> localRank;
-    nixlProm::nameStyle_t names = nixlProm::nameStyle_t::LIBNIXL; ///< NIXL_TELEMETRY_PROMETHEUS_NAMES
+    /** NIXL_TELEMETRY_PROMETHEUS_NAMES; an unknown value warns and keeps this default. */
+    nixlProm::nameStyle_t names = nixlProm::nameStyle_t::LIBNIXL;
 };
 
 nixlMpConfig
