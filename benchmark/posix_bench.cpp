@@ -8,6 +8,7 @@
 //   posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] [--direct auto|yes|no]
 //               [--runtime-ms MS] [--bw-qd N] [--iops-qd N] [--fio PATH|none]
 //               [--points write,read,randread,randwrite] [--poll-gap-us N]
+//               [--blocks 4K,64K,1M] [--json]
 //
 // Per engine and per mode (page cache; O_DIRECT where the file system takes it), four points:
 // sequential WRITE and READ of 1 MiB blocks at --bw-qd (bandwidth), random READ and WRITE of
@@ -23,6 +24,12 @@
 // io_getevents), to see what a spinning caller costs on a loaded machine. Before timing, each
 // engine and mode writes a pattern over the whole file and reads it back, checked byte for
 // byte: the exit status is 1 when that or any transfer fails.
+//
+// --blocks sweeps the block size: every point runs once per listed size (multiples of 4 KiB
+// that divide --size) instead of at 1 MiB / 4 KiB. --json prints one JSON object per line and
+// point instead of the table (the notes go to stderr), in the schema benchmark/plot.py draws:
+// "op" is the fio rw name, "GBps" (10^9 B/s) and "iops" are libnixl's, and "peers" holds fio's
+// figures with its p50/p99 completion latency per I/O.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -58,6 +65,8 @@ struct options {
     std::string fio = "/usr/bin/fio";
     std::vector<std::string> points = {"write", "read", "randread", "randwrite"};
     long poll_gap_us = 0;
+    std::vector<size_t> blocks; // empty: 1 MiB sequential, 4 KiB random
+    bool json = false;
 };
 
 constexpr size_t big_block = 1u << 20;
@@ -346,6 +355,58 @@ settle(const std::string &path) {
     }
 }
 
+/** "4KiB", "1MiB", or bytes: the table's block size. */
+std::string
+sizeName(size_t b) {
+    if (b >= (1u << 20) && b % (1u << 20) == 0) {
+        return std::to_string(b >> 20) + "MiB";
+    }
+    if (b >= 1024 && b % 1024 == 0) {
+        return std::to_string(b >> 10) + "KiB";
+    }
+    return std::to_string(b);
+}
+
+/** One point as a JSON line (plot.py's schema); fio, when it ran, is the peer. */
+void
+printJson(const std::string &engine,
+          bool direct,
+          const point &p,
+          size_t qd,
+          const figures &ours,
+          const figures &theirs) {
+    const char *mode = direct ? "O_DIRECT" : "page-cache";
+    if (!ours.ok) {
+        std::cerr << "posix_bench: " << engine << " " << mode << " " << p.fio_rw << " "
+                  << sizeName(p.bs) << ": libnixl's run FAILED, no JSON line" << std::endl;
+        return;
+    }
+    std::printf("{\"bench\":\"posix_bench\",\"engine\":\"%s\",\"mode\":\"%s\",\"op\":\"%s\","
+                "\"block\":%zu,\"qd\":%zu,\"path\":\"libnixl POSIX %s %s\",\"GBps\":%.4f,"
+                "\"iops\":%.1f,\"peers\":[",
+                engine.c_str(), mode, p.fio_rw, p.bs, qd, engine.c_str(), mode, ours.bw / 1e9,
+                ours.iops);
+    if (theirs.ok) {
+        std::printf("{\"name\":\"fio %s %s\",\"GBps\":%.4f,\"iops\":%.1f", engine.c_str(), mode,
+                    theirs.bw / 1e9, theirs.iops);
+        if (theirs.p50_us >= 0) {
+            std::printf(",\"p50_us\":%.3f,\"p99_us\":%.3f", theirs.p50_us, theirs.p99_us);
+        }
+        std::printf("}");
+    }
+    std::printf("]}\n");
+    std::fflush(stdout);
+}
+
+bool
+runPoint(const options &o,
+         const std::string &path,
+         const std::string &engine,
+         bool direct,
+         alignedBuf &mem,
+         const point &p,
+         std::mt19937_64 &rng);
+
 /** One engine in one mode: the check, then the four points. False if anything failed. */
 bool
 runMode(const options &o, const std::string &path, const std::string &engine, bool direct) {
@@ -366,23 +427,45 @@ runMode(const options &o, const std::string &path, const std::string &engine, bo
         {"randwrite 4KiB", NIXL_WRITE, "randwrite", small_block, true},
     };
     std::mt19937_64 rng(42);
-    for (const point &p : points) {
-        if (std::find(o.points.begin(), o.points.end(), p.fio_rw) == o.points.end()) {
+    for (const point &kind : points) {
+        if (std::find(o.points.begin(), o.points.end(), kind.fio_rw) == o.points.end()) {
             continue;
         }
+        const std::vector<size_t> sizes =
+            o.blocks.empty() ? std::vector<size_t>{kind.bs} : o.blocks;
+        for (const size_t bs : sizes) {
+            point p = kind;
+            p.bs = bs;
+            all_ok = runPoint(o, path, engine, direct, mem, p, rng) && all_ok;
+        }
+    }
+    return all_ok;
+}
+
+/** One point of one engine and mode: libnixl, then fio; a table row or a JSON line. */
+bool
+runPoint(const options &o,
+         const std::string &path,
+         const std::string &engine,
+         bool direct,
+         alignedBuf &mem,
+         const point &p,
+         std::mt19937_64 &rng) {
+    bool all_ok = true;
+    {
         const size_t qd = p.random ? o.iops_qd : o.bw_qd;
         std::vector<uint64_t> moff, foff;
+        const size_t slots = o.size / p.bs;
         if (p.random) {
-            const size_t slots = o.size / small_block;
             const size_t n = std::min(random_descs, slots);
             for (size_t i = 0; i < n; ++i) {
-                moff.push_back(i * small_block);
-                foff.push_back((rng() % slots) * small_block);
+                moff.push_back(i * p.bs);
+                foff.push_back((rng() % slots) * p.bs);
             }
         } else {
-            for (size_t i = 0; i < o.size / big_block; ++i) {
-                moff.push_back(i * big_block);
-                foff.push_back(i * big_block);
+            for (size_t i = 0; i < slots; ++i) {
+                moff.push_back(i * p.bs);
+                foff.push_back(i * p.bs);
             }
         }
         figures ours;
@@ -404,6 +487,10 @@ runMode(const options &o, const std::string &path, const std::string &engine, bo
         }
         settle(path);
         const figures theirs = runFio(o, path, engine, direct, p.fio_rw, p.bs, qd);
+        if (o.json) {
+            printJson(engine, direct, p, qd, ours, theirs);
+            return all_ok;
+        }
         const bool bw = !p.random;
         const double a = bw ? ours.bw : ours.iops;
         const double b = bw ? theirs.bw : theirs.iops;
@@ -417,7 +504,8 @@ runMode(const options &o, const std::string &path, const std::string &engine, bo
         }
         char line[256];
         std::snprintf(line, sizeof(line), "%-6s %-10s %-15s qd %-3zu %16s %16s %6s %9s %9s",
-                      engine.c_str(), direct ? "O_DIRECT" : "page-cache", p.name, qd,
+                      engine.c_str(), direct ? "O_DIRECT" : "page-cache",
+                      (std::string(p.fio_rw) + " " + sizeName(p.bs)).c_str(), qd,
                       ours.ok ? fmtRate(a, bw).c_str() : "FAILED",
                       theirs.ok ? fmtRate(b, bw).c_str() : "-", ratio, p50, p99);
         std::cout << line << std::endl;
@@ -441,7 +529,7 @@ usage() {
     std::cerr << "usage: posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] "
                  "[--direct auto|yes|no] [--runtime-ms MS] [--bw-qd N] [--iops-qd N] "
                  "[--fio PATH|none] [--points write,read,randread,randwrite] "
-                 "[--poll-gap-us N]"
+                 "[--poll-gap-us N] [--blocks 4K,64K,1M] [--json]"
               << std::endl;
 }
 
@@ -450,9 +538,17 @@ usage() {
 int
 main(int argc, char **argv) {
     options o;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        const std::string v = argv[i + 1];
+        if (a == "--json") {
+            o.json = true;
+            continue;
+        }
+        if (i + 1 >= argc) {
+            usage();
+            return 2;
+        }
+        const std::string v = argv[++i];
         if (a == "--dir") {
             o.dir = v;
         } else if (a == "--size") {
@@ -473,15 +569,27 @@ main(int argc, char **argv) {
             o.points = split(v);
         } else if (a == "--poll-gap-us") {
             o.poll_gap_us = std::atol(v.c_str());
+        } else if (a == "--blocks") {
+            o.blocks.clear();
+            for (const auto &b : split(v)) {
+                o.blocks.push_back(parseSize(b));
+            }
         } else {
             usage();
             return 2;
         }
     }
-    if (argc % 2 == 0 || o.size < big_block || o.size % big_block != 0 || o.runtime_ms <= 0 ||
+    if (o.size < big_block || o.size % big_block != 0 || o.runtime_ms <= 0 ||
         o.bw_qd == 0 || o.iops_qd == 0) {
         usage();
         return 2;
+    }
+    for (const size_t b : o.blocks) {
+        if (b == 0 || b % small_block != 0 || o.size % b != 0) {
+            std::cerr << "posix_bench: block " << b << ": a multiple of 4096 that divides --size"
+                      << std::endl;
+            return 2;
+        }
     }
     for (const auto &e : o.engines) {
         if (e != "uring" && e != "aio") {
@@ -502,6 +610,8 @@ main(int argc, char **argv) {
         return 1;
     }
     ::close(fd);
+    // With --json, stdout is the JSON lines only; the notes go to stderr.
+    std::ostream &info = o.json ? std::cerr : std::cout;
     std::vector<bool> modes = {false};
     if (o.direct != "no") {
         if (directWorks(path)) {
@@ -512,11 +622,11 @@ main(int argc, char **argv) {
             ::unlink(path.c_str());
             return 1;
         } else {
-            std::cout << "O_DIRECT: the file system under " << o.dir
+            info << "O_DIRECT: the file system under " << o.dir
                       << " refuses it; page cache only" << std::endl;
         }
     }
-    std::cout << "file " << path << ", " << (o.size >> 20) << " MiB, " << o.runtime_ms
+    info << "file " << path << ", " << (o.size >> 20) << " MiB, " << o.runtime_ms
               << " ms per point and tool, libnixl's caller "
               << (o.poll_gap_us > 0 ?
                       "sleeping " + std::to_string(o.poll_gap_us) + " us between polls" :
@@ -524,8 +634,10 @@ main(int argc, char **argv) {
               << "; ratio = libnixl/fio; p50/p99 = fio's completion "
                  "latency per I/O (us)"
               << std::endl;
-    std::printf("%-6s %-10s %-15s %-6s %16s %16s %6s %9s %9s\n", "engine", "mode", "point", "",
-                "libnixl POSIX", "fio", "ratio", "fio p50", "fio p99");
+    if (!o.json) {
+        std::printf("%-6s %-10s %-15s %-6s %16s %16s %6s %9s %9s\n", "engine", "mode", "point",
+                    "", "libnixl POSIX", "fio", "ratio", "fio p50", "fio p99");
+    }
     bool ok = true;
     for (const auto &e : o.engines) {
         for (const bool direct : modes) {
