@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 # SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Draw a benchmark's --json output: bandwidth and p50/p99 latency against block size.
+"""Draw a benchmark's --json output: bandwidth, IOPS and p50/p99 latency against block size.
 
     python3 benchmark/plot.py --in run.json --out dir/ [--title TEXT]
 
-The input is what `ucx_bench --json` prints: one JSON object per line (a JSON array of the
-same objects is read too). Each object is one point: "bench", "op", "block" (bytes), "batch",
-"path" (our side), "GBps", "p50_us", "p99_us", and "peers", a list of objects with a "name"
-and the same figures, measured in the same run. Every peer becomes a second curve.
+The input is what `ucx_bench --json`, `backend_bench --json` (or backend_bench.sh --json)
+and `posix_bench --json` print: one JSON object per line (a JSON array of the same objects is
+read too). Each object is one point: "bench", "op", "block" (bytes), "batch", "path" (our
+side), "GBps", optionally "iops", "p50_us", "p99_us" or "avg_us", and "peers", a list of
+objects with a "name" and the same figures, measured in the same run. Every peer becomes a
+second curve. A curve with p50 and p99 is drawn with both; one with only p50 or only an
+average (fi_pingpong's usec/xfer) as a single curve; one with neither (posix_bench's own side:
+its requests complete as a whole) is left out of the latency figure.
 
-Writes DIR/<bench>_bandwidth.png and DIR/<bench>_latency.png, one panel per operation, and
-prints their paths. Exit 1 with one line on stderr when the input cannot be drawn; exit 2
+Writes DIR/<bench>_bandwidth.png, DIR/<bench>_latency.png when any curve has a latency and
+DIR/<bench>_iops.png when any has "iops", one panel per operation, and prints their paths. Exit 1 with one line on stderr when the input cannot be drawn; exit 2
 when matplotlib is missing (Debian: python3-matplotlib).
 """
 
@@ -53,7 +57,7 @@ def load_points(path):
     for n, p in enumerate(points, 1):
         if not isinstance(p, dict):
             fail(f"{path}: point {n} is not an object")
-        for key in ("op", "block", "GBps", "p50_us", "p99_us"):
+        for key in ("op", "block", "GBps"):
             if key not in p:
                 fail(f"{path}: point {n} has no '{key}'")
     if not points:
@@ -69,12 +73,24 @@ def series(points):
         suffix = f", batch {p.get('batch', 1)}" if len(batches) > 1 else ""
         out[p["op"]][p.get("path", "ours") + suffix].append((p["block"], p))
         for peer in p.get("peers", []):
-            if all(k in peer for k in ("name", "GBps", "p50_us", "p99_us")):
+            if isinstance(peer, dict) and "name" in peer and "GBps" in peer:
                 out[p["op"]][peer["name"] + suffix].append((p["block"], peer))
     for curves in out.values():
         for pts in curves.values():
             pts.sort(key=lambda bp: bp[0])
     return out
+
+
+def latency_kind(pts):
+    """How a curve's latency is drawn: "p50/p99", "p50", "avg" (every point has it) or None."""
+    figs = [f for _, f in pts]
+    if all("p50_us" in f and "p99_us" in f for f in figs):
+        return "p50/p99"
+    if all("p50_us" in f for f in figs):
+        return "p50"
+    if all("avg_us" in f for f in figs):
+        return "avg"
+    return None
 
 
 def size_label(b):
@@ -130,17 +146,38 @@ def main():
         for label, pts in curves.items():
             ax.plot([b for b, _ in pts], [f["GBps"] for _, f in pts], marker="o", label=label)
 
-    def latency(ax, curves):
-        for i, (label, pts) in enumerate(curves.items()):
-            color = f"C{i}"
-            x = [b for b, _ in pts]
-            ax.plot(x, [f["p50_us"] for _, f in pts], marker="o", color=color, label=f"{label} p50")
-            ax.plot(x, [f["p99_us"] for _, f in pts], marker="^", linestyle="--", color=color,
-                    label=f"{label} p99")
+    def iops(ax, curves):
+        for label, pts in curves.items():
+            xy = [(b, f["iops"]) for b, f in pts if "iops" in f]
+            if xy:
+                ax.plot([b for b, _ in xy], [v for _, v in xy], marker="o", label=label)
         ax.set_yscale("log")
 
+    def latency(ax, curves):
+        # Colours follow the curve's place, as in the bandwidth figure.
+        for i, (label, pts) in enumerate(curves.items()):
+            kind = latency_kind(pts)
+            if kind is None:
+                continue
+            color = f"C{i}"
+            x = [b for b, _ in pts]
+            if kind == "p50/p99":
+                ax.plot(x, [f["p50_us"] for _, f in pts], marker="o", color=color,
+                        label=f"{label} p50")
+                ax.plot(x, [f["p99_us"] for _, f in pts], marker="^", linestyle="--",
+                        color=color, label=f"{label} p99")
+            else:
+                key = "p50_us" if kind == "p50" else "avg_us"
+                ax.plot(x, [f[key] for _, f in pts], marker="s", linestyle=":", color=color,
+                        label=f"{label} {kind}")
+        ax.set_yscale("log")
+
+    all_curves = [pts for curves in by_op.values() for pts in curves.values()]
     figure("GB/s (10^9 bytes/s)", bandwidth, "bandwidth")
-    figure("latency per post (us)", latency, "latency")
+    if any(latency_kind(pts) is not None for pts in all_curves):
+        figure("latency (us)", latency, "latency")
+    if any("iops" in f for pts in all_curves for _, f in pts):
+        figure("I/O per second", iops, "iops")
 
 
 if __name__ == "__main__":
