@@ -7,7 +7,12 @@
 # 127.0.0.1 as the raw reference, at 4 KiB, 64 KiB, 1 MiB, 16 MiB and 64 MiB; prints the table
 # and the ratios.
 #
-#   benchmark/backend_bench/backend_bench.sh [build dir] [extra backend_bench options]
+#   benchmark/backend_bench/backend_bench.sh [--json OUT.json] [build dir] [extra options]
+#
+# --json OUT.json also writes every backend_bench point as JSON Lines (backend_bench --json's
+# objects) with the fi_pingpong run of the same provider and size under "peers" ({"name":
+# "fi_pingpong <provider>", "GBps", "avg_us"}: fi_pingpong reports an average, no percentiles),
+# which benchmark/plot.py draws. Needs python3 for the merge; the printed output is the same.
 #
 # What is compared: backend_bench moves one descriptor of `block` bytes per request (batch 1),
 # posts the next only when the last completed, and reports data bytes / elapsed time (GB/s =
@@ -19,6 +24,13 @@
 # fi_pingpong GB/s. The UCX row has no raw reference here (benchmark/ucx_bench.sh has).
 set -eu
 
+json_out=
+if [ "${1:-}" = --json ]; then
+    [ $# -ge 2 ] || { echo "--json needs a file name" >&2; exit 2; }
+    json_out=$2
+    shift 2
+    command -v python3 >/dev/null || { echo "--json needs python3 for the merge" >&2; exit 1; }
+fi
 build=${1:-build}
 [ $# -gt 0 ] && shift
 bench="$build/benchmark/backend_bench/backend_bench"
@@ -38,7 +50,21 @@ run() {
     label=$1
     shift
     echo "== backend_bench $label"
-    "$bench" --label "$label" --csv --max-total 64M "$@" | tee -a "$tmp/ours.csv"
+    if [ -z "$json_out" ]; then
+        "$bench" --label "$label" --csv --max-total 64M "$@" | tee -a "$tmp/ours.csv"
+        return
+    fi
+    # The same run as JSON; its CSV rows (the table's input) are derived from it.
+    "$bench" --label "$label" --json --max-total 64M "$@" | tee -a "$tmp/ours.jsonl" |
+        python3 -c '
+import json, sys
+print("label,op,block,batch,iters,GBps,avg_us,p50_us,p99_us,p999_us,max_us")
+for line in sys.stdin:
+    if line.strip():
+        p = json.loads(line)
+        print("%s,%s,%d,%d,%d,%.4f,%.2f,%.2f,%.2f,%.2f,%.2f" % (p["label"], p["op"], p["block"],
+              p["batch"], p["iters"], p["GBps"], p["avg_us"], p["p50_us"], p["p99_us"],
+              p["p999_us"], p["max_us"]))' | tee -a "$tmp/ours.csv"
 }
 run lf-shm --backend LIBFABRIC --param provider=shm "$@"
 run lf-tcp --backend LIBFABRIC --param 'provider=tcp;ofi_rxm' "$@"
@@ -82,6 +108,7 @@ for b in $blocks; do
         set -- $(pingpong "$prov" "$b")
         raw=$1
         rawus=$2
+        echo "$label|$prov|$b|$raw|$rawus" >> "$tmp/raw.txt"
         for op in WRITE READ; do
             ours=$(awk -F, -v l="$label" -v o="$op" -v b="$b" '$1 == l && $2 == o && $3 == b {print $6}' "$tmp/ours.csv")
             p50=$(awk -F, -v l="$label" -v o="$op" -v b="$b" '$1 == l && $2 == o && $3 == b {print $8}' "$tmp/ours.csv")
@@ -98,4 +125,25 @@ awk '$1 >= 65536 && $2 == "shm" && $6 != "-" {n++; if ($6 >= 0.9) ok++}
 awk '$2 == "tcp" && $6 != "-" {n++; if ($6 >= 0.9) ok++}
      END {printf "tcp;ofi_rxm >= 0.9x fi_pingpong tcp: %d of %d points\n", ok, n}' "$tmp/ratios.txt"
 awk -F, '$1 == "lf-shm" && $2 == "WRITE" && $3 == 4096 {printf "shm 4 KiB WRITE p50: %s us (target <= 5)\n", $8}' "$tmp/ours.csv"
+if [ -n "$json_out" ]; then
+    # Each point gets the fi_pingpong runs of its provider at its size as peers.
+    python3 - "$tmp/ours.jsonl" "$tmp/raw.txt" "$json_out" <<'EOF'
+import json, sys
+ours, raw, out = sys.argv[1:4]
+peers = {}
+with open(raw, encoding="utf-8") as f:
+    for line in f:
+        label, prov, block, gbps, us = line.strip().split("|")
+        if gbps != "-":
+            peers.setdefault((label, int(block)), []).append(
+                {"name": "fi_pingpong " + prov, "GBps": float(gbps), "avg_us": float(us)})
+with open(ours, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for line in f:
+        if line.strip():
+            p = json.loads(line)
+            p["peers"] = p.get("peers", []) + peers.get((p["label"], p["block"]), [])
+            o.write(json.dumps(p, separators=(",", ":")) + "\n")
+EOF
+    echo "# JSON with the fi_pingpong peers: $json_out"
+fi
 echo "# done, load average: $(cut -d' ' -f1-3 /proc/loadavg)"
