@@ -34,6 +34,13 @@ KNOWN_METRICS = {
     "agent_xfer_post_time_seconds_count", "agent_xfer_post_time_last_seconds",
     "agent_errors_total", "agent_telemetry_events_dropped_total",
     "agent_trace_phases_dropped_total",
+    # NIXL_TELEMETRY_PROMETHEUS_NAMES=nixl: NIXL 1.4's names (docs/telemetry-prometheus.md).
+    "agent_tx_requests_num_total", "agent_rx_requests_num_total",
+    "agent_memory_registered_total", "agent_memory_deregistered_total",
+    "agent_xfer_time_us_bucket", "agent_xfer_time_us_sum", "agent_xfer_time_us_count",
+    "agent_xfer_time_total", "agent_xfer_time",
+    "agent_xfer_post_time_us_bucket", "agent_xfer_post_time_us_sum",
+    "agent_xfer_post_time_us_count", "agent_xfer_post_time_total", "agent_xfer_post_time",
     "nixl_mp_stores", "nixl_mp_stores_reaped_total", "nixl_mp_stores_refused_total",
     "nixl_mp_scrape_duration_seconds", "nixl_mp_owner_pid",
     "exposer_scrapes_total", "exposer_transferred_bytes_total",
@@ -88,6 +95,7 @@ def metric_names(expr):
     stripped = re.sub(r"\{[^}]*\}", "", expr)  # label matchers
     stripped = re.sub(r"\b(by|without|on|ignoring)\s*\([^)]*\)", "", stripped)
     stripped = re.sub(r"\[[^\]]*\]", "", stripped)  # range selectors
+    stripped = re.sub(r"\b\d+(\.\d*)?([eE][+-]?\d+)?\b", "", stripped)  # 1e6 is no name
     names = set()
     for m in re.finditer(r"[a-zA-Z_:][a-zA-Z0-9_:]*", stripped):
         word = m.group(0)
