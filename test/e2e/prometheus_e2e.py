@@ -11,8 +11,12 @@ rank, exactly one series with the values that rank exported.
 prometheus: one process with --ranks agents (one exporter instance each) behind the
 single-process exporter's endpoint; same checks, one series per agent.
 
-Also: the endpoint's text passes `promtool check metrics`; with --dashboard every query of the
-Grafana dashboard evaluates against the live data; with --failover (prometheus_mp) the serving
+--names picks the series names (NIXL_TELEMETRY_PROMETHEUS_NAMES): libnixl's (the default) or
+NIXL 1.4's; the checks below query whichever names the exporter then serves.
+
+Also: the endpoint's text passes `promtool check metrics` (with NIXL 1.4's names, exactly the two
+remarks docs/telemetry-prometheus.md lists); with --dashboard every query of the Grafana
+dashboard returns data from the live data (it must work in both name modes); with --failover (prometheus_mp) the serving
 rank is SIGKILLed and Prometheus must again scrape every survivor from the rank that took over,
 the dead rank's series and store file gone; with --collision (prometheus) a second process on
 the taken port is declined and the first keeps serving. Every exporter process must exit 0
@@ -155,6 +159,47 @@ scrape_configs:
 """)
 
 
+# Series the checks query, per NIXL_TELEMETRY_PROMETHEUS_NAMES mode (docs/telemetry-prometheus.md).
+SERIES = {
+    "libnixl": {"tx_requests": "agent_tx_requests_total",
+                "xfer_count": "agent_xfer_time_seconds_count",
+                "xfer_p99": "histogram_quantile(0.99, sum by (agent_name, le) "
+                            "(agent_xfer_time_seconds_bucket))"},
+    # NIXL 1.4's histogram is in microseconds; the p99 is converted so one bound checks both.
+    "nixl": {"tx_requests": "agent_tx_requests_num_total",
+             "xfer_count": "agent_xfer_time_us_count",
+             "xfer_p99": "histogram_quantile(0.99, sum by (agent_name, le) "
+                         "(agent_xfer_time_us_bucket)) / 1e6"},
+}
+
+# `promtool check metrics` on a scrape with NIXL 1.4's names: NIXL's own `_us` names, kept on
+# purpose. Anything else (or these in libnixl mode) fails the test.
+NIXL_NAMES_PROMTOOL_REMARKS = {
+    "agent_xfer_post_time_us metric names should not contain abbreviated units",
+    "agent_xfer_time_us metric names should not contain abbreviated units",
+}
+
+
+def check_promtool_lint(args, text):
+    """The exposition passes Prometheus's own linter (names, units, HELP, histogram shape)."""
+    lint = subprocess.run([args.promtool, "check", "metrics"], input=text,
+                          capture_output=True, text=True, timeout=60, check=False)
+    if args.names == "nixl":
+        remarks = {line.strip() for line in (lint.stdout + lint.stderr).splitlines()
+                   if line.strip()}
+        if remarks != NIXL_NAMES_PROMTOOL_REMARKS:
+            raise TestFailure(f"promtool check metrics with NIXL 1.4 names (exit "
+                              f"{lint.returncode}) gave {sorted(remarks)}, want exactly "
+                              f"{sorted(NIXL_NAMES_PROMTOOL_REMARKS)}\n--- scrape ---\n"
+                              f"{text[:3000]}")
+        log("promtool check metrics: only the two documented NIXL 1.4 name remarks")
+        return
+    if lint.returncode != 0:
+        raise TestFailure(f"promtool check metrics failed on the scrape:\n"
+                          f"{lint.stdout}{lint.stderr}\n--- scrape ---\n{text[:3000]}")
+    log("promtool check metrics: scrape is clean")
+
+
 def expected_per_rank(args, rank):
     """What the driver exports for one rank (see the workload in nixl_exporter_driver.cpp)."""
     events = args.events * (rank + 1)
@@ -201,6 +246,8 @@ def run(args, tmp):
     env["NIXL_TELEMETRY_EXPORTER"] = args.exporter
     env["NIXL_TELEMETRY_PROMETHEUS_PORT"] = str(exporter_port)
     env["NIXL_TELEMETRY_PROMETHEUS_LOCAL"] = "true"
+    env["NIXL_TELEMETRY_PROMETHEUS_NAMES"] = args.names
+    names = SERIES[args.names]
     children = []
     ranks = []
     prometheus = None
@@ -261,14 +308,8 @@ def run(args, tmp):
 
         text = wait_until("the exporter endpoint to list every agent", args.deadline,
                           scrape_probe, ranks)
-        # The exposition passes Prometheus's own linter (names, units, HELP, histogram shape).
         if os.access(args.promtool, os.X_OK):
-            lint = subprocess.run([args.promtool, "check", "metrics"], input=text,
-                                  capture_output=True, text=True, timeout=60, check=False)
-            if lint.returncode != 0:
-                raise TestFailure(f"promtool check metrics failed on the scrape:\n"
-                                  f"{lint.stdout}{lint.stderr}\n--- scrape ---\n{text[:3000]}")
-            log("promtool check metrics: scrape is clean")
+            check_promtool_lint(args, text)
         else:
             log(f"no {args.promtool}: exposition lint skipped")
 
@@ -299,10 +340,10 @@ def run(args, tmp):
         checks = [
             ("agent_tx_bytes_total", "tx_bytes", rank_label_check),
             ("agent_rx_bytes_total", "tx_bytes", None),
-            ("agent_tx_requests_total", "events", None),
+            (names["tx_requests"], "events", None),
             ('agent_errors_total{status="backend"}', "errors", None),
             ('agent_errors_total{status="no_telemetry"}', "errors", None),
-            ("agent_xfer_time_seconds_count", "xfer_count", None),
+            (names["xfer_count"], "xfer_count", None),
         ]
         for query, key, extra in checks:
             want = {}
@@ -318,8 +359,7 @@ def run(args, tmp):
             log(f"one pid per rank: {sorted(pids)}")
 
         # The histogram is usable as dashboards use it: one finite p99 per agent.
-        q99 = ("histogram_quantile(0.99, sum by (agent_name, le) "
-               "(agent_xfer_time_seconds_bucket))")
+        q99 = names["xfer_p99"]
 
         def p99_probe():
             result = prom_query(prom_port, q99)
@@ -473,6 +513,8 @@ def main():
     ap.add_argument("--driver", required=True, help="nixl_exporter_driver binary")
     ap.add_argument("--plugin-dir", required=True)
     ap.add_argument("--exporter", default="prometheus_mp", choices=["prometheus_mp", "prometheus"])
+    ap.add_argument("--names", default="libnixl", choices=["libnixl", "nixl"],
+                    help="NIXL_TELEMETRY_PROMETHEUS_NAMES for the exporters")
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--events", type=int, default=10, help="rank r exports (r+1)*events writes")
     ap.add_argument("--bytes", type=int, default=4096)
@@ -495,7 +537,7 @@ def main():
         print(f"SKIP: {plugin} was not built (the {args.exporter} exporter needs prometheus-cpp)")
         return SKIP
 
-    tmp = tempfile.mkdtemp(prefix=f"nixl-e2e-{args.exporter}-")
+    tmp = tempfile.mkdtemp(prefix=f"nixl-e2e-{args.exporter}-{args.names}-")
     ok = False
     try:
         run(args, tmp)
