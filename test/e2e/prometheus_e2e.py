@@ -400,35 +400,55 @@ def run(args, tmp):
 
 
 def check_dashboard(args, prom_port, procs):
-    """Every Grafana panel query runs against the live data; those over NIXL's agent_* series
-    (and Prometheus's own per-target series) must return data. Exporter-specific own metrics
-    (nixl_mp_*, exposer_*) only have to evaluate without error."""
+    """Every Grafana panel query returns data from the live series, in either name mode: those
+    over the agent_* series, Prometheus's own per-target series, and the exporter's own series
+    when this exporter serves them (nixl_mp_* for prometheus_mp, exposer_* for prometheus); the
+    other exporter's own series only have to evaluate without error. Panels in seconds over
+    agent_* series must show seconds: the driver's times are 1 us .. 20 ms, so a value of 1 or
+    more is a microsecond series that was not converted."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     import check_contrib  # pylint: disable=import-outside-toplevel
 
     with open(args.dashboard) as f:
-        queries = check_contrib.dashboard_queries(json.load(f))
+        dashboard = json.load(f)
+    queries = check_contrib.dashboard_queries(dashboard)
+    units = {}
+
+    def collect_units(panels):
+        for p in panels:
+            units[p.get("title", "?")] = p.get("fieldConfig", {}).get("defaults", {}).get("unit")
+            collect_units(p.get("panels", []))
+
+    collect_units(dashboard.get("panels", []))
     generic = {"up", "scrape_duration_seconds", "scrape_samples_scraped"}
+    own_prefix = {"prometheus_mp": "nixl_mp_", "prometheus": "exposer_"}[args.exporter]
     empty_ok = []
     for title, expr in queries:
         names = check_contrib.metric_names(expr)
-        must_have_data = all(n.startswith("agent_") or n in generic for n in names)
+        must_have_data = all(n.startswith("agent_") or n.startswith(own_prefix) or n in generic
+                             for n in names)
+        in_seconds = units.get(title) == "s" and any(n.startswith("agent_") for n in names)
 
-        def probe(expr=expr, must=must_have_data):
+        def probe(expr=expr, must=must_have_data, in_seconds=in_seconds):
             try:
                 result = prom_query(prom_port, expr)
             except (OSError, urllib.error.URLError, ValueError) as e:
                 return None, f"API error: {e}"
             if must and not result:
                 return None, "no series"
+            if in_seconds:
+                values = [float(s["value"][1]) for s in result]
+                big = [v for v in values if math.isfinite(v) and not 0 <= v < 1]
+                if big:
+                    return None, f"values {big} in a panel in seconds (a series in us?)"
             return True, "ok"
 
         wait_until(f"dashboard panel {title!r} query {expr!r}", args.deadline, probe, procs)
         if not must_have_data and not prom_query(prom_port, expr):
             empty_ok.append(title)
-    log(f"all {len(queries)} dashboard queries evaluate"
-        + (f"; exporter-specific, empty here: {sorted(set(empty_ok))}" if empty_ok else ""))
+    log(f"all {len(queries)} dashboard queries return data ({args.names} names)"
+        + (f"; the other exporter's, empty here: {sorted(set(empty_ok))}" if empty_ok else ""))
 
 
 def check_collision(args, env, tmp, exporter_port, prom_port, want_agents, procs):
