@@ -24,6 +24,8 @@ namespace {
     /** Teardown: how long the engine waits for the next completion of an operation still
      *  posted on a tcp;ofi_rxm rail before it closes the endpoint anyway (drainBeforeClose). */
     constexpr int64_t closeDrainQuietMs = 500;
+    /** ...and how long in all, per rail, however slowly the peer trickles its completions. */
+    constexpr int64_t closeDrainMaxMs = 5000;
 
     /** Same host and same IPC namespace: what shm needs to reach a peer. */
     std::string
@@ -156,11 +158,12 @@ lfEngine::drainBeforeClose() {
         if (r->prov == "shm") {
             continue;
         }
-        if (const size_t left = r->drainPosted(closeDrainQuietMs); left > 0) {
+        if (const size_t left = r->drainPosted(closeDrainQuietMs, closeDrainMaxMs); left > 0) {
             NIXL_SDK_WARN("agent " << localAgent << ": LIBFABRIC engine closing: " << left
-                                   << " operation(s) on " << r->prov << " did not complete in "
-                                   << closeDrainQuietMs
-                                   << " ms (peer not progressing?); closed with them "
+                                   << " operation(s) on " << r->prov << " did not complete ("
+                                   << closeDrainQuietMs << " ms without a completion, or "
+                                   << closeDrainMaxMs
+                                   << " ms in all: peer not progressing?); closed with them "
                                       "outstanding, they are lost");
         }
     }

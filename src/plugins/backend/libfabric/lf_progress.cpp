@@ -121,13 +121,15 @@ lfRail::progress() {
 }
 
 size_t
-lfRail::drainPosted(int64_t quiet_ms) {
+lfRail::drainPosted(int64_t quiet_ms, int64_t max_ms) {
     std::lock_guard<std::mutex> g(mu_);
     // Posted operations only: the backlog was never handed to libfabric.
     auto posted = [this] { return rmaInflight_ + (sends_.size() - sendBacklog_.size()); };
     size_t left = posted();
-    int64_t quiet_since = nowMs();
-    while (left > 0 && nowMs() - quiet_since < quiet_ms) {
+    const int64_t start = nowMs();
+    int64_t quiet_since = start;
+    // max_ms bounds a peer that completes one operation just before each quiet period ends.
+    while (left > 0 && nowMs() - quiet_since < quiet_ms && nowMs() - start < max_ms) {
         readCqLocked();
         if (const size_t now = posted(); now < left) {
             left = now;

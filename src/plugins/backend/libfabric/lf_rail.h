@@ -140,10 +140,11 @@ public:
      * Teardown, no other thread on the rail: reads the completion queue until the RMA
      * operations and notification fragments handed to libfabric completed (released requests
      * are freed by their completions, as at run time), for as long as they keep completing:
-     * quiet_ms without a completion ends it. Returns how many are still outstanding.
+     * quiet_ms without a completion ends it, and so does max_ms in all. Returns how many are
+     * still outstanding.
      */
     size_t
-    drainPosted(int64_t quiet_ms);
+    drainPosted(int64_t quiet_ms, int64_t max_ms);
 
     // Registration and addresses (under the rail's mutex).
     int
