@@ -48,6 +48,13 @@ packages=(
     pybind11-dev
     python3-numpy
     python3-torch # CPU tensors in the Python tests; the package itself never needs torch
+    # the pip wheel (pyproject.toml; test py_wheel_venv): built offline with the installed
+    # backend (pip install --no-build-isolation .), installed into a venv and uninstalled
+    python3-mesonpy # meson-python 0.12, pyproject.toml's build backend
+    python3-build # python3 -m build --wheel --no-isolation
+    python3-pip # pip install / uninstall in the test's venv
+    python3-venv # python3 -m venv (with ensurepip)
+    patchelf # meson-python needs it for platform wheels; the wheel's module RUNPATH ($ORIGIN/.libs)
     # servers the end-to-end tests start on loopback
     prometheus
     python3-prometheus-client
