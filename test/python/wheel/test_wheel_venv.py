@@ -76,6 +76,13 @@ def main():
         return 77
     builddir = os.environ["NIXL_WHEEL_BUILDDIR"]
     setup_args = os.environ.get("NIXL_WHEEL_SETUP_ARGS", "").split()
+    # meson-python 0.12 with a builddir runs `meson setup --reconfigure` whenever its native
+    # file in the source tree is unchanged, which fails on a missing build directory, and a
+    # plain `meson setup` (ignoring changed args) otherwise. Start both afresh unless both exist.
+    native = SRC / ".mesonpy-native-file.ini"
+    if not (native.exists() and (pathlib.Path(builddir) / "meson-private" / "coredata.dat").exists()):
+        shutil.rmtree(builddir, ignore_errors=True)
+        native.unlink(missing_ok=True)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="nixl-wheel-"))
     try:
         dist = tmp / "dist"
