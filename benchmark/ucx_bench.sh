@@ -6,9 +6,17 @@
 # invocation, ucx_perftest (package ucx-utils) for the raw cma bandwidth and UCP put latency at
 # the same sizes, and prints the ratios.
 #
-#   [RATIOS_ONLY=1] benchmark/ucx_bench.sh [build dir] [extra ucx_bench options]
+#   [RATIOS_ONLY=1] [BLOCKS="4096 ..."] benchmark/ucx_bench.sh [--json OUT.json] [build dir]
+#       [extra ucx_bench options]
 #
-# RATIOS_ONLY=1 skips the sweeps and prints only the comparison with ucx_perftest.
+# RATIOS_ONLY=1 skips the sweeps and prints only the comparison with ucx_perftest. BLOCKS
+# replaces the comparison's block sizes (bytes, space-separated).
+#
+# --json OUT.json also writes the comparison's ucx_bench points (WRITE, batch 1, one per block:
+# ucx_bench --json's objects, memcpy and process_vm_writev already under "peers") with the
+# ucx_perftest put_bw run of the same block appended as one more peer ({"name": "ucx_perftest
+# put_bw cma", "GBps", "p50_us"}: perftest's overall bandwidth and its typical, i.e. median,
+# time per operation), which benchmark/plot.py draws. Needs python3 for the merge.
 #
 # Bandwidth ratio: ucx_bench WRITE, batch 1, against `ucx_perftest -t put_bw -x cma -d memory
 # -D zcopy` (UCT, one process_vm_writev stream, no agent). Latency ratio: ucx_bench WRITE 4 KiB
@@ -16,6 +24,13 @@
 # UCX), both one-way latencies in microseconds.
 set -eu
 
+json_out=
+if [ "${1:-}" = --json ]; then
+    [ $# -ge 2 ] || { echo "--json needs a file name" >&2; exit 2; }
+    json_out=$2
+    shift 2
+    command -v python3 >/dev/null || { echo "--json needs python3 for the merge" >&2; exit 1; }
+fi
 build=${1:-build}
 [ $# -gt 0 ] && shift
 bench="$build/benchmark/ucx_bench"
@@ -24,7 +39,7 @@ command -v ucx_perftest >/dev/null || { echo "ucx_perftest not found (apt instal
 
 export NIXL_PLUGIN_DIR="$build/src/plugins"
 export UCX_MEM_EVENTS=no
-blocks="4096 65536 1048576 16777216 67108864"
+blocks=${BLOCKS:-"4096 65536 1048576 16777216 67108864"}
 port=$((20000 + $$ % 20000))
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -68,7 +83,19 @@ printf '%-10s %14s %14s %10s %14s %14s %10s\n' block "ucx_bench GB/s" "cma put G
 # the same state (on a shared VM the load drifts over a whole sweep).
 : > "$tmp/ours.csv"
 for b in $blocks; do
-    "$bench" --csv --ops WRITE --blocks "$b" --batches 1 "$@" | tail -n +2 >> "$tmp/ours.csv"
+    if [ -z "$json_out" ]; then
+        "$bench" --csv --ops WRITE --blocks "$b" --batches 1 "$@" | tail -n +2 >> "$tmp/ours.csv"
+    else
+        # The same point as JSON; its CSV row (the columns read below) is derived from it.
+        "$bench" --json --ops WRITE --blocks "$b" --batches 1 "$@" | tee -a "$tmp/ours.jsonl" |
+            python3 -c '
+import json, sys
+for line in sys.stdin:
+    if line.strip():
+        p = json.loads(line)
+        print(",".join(str(v) for v in (p["op"], p["block"], p["batch"], p["iters"], p["GBps"],
+                                        p["avg_us"], p["p99_us"], p["p50_us"])))' >> "$tmp/ours.csv"
+    fi
     iters=$((268435456 / b))
     [ $iters -gt 2000 ] && iters=2000
     [ $iters -lt 20 ] && iters=20
@@ -83,6 +110,7 @@ for b in $blocks; do
     ratio50=$(awk -v a="$ours50" -v c="$cma50" 'BEGIN {if (c > 0) printf "%.2f", a / c; else print "-"}')
     printf '%-10s %14s %14s %10s %14s %14s %10s\n' "$b" "$ours" "$cma" "$ratio" "$ours50" "$cma50" \
         "$ratio50"
+    echo "$b $cma $(echo "$line" | awk '{print $3}')" >> "$tmp/perftest.txt"
 done
 
 line=$(perftest $port -t ucp_put_lat -s 4096 -n 20000 -w 1000)
@@ -94,3 +122,26 @@ printf '%-28s %10s us\n' "ucp_put_lat 4 KiB (avg)" "$ucp_lat"
 printf '%-28s %10s us\n' "ucx_bench WRITE 4 KiB (avg)" "$ours_lat"
 printf '%-28s %10s us\n' "ucx_bench WRITE 4 KiB (p50)" "$ours_p50"
 awk -v a="$ours_lat" -v c="$ucp_lat" 'BEGIN {if (c > 0) printf "latency ratio ucx_bench / ucp_put_lat: %.2f\n", a / c}'
+
+if [ -n "$json_out" ]; then
+    # Each point gets the ucx_perftest put_bw run of its block as one more peer.
+    python3 - "$tmp/ours.jsonl" "$tmp/perftest.txt" "$json_out" <<'EOF'
+import json, sys
+ours, raw, out = sys.argv[1:4]
+peers = {}
+with open(raw, encoding="utf-8") as f:
+    for line in f:
+        block, gbps, typical_us = line.split()
+        if float(gbps) > 0:
+            peers[int(block)] = {"name": "ucx_perftest put_bw cma", "GBps": float(gbps),
+                                 "p50_us": float(typical_us)}
+with open(ours, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
+    for line in f:
+        if line.strip():
+            p = json.loads(line)
+            if p["block"] in peers:
+                p["peers"] = p.get("peers", []) + [peers[p["block"]]]
+            o.write(json.dumps(p, separators=(",", ":")) + "\n")
+EOF
+    echo "# JSON with the ucx_perftest peer: $json_out"
+fi
