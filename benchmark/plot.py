@@ -5,18 +5,23 @@
 
     python3 benchmark/plot.py --in run.json --out dir/ [--title TEXT]
 
-The input is what `ucx_bench --json`, `backend_bench --json` (or backend_bench.sh --json)
-and `posix_bench --json` print: one JSON object per line (a JSON array of the same objects is
-read too). Each object is one point: "bench", "op", "block" (bytes), "batch", "path" (our
-side), "GBps", optionally "iops", "p50_us", "p99_us" or "avg_us", and "peers", a list of
-objects with a "name" and the same figures, measured in the same run. Every peer becomes a
-second curve. A curve with p50 and p99 is drawn with both; one with only p50 or only an
-average (fi_pingpong's usec/xfer) as a single curve; one with neither (posix_bench's own side:
-its requests complete as a whole) is left out of the latency figure.
+The input is what `ucx_bench --json` (or ucx_bench.sh --json), `backend_bench --json` (or
+backend_bench.sh --json), `posix_bench --json`, `ring_bench --json` and `scrape_bench.py --json`
+print: one JSON object per line (a JSON array of the same objects is read too). Each object is
+one point: "bench", "op", "block" (the x value: bytes, unless "xlabel" names another quantity,
+e.g. "events per batch" or "processes per side"), "batch", "path" (our side), and figures:
+"GBps", or "rate" with its "rate_unit" (e.g. "M events/s"), optionally "iops", "p50_us",
+"p99_us" or "avg_us"; and "peers", a list of objects with a "name" and the same figures,
+measured in the same run. Every peer becomes a second curve. A curve with p50 and p99 is drawn
+with both; one with only p50 or only an average (fi_pingpong's usec/xfer) as a single curve;
+one with neither (posix_bench's own side: its requests complete as a whole) is left out of the
+latency figure.
 
-Writes DIR/<bench>_bandwidth.png, DIR/<bench>_latency.png when any curve has a latency and
-DIR/<bench>_iops.png when any has "iops", one panel per operation, and prints their paths. Exit 1 with one line on stderr when the input cannot be drawn; exit 2
-when matplotlib is missing (Debian: python3-matplotlib).
+Writes DIR/<bench>_bandwidth.png when any curve has "GBps", DIR/<bench>_throughput.png when
+any has "rate", DIR/<bench>_latency.png when any has a latency and DIR/<bench>_iops.png when
+any has "iops", one panel per operation, and prints their paths. Exit 1 with one line on
+stderr when the input cannot be drawn; exit 2 when matplotlib is missing (Debian:
+python3-matplotlib).
 """
 
 import argparse
@@ -24,6 +29,10 @@ import json
 import os
 import sys
 from collections import defaultdict
+
+
+# The keys that make an object a curve's point (at least one of them).
+FIGURE_KEYS = ("GBps", "rate", "iops", "p50_us", "avg_us")
 
 
 def fail(msg, code=1):
@@ -57,9 +66,13 @@ def load_points(path):
     for n, p in enumerate(points, 1):
         if not isinstance(p, dict):
             fail(f"{path}: point {n} is not an object")
-        for key in ("op", "block", "GBps"):
+        for key in ("op", "block"):
             if key not in p:
                 fail(f"{path}: point {n} has no '{key}'")
+        if not isinstance(p["block"], (int, float)) or p["block"] <= 0:
+            fail(f"{path}: point {n} has a 'block' that is not a positive number")
+        if not any(k in p for k in FIGURE_KEYS):
+            fail(f"{path}: point {n} has none of " + ", ".join(f"'{k}'" for k in FIGURE_KEYS))
     if not points:
         fail(f"{path}: no points")
     return points
@@ -67,13 +80,15 @@ def load_points(path):
 
 def series(points):
     """{op: {curve label: [(block, figures), ...]}} with ours first, then the peers."""
-    batches = {p.get("batch", 1) for p in points}
+    # One curve per batch when several batches share an x value (not when the batch is the x).
+    xs = {p["block"] for p in points}
+    split = len({(p["block"], p.get("batch", 1)) for p in points}) > len(xs)
     out = defaultdict(lambda: defaultdict(list))
     for p in points:
-        suffix = f", batch {p.get('batch', 1)}" if len(batches) > 1 else ""
+        suffix = f", batch {p.get('batch', 1)}" if split else ""
         out[p["op"]][p.get("path", "ours") + suffix].append((p["block"], p))
         for peer in p.get("peers", []):
-            if isinstance(peer, dict) and "name" in peer and "GBps" in peer:
+            if isinstance(peer, dict) and "name" in peer and any(k in peer for k in FIGURE_KEYS):
                 out[p["op"]][peer["name"] + suffix].append((p["block"], peer))
     for curves in out.values():
         for pts in curves.values():
@@ -93,7 +108,9 @@ def latency_kind(pts):
     return None
 
 
-def size_label(b):
+def size_label(b, bytes_axis=True):
+    if not bytes_axis:
+        return f"{b:g}"
     for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
         if b >= 1 << shift and b % (1 << shift) == 0:
             return f"{b >> shift}{unit}"
@@ -122,6 +139,8 @@ def main():
     ops = sorted(by_op)
     blocks = sorted({p["block"] for p in points})
     title = bench + (f": {args.title}" if args.title else "")
+    xlabel = points[0].get("xlabel")
+    rate_unit = next((p["rate_unit"] for p in points if "rate_unit" in p), "per second")
 
     def figure(ylabel, draw, name):
         fig, axes = plt.subplots(1, len(ops), figsize=(5.5 * len(ops), 4), squeeze=False)
@@ -129,8 +148,8 @@ def main():
             draw(ax, by_op[op])
             ax.set_xscale("log", base=2)
             ax.set_xticks(blocks)
-            ax.set_xticklabels([size_label(b) for b in blocks], fontsize=8)
-            ax.set_xlabel("block size (bytes)")
+            ax.set_xticklabels([size_label(b, xlabel is None) for b in blocks], fontsize=8)
+            ax.set_xlabel(xlabel or "block size (bytes)")
             ax.set_ylabel(ylabel)
             ax.set_title(op)
             ax.grid(True, which="major", alpha=0.3)
@@ -142,16 +161,15 @@ def main():
         plt.close(fig)
         print(path)
 
-    def bandwidth(ax, curves):
-        for label, pts in curves.items():
-            ax.plot([b for b, _ in pts], [f["GBps"] for _, f in pts], marker="o", label=label)
-
-    def iops(ax, curves):
-        for label, pts in curves.items():
-            xy = [(b, f["iops"]) for b, f in pts if "iops" in f]
-            if xy:
-                ax.plot([b for b, _ in xy], [v for _, v in xy], marker="o", label=label)
-        ax.set_yscale("log")
+    def per_point(key, log_y=False):
+        def draw(ax, curves):
+            for label, pts in curves.items():
+                xy = [(b, f[key]) for b, f in pts if key in f]
+                if xy:
+                    ax.plot([b for b, _ in xy], [v for _, v in xy], marker="o", label=label)
+            if log_y:
+                ax.set_yscale("log")
+        return draw
 
     def latency(ax, curves):
         # Colours follow the curve's place, as in the bandwidth figure.
@@ -173,11 +191,17 @@ def main():
         ax.set_yscale("log")
 
     all_curves = [pts for curves in by_op.values() for pts in curves.values()]
-    figure("GB/s (10^9 bytes/s)", bandwidth, "bandwidth")
+    def has(key):
+        return any(key in f for pts in all_curves for _, f in pts)
+
+    if has("GBps"):
+        figure("GB/s (10^9 bytes/s)", per_point("GBps"), "bandwidth")
+    if has("rate"):
+        figure(rate_unit, per_point("rate"), "throughput")
     if any(latency_kind(pts) is not None for pts in all_curves):
         figure("latency (us)", latency, "latency")
-    if any("iops" in f for pts in all_curves for _, f in pts):
-        figure("I/O per second", iops, "iops")
+    if has("iops"):
+        figure("I/O per second", per_point("iops", log_y=True), "iops")
 
 
 if __name__ == "__main__":

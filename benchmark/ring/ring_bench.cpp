@@ -20,6 +20,14 @@
 // ping-pong, mean round trip, spin-waiting. Every run checks that all
 // events arrived in order with the right checksum; --quick does only that on small counts (a
 // meson test). Usage: ring_bench [--quick] [--events N] [--round_trips N] [--runs R]
+//   [--batches 1,16,256] [--json]
+//
+// --batches B,...: the sweep's x axis, events per batch. Throughput: the consumer takes up to B
+// events per call (ours: popBatch, boost: pop(T *, n); the naive ring has no batch call, so its
+// consumer makes B pop calls). Round trip: each ping carries B events and the pong returns B, and
+// every round trip is timed (p50, p99). Default: 1 only, the classic run above. --json prints one
+// JSON object per batch on stdout (ours; naive and boost under "peers"), the text goes to stderr;
+// benchmark/plot.py draws it. ours-b is not run with --batches: it is ours at B = 256.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -54,6 +62,10 @@ struct benchEvent {
 static_assert(sizeof(benchEvent) == 16);
 
 constexpr uint64_t kCapacity = 65536;
+constexpr size_t kMaxBatch = 4096;
+
+// The human-readable output: stdout, or stderr when stdout carries --json.
+FILE *text = stdout;
 
 uint64_t
 nowNs() {
@@ -108,6 +120,11 @@ public:
 
     size_t
     popBatch(benchEvent *out, size_t n) {
+        return ring_->popBatch(out, n);
+    }
+
+    size_t
+    popUpTo(benchEvent *out, size_t n) {
         return ring_->popBatch(out, n);
     }
 
@@ -194,6 +211,16 @@ public:
         return true;
     }
 
+    // No batch call in the naive ring: its consumer pops one event per call.
+    size_t
+    popUpTo(benchEvent *out, size_t n) {
+        size_t got = 0;
+        while (got < n && pop(out[got])) {
+            ++got;
+        }
+        return got;
+    }
+
     static constexpr const char *kName = "naive";
 
 private:
@@ -223,6 +250,11 @@ public:
     bool
     pop(benchEvent &e) {
         return q_->pop(e);
+    }
+
+    size_t
+    popUpTo(benchEvent *out, size_t n) {
+        return q_->pop(out, n);
     }
 
     static constexpr const char *kName = "boost";
@@ -355,7 +387,7 @@ forkConsumer(control *ctl, const cpuPlan &cpus, Consumer &&consumer) {
 
 template<typename Ring>
 throughputResult
-runThroughput(const std::string &dir, uint64_t events, const cpuPlan &cpus) {
+runThroughput(const std::string &dir, uint64_t events, size_t batch, const cpuPlan &cpus) {
     const uint64_t total = kWarmup + events;
     const std::string path = dir + "/nixl_ring_bench." + std::to_string(::getpid()) + "." +
         Ring::kName + ".tp";
@@ -368,17 +400,30 @@ runThroughput(const std::string &dir, uint64_t events, const cpuPlan &cpus) {
         uint64_t n = 0;
         int ordered = 1;
         benchEvent e{};
+        std::vector<benchEvent> buf(batch);
         waiter w{waitPolicy::THROUGHPUT};
+        const auto take = [&](const benchEvent &ev) {
+            ordered &= ev.value == n ? 1 : 0;
+            sum += checksumOf(ev);
+            if (++n == kWarmup) {
+                ctl->consumerWarm.store(1, std::memory_order_release);
+            }
+        };
         while (n < total) {
-            if (!consumer.pop(e)) {
+            // Batch 1 keeps the single-event pop (the classic run's numbers).
+            const size_t got = batch == 1 ? (consumer.pop(e) ? 1 : 0) :
+                                            consumer.popUpTo(buf.data(), batch);
+            if (got == 0) {
                 w.wait();
                 continue;
             }
             w.reset();
-            ordered &= e.value == n ? 1 : 0;
-            sum += checksumOf(e);
-            if (++n == kWarmup) {
-                ctl->consumerWarm.store(1, std::memory_order_release);
+            if (batch == 1) {
+                take(e);
+            } else {
+                for (size_t k = 0; k < got; ++k) {
+                    take(buf[k]);
+                }
             }
         }
         ctl->consumerEndNs.store(nowNs(), std::memory_order_relaxed);
@@ -424,11 +469,16 @@ runThroughput(const std::string &dir, uint64_t events, const cpuPlan &cpus) {
 struct rttResult {
     double ns = 0;
     bool intact = false;
+    std::vector<uint32_t> roundNs; // each round trip, when timed one by one
 };
+
+// Set by --batches: every round trip is timed on its own (p50, p99), at the price of two clock
+// reads per round trip; the classic run times only the whole loop.
+bool timeEachRound = false;
 
 template<typename Ring>
 rttResult
-runRoundTrip(const std::string &dir, uint64_t rounds, const cpuPlan &cpus) {
+runRoundTrip(const std::string &dir, uint64_t rounds, size_t batch, const cpuPlan &cpus) {
     const std::string base =
         dir + "/nixl_ring_bench." + std::to_string(::getpid()) + "." + Ring::kName;
     const std::string ping = base + ".ping";
@@ -440,35 +490,59 @@ runRoundTrip(const std::string &dir, uint64_t rounds, const cpuPlan &cpus) {
         Ring rx(ping, false);
         Ring tx(pong, false);
         ctl->consumerReady.store(1, std::memory_order_release);
-        benchEvent e{};
+        std::vector<benchEvent> buf(batch);
         waiter w{waitPolicy::LATENCY};
         for (uint64_t n = 0; n < rounds; ++n) {
-            while (!rx.pop(e)) {
-                w.wait();
+            for (size_t got = 0; got < batch;) {
+                // Batch 1 keeps the single-event pop (the classic run's numbers).
+                const size_t k = batch == 1 ? (rx.pop(buf[0]) ? 1 : 0) :
+                                              rx.popUpTo(buf.data() + got, batch - got);
+                if (k == 0) {
+                    w.wait();
+                }
+                got += k;
             }
-            while (!tx.push(e)) {
-                w.wait();
+            for (size_t k = 0; k < batch; ++k) {
+                while (!tx.push(buf[k])) {
+                    w.wait();
+                }
             }
         }
     });
     bool intact = true;
+    rttResult r;
+    if (timeEachRound) {
+        r.roundNs.reserve(rounds);
+    }
+    std::vector<benchEvent> back(batch);
     waiter w{waitPolicy::LATENCY};
     const uint64_t start = nowNs();
     for (uint64_t i = 0; i < rounds; ++i) {
-        const benchEvent e{7, 0, i};
-        while (!out->push(e)) {
-            w.wait();
+        const uint64_t t0 = timeEachRound ? nowNs() : 0;
+        for (size_t k = 0; k < batch; ++k) {
+            const benchEvent e{7, uint32_t(k), i};
+            while (!out->push(e)) {
+                w.wait();
+            }
         }
-        benchEvent back{};
-        while (!in->pop(back)) {
-            w.wait();
+        for (size_t got = 0; got < batch;) {
+            const size_t k = batch == 1 ? (in->pop(back[0]) ? 1 : 0) :
+                                          in->popUpTo(back.data() + got, batch - got);
+            if (k == 0) {
+                w.wait();
+            }
+            got += k;
         }
-        intact &= back.value == i && back.type == 7;
+        if (timeEachRound) {
+            r.roundNs.push_back(uint32_t(std::min<uint64_t>(nowNs() - t0, UINT32_MAX)));
+        }
+        for (size_t k = 0; k < batch; ++k) {
+            intact &= back[k].value == i && back[k].type == 7 && back[k].pad == k;
+        }
     }
     const uint64_t end = nowNs();
     int status = 0;
     ::waitpid(pid, &status, 0);
-    rttResult r;
     r.intact = intact && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     r.ns = rounds > 0 ? double(end - start) / double(rounds) : 0;
     out.reset();
@@ -494,12 +568,14 @@ struct variantResult {
     bool intact;
     std::vector<double> runMeps; // per run, in run order
     std::vector<double> runRttNs;
+    double rttP50Ns = 0; // over every timed round trip of every run (timeEachRound)
+    double rttP99Ns = 0;
 };
 
 struct variant {
     const char *name;
-    throughputResult (*throughput)(const std::string &, uint64_t, const cpuPlan &);
-    rttResult (*roundTrip)(const std::string &, uint64_t, const cpuPlan &);
+    throughputResult (*throughput)(const std::string &, uint64_t, size_t, const cpuPlan &);
+    rttResult (*roundTrip)(const std::string &, uint64_t, size_t, const cpuPlan &);
 };
 
 template<typename Ring>
@@ -516,19 +592,23 @@ runAll(const std::vector<variant> &variants,
        uint64_t events,
        uint64_t rounds,
        int runs,
+       size_t batch,
        const cpuPlan &cpus) {
     std::vector<std::vector<double>> tp(variants.size());
     std::vector<std::vector<double>> rtt(variants.size());
+    std::vector<std::vector<uint32_t>> each(variants.size());
     std::vector<bool> intact(variants.size(), true);
     for (int run = 0; run < runs; ++run) {
         for (size_t v = 0; v < variants.size(); ++v) {
-            const auto t = variants[v].throughput(dir, events, cpus);
-            const auto l = variants[v].roundTrip(dir, rounds, cpus);
+            const auto t = variants[v].throughput(dir, events, batch, cpus);
+            const auto l = variants[v].roundTrip(dir, rounds, batch, cpus);
+            each[v].insert(each[v].end(), l.roundNs.begin(), l.roundNs.end());
             intact[v] = intact[v] && t.intact && l.intact;
             tp[v].push_back(t.meps);
             rtt[v].push_back(l.ns);
-            std::printf("  run %d %-6s: %8.2f M events/s  %8.0f ns RTT  %s\n", run + 1,
-                        variants[v].name, t.meps, l.ns, t.intact && l.intact ? "intact" : "CORRUPT");
+            std::fprintf(text, "  run %d %-6s batch %zu: %8.2f M events/s  %8.0f ns RTT  %s\n",
+                         run + 1, variants[v].name, batch, t.meps, l.ns,
+                         t.intact && l.intact ? "intact" : "CORRUPT");
             std::fflush(stdout);
         }
     }
@@ -542,6 +622,17 @@ runAll(const std::vector<variant> &variants,
                                     intact[v],
                                     tp[v],
                                     rtt[v]});
+        std::vector<uint32_t> &e = each[v];
+        std::sort(e.begin(), e.end());
+        if (!e.empty()) {
+            // Nearest rank: the smallest sample with at least q of all samples at or below it.
+            const auto rank = [&](double q) {
+                const size_t i = size_t(q * double(e.size()) + 0.999999);
+                return double(e[std::min(e.size(), std::max<size_t>(i, 1)) - 1]);
+            };
+            res.back().rttP50Ns = rank(0.50);
+            res.back().rttP99Ns = rank(0.99);
+        }
     }
     return res;
 }
@@ -552,7 +643,7 @@ planCpus() {
     cpu_set_t set;
     CPU_ZERO(&set);
     if (::sched_getaffinity(0, sizeof(set), &set) != 0) {
-        std::printf("cpus: sched_getaffinity failed; processes are not pinned\n");
+        std::fprintf(text, "cpus: sched_getaffinity failed; processes are not pinned\n");
         return plan;
     }
     std::vector<int> cpus;
@@ -562,7 +653,7 @@ planCpus() {
         }
     }
     if (cpus.size() < 2) {
-        std::printf("cpus: only one core available (cpu %d): producer and consumer share it, "
+        std::fprintf(text, "cpus: only one core available (cpu %d): producer and consumer share it, "
                     "numbers are not meaningful\n",
                     cpus.empty() ? -1 : cpus[0]);
         plan.producer = plan.consumer = cpus.empty() ? -1 : cpus[0];
@@ -571,63 +662,63 @@ planCpus() {
     }
     plan.producer = cpus[0];
     plan.consumer = cpus[1];
-    std::printf("cpus: producer pinned to cpu %d, consumer to cpu %d (%zu available)\n",
+    std::fprintf(text, "cpus: producer pinned to cpu %d, consumer to cpu %d (%zu available)\n",
                 plan.producer, plan.consumer, cpus.size());
     return plan;
 }
 
-} // namespace
-
-int
-main(int argc, char **argv) {
-    bool quick = false;
-    uint64_t events = 50'000'000;
-    uint64_t rounds = 1'000'000;
-    int runs = 5;
-    std::string dir = "/dev/shm";
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--quick") {
-            quick = true;
-        } else if (a == "--events" && i + 1 < argc) {
-            events = std::strtoull(argv[++i], nullptr, 10);
-        } else if (a == "--round_trips" && i + 1 < argc) {
-            rounds = std::strtoull(argv[++i], nullptr, 10);
-        } else if (a == "--runs" && i + 1 < argc) {
-            runs = std::atoi(argv[++i]);
-        } else if (a == "--dir" && i + 1 < argc) {
-            dir = argv[++i];
-        } else {
-            std::fprintf(stderr,
-                         "usage: %s [--quick] [--events N] [--round_trips N] [--runs R] "
-                         "[--dir /dev/shm]\n",
-                         argv[0]);
-            return 2;
+// Parses "1,16,256" into batch sizes of 1..kMaxBatch; false on anything else.
+bool
+parseBatches(const std::string &list, std::vector<size_t> &out) {
+    out.clear();
+    size_t pos = 0;
+    while (pos <= list.size()) {
+        const size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string item = list.substr(pos, comma - pos);
+        char *end = nullptr;
+        const unsigned long long v = std::strtoull(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || v < 1 || v > kMaxBatch) {
+            return false;
         }
+        out.push_back(size_t(v));
+        pos = comma + 1;
     }
-    if (quick) {
-        // Enough to wrap a 65536-slot ring a few times; checks integrity, not speed.
-        events = 300'000;
-        rounds = 2'000;
-        runs = 1;
+    return !out.empty();
+}
+
+// One JSON object (benchmark/plot.py's input) for one batch size: ours, the others as peers.
+void
+printJson(size_t batch, const std::vector<variantResult> &res) {
+    const auto figures = [](const variantResult &r) {
+        char buf[320];
+        std::snprintf(buf, sizeof(buf),
+                      "\"rate\":%.3f,\"rate_unit\":\"M events/s\",\"best_rate\":%.3f,"
+                      "\"avg_us\":%.4f,\"p50_us\":%.4f,\"p99_us\":%.4f,\"intact\":%s",
+                      r.meps, r.bestMeps, r.rttNs / 1e3, r.rttP50Ns / 1e3, r.rttP99Ns / 1e3,
+                      r.intact ? "true" : "false");
+        return std::string(buf);
+    };
+    std::printf("{\"bench\":\"ring_bench\",\"op\":\"16-byte events, cross-process\","
+                "\"block\":%zu,\"xlabel\":\"events per batch\",\"batch\":%zu,\"path\":\"%s\",%s,"
+                "\"peers\":[",
+                batch, batch, res[0].name, figures(res[0]).c_str());
+    for (size_t v = 1; v < res.size(); ++v) {
+        std::printf("%s{\"name\":\"%s\",%s}", v > 1 ? "," : "", res[v].name,
+                    figures(res[v]).c_str());
     }
-    std::printf("ring_bench: 16-byte events, capacity %" PRIu64 ", %" PRIu64
-                " events, %" PRIu64 " round trips, %d run(s), files in %s%s\n"
-                "waiting: throughput 1..64 PAUSEs exponential backoff, round trip 1 PAUSE\n",
-                kCapacity, events, rounds, runs, dir.c_str(), quick ? " (quick)" : "");
-    const cpuPlan cpus = planCpus();
+    std::printf("]}\n");
+    std::fflush(stdout);
+}
 
-    const std::vector<variant> variants = {makeVariant<oursRing>(), makeVariant<naiveRing>(),
-                                           makeVariant<boostRing>(),
-                                           makeVariant<oursBatchRing>()};
-    const std::vector<variantResult> res = runAll(variants, dir, events, rounds, runs, cpus);
-
+// Prints the table and the ratios of ours to naive and boost; false when a variant lost data.
+bool
+report(const std::vector<variantResult> &res) {
     bool intact = true;
-    std::printf("\n%-8s %18s %18s %14s %14s  %s\n", "variant", "M events/s median",
-                "M events/s best", "RTT ns median", "RTT ns best", "data");
+    std::fprintf(text, "\n%-8s %18s %18s %14s %14s  %s\n", "variant", "M events/s median",
+                 "M events/s best", "RTT ns median", "RTT ns best", "data");
     for (const auto &r : res) {
-        std::printf("%-8s %18.2f %18.2f %14.0f %14.0f  %s\n", r.name, r.meps, r.bestMeps, r.rttNs,
-                    r.bestRttNs, r.intact ? "intact" : "CORRUPT");
+        std::fprintf(text, "%-8s %18.2f %18.2f %14.0f %14.0f  %s\n", r.name, r.meps, r.bestMeps,
+                     r.rttNs, r.bestRttNs, r.intact ? "intact" : "CORRUPT");
         intact &= r.intact;
     }
     const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
@@ -643,17 +734,108 @@ main(int argc, char **argv) {
         return median(r);
     };
     for (int other : {1, 2}) {
-        std::printf("ours/%s: throughput %.2fx (best %.2fx, median of per-run ratios %.2fx), "
-                    "RTT %.2fx faster (best %.2fx, per-run %.2fx)\n",
-                    res[other].name, ratio(res[0].meps, res[other].meps),
-                    ratio(res[0].bestMeps, res[other].bestMeps),
-                    runRatio(res[0].runMeps, res[other].runMeps, false),
-                    ratio(res[other].rttNs, res[0].rttNs),
-                    ratio(res[other].bestRttNs, res[0].bestRttNs),
-                    runRatio(res[0].runRttNs, res[other].runRttNs, true));
+        std::fprintf(text,
+                     "ours/%s: throughput %.2fx (best %.2fx, median of per-run ratios %.2fx), "
+                     "RTT %.2fx faster (best %.2fx, per-run %.2fx)\n",
+                     res[other].name, ratio(res[0].meps, res[other].meps),
+                     ratio(res[0].bestMeps, res[other].bestMeps),
+                     runRatio(res[0].runMeps, res[other].runMeps, false),
+                     ratio(res[other].rttNs, res[0].rttNs),
+                     ratio(res[other].bestRttNs, res[0].bestRttNs),
+                     runRatio(res[0].runRttNs, res[other].runRttNs, true));
+    }
+    return intact;
+}
+
+} // namespace
+
+int
+main(int argc, char **argv) {
+    bool quick = false;
+    bool json = false;
+    uint64_t events = 50'000'000;
+    uint64_t rounds = 1'000'000;
+    int runs = 5;
+    std::string dir = "/dev/shm";
+    std::vector<size_t> batches;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick") {
+            quick = true;
+        } else if (a == "--json") {
+            json = true;
+        } else if (a == "--events" && i + 1 < argc) {
+            events = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--round_trips" && i + 1 < argc) {
+            rounds = std::strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--runs" && i + 1 < argc) {
+            runs = std::atoi(argv[++i]);
+        } else if (a == "--dir" && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (a == "--batches" && i + 1 < argc) {
+            if (!parseBatches(argv[++i], batches)) {
+                std::fprintf(stderr, "ring_bench: --batches '%s': want sizes 1..%zu, e.g. 1,16,256\n",
+                             argv[i], kMaxBatch);
+                return 2;
+            }
+        } else {
+            std::fprintf(stderr,
+                         "usage: %s [--quick] [--events N] [--round_trips N] [--runs R] "
+                         "[--dir /dev/shm] [--batches 1,16,256] [--json]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    if (runs < 1) {
+        std::fprintf(stderr, "ring_bench: --runs must be at least 1\n");
+        return 2;
+    }
+    if (json) {
+        text = stderr;
+        if (batches.empty()) {
+            batches = {1, 16, 256};
+        }
+    }
+    if (quick) {
+        // Enough to wrap a 65536-slot ring a few times; checks integrity, not speed.
+        events = 300'000;
+        rounds = 2'000;
+        runs = 1;
+    }
+    std::fprintf(text, "ring_bench: 16-byte events, capacity %" PRIu64 ", %" PRIu64
+                 " events, %" PRIu64 " round trips, %d run(s), files in %s%s\n"
+                 "waiting: throughput 1..64 PAUSEs exponential backoff, round trip 1 PAUSE\n",
+                 kCapacity, events, rounds, runs, dir.c_str(), quick ? " (quick)" : "");
+    const cpuPlan cpus = planCpus();
+
+    if (batches.empty()) {
+        const std::vector<variant> variants = {makeVariant<oursRing>(), makeVariant<naiveRing>(),
+                                               makeVariant<boostRing>(),
+                                               makeVariant<oursBatchRing>()};
+        if (!report(runAll(variants, dir, events, rounds, runs, 1, cpus))) {
+            std::fprintf(text, "FAILED: a variant lost, reordered or corrupted events\n");
+            return 1;
+        }
+        return 0;
+    }
+    timeEachRound = true;
+    const std::vector<variant> variants = {makeVariant<oursRing>(), makeVariant<naiveRing>(),
+                                           makeVariant<boostRing>()};
+    bool intact = true;
+    for (size_t batch : batches) {
+        std::fprintf(text, "\n== batch %zu\n", batch);
+        const std::vector<variantResult> res = runAll(variants, dir, events, rounds, runs, batch,
+                                                      cpus);
+        intact &= report(res);
+        std::fprintf(text, "round trip p50/p99 ns: ours %.0f/%.0f, naive %.0f/%.0f, boost "
+                     "%.0f/%.0f\n", res[0].rttP50Ns, res[0].rttP99Ns, res[1].rttP50Ns,
+                     res[1].rttP99Ns, res[2].rttP50Ns, res[2].rttP99Ns);
+        if (json) {
+            printJson(batch, res);
+        }
     }
     if (!intact) {
-        std::printf("FAILED: a variant lost, reordered or corrupted events\n");
+        std::fprintf(text, "FAILED: a variant lost, reordered or corrupted events\n");
         return 1;
     }
     return 0;
