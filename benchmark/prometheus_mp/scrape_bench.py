@@ -17,12 +17,18 @@ It also measures the writer side: the cost per event of export_events through th
 ops (nixl_exporter_driver, one instance, --export-events events in 4096-event flushes) and of
 the equivalent prometheus_client calls.
 
+--json prints, instead of the summary's JSON line, one JSON object per process count on stdout
+(benchmark/plot.py's input: "block" is the process count, our scrape latency as "p50_us" and
+"p99_us", prometheus_client's under "peers"); the table then goes to stderr.
+
 --quick is the smoke mode registered as a meson test: N = 1 and 3, a few scrapes, and it fails
 unless both sides return all series. Exit codes: 0 ok, 1 failure, 77 skip (the prometheus_mp
 plugin was not built, or python3-prometheus-client is missing).
 """
 
 import argparse
+import builtins
+import functools
 import json
 import os
 import re
@@ -347,7 +353,24 @@ def export_cost(args, tmp):
     return res
 
 
-def print_report(rows, export, args):
+def json_points(rows):
+    """One plot.py point per process count: ours, with prometheus_client as the peer."""
+    points = []
+    for r in rows:
+        def figures(side):
+            return {"p50_us": round(1e3 * r[side]["median_ms"], 1),
+                    "p99_us": round(1e3 * r[side]["p99_ms"], 1), "bytes": r[side]["bytes"]}
+        point = {"bench": "prometheus_mp_scrape", "op": "GET /metrics, fresh connection",
+                 "block": r["procs"], "xlabel": "processes per side", "scrapes": r["scrapes"],
+                 "path": "ours (prometheus_mp)"}
+        point.update(figures("ours"))
+        point["peers"] = [dict(name="prometheus_client multiprocess", **figures("python"))]
+        points.append(point)
+    return points
+
+
+def print_report(rows, export, args, out=sys.stdout):
+    print = functools.partial(builtins.print, file=out)  # noqa: A001 (stdout or stderr)
     print(f"# scrape latency, {args.scrapes} scrapes per side after {args.warmup} warm-up, "
           f"{args.events} writes+reads per process")
     print(f"{'procs':>5} | {'ours med ms':>11} {'p99 ms':>8} {'bytes':>8} | "
@@ -374,7 +397,11 @@ def print_report(rows, export, args):
             s = export["ours_single"]
             print(f"(single-process prometheus exporter, same driver: {s['ns_per_event']:.1f} "
                   f"ns/event)")
-    print(json.dumps({"rows": rows, "export": export}))
+    if not args.json:
+        print(json.dumps({"rows": rows, "export": export}))
+    else:
+        for point in json_points(rows):
+            builtins.print(json.dumps(point, separators=(",", ":")), flush=True)
 
 
 def main():
@@ -390,6 +417,8 @@ def main():
     ap.add_argument("--export-events", type=int, default=100000)
     ap.add_argument("--deadline", type=float, default=300)
     ap.add_argument("--quick", action="store_true", help="smoke mode: checks, no measurement")
+    ap.add_argument("--json", action="store_true",
+                    help="plot.py's points on stdout (one per process count), the table on stderr")
     args = ap.parse_args()
     if args.quick:
         args.procs, args.scrapes, args.warmup = "1,3", 3, 1
@@ -420,7 +449,7 @@ def main():
         export = export_cost(args, tmp)
         with open("/proc/loadavg") as f:
             log(f"load average after: {f.read().strip()}")
-        print_report(rows, export, args)
+        print_report(rows, export, args, sys.stderr if args.json else sys.stdout)
     except (BenchFailure, OSError, subprocess.TimeoutExpired) as e:
         log(f"FAIL: {e}")
         return 1
