@@ -232,9 +232,11 @@ tsan_selected() {
         prometheus_mp prometheus_mp_e2e etcd_json etcd_client etcd_agent etcd_batch)
     if [ -f build/src/plugins/libplugin_UCX.so ]; then
         # The Python module's two-agent and many-threads tests (libtsan preloaded into python).
-        tests+=(ucx etcd_mesh py_bindings_transfer py_bindings_threads)
+        # etcd_nixl_peer: a NIXL 1.4-format peer process and our agent over etcd and UCX.
+        tests+=(ucx etcd_mesh etcd_nixl_peer py_bindings_transfer py_bindings_threads)
     fi
-    # The LIBFABRIC backend's tests (posting threads with and without the progress thread);
+    # The LIBFABRIC backend's tests (posting threads with and without the progress thread, and
+    # the teardown drain: lfProgressIdle.DestroyedWithReadPostedFinishesIt is in lf_test);
     # their suppressions file covers libfabric 1.17 itself: test/unit/libfabric/tsan.supp.
     if [ -f build/src/plugins/libplugin_LIBFABRIC.so ]; then
         tests+=(libfabric)
