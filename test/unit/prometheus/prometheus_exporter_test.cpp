@@ -9,6 +9,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "prom_host.h"
 #include "prom_schema.h"
 #include "prom_test_utils.h"
 
@@ -478,6 +480,46 @@ TEST_F(PrometheusExporterTest, LabelValuesAreEscapedAndMadeUtf8) {
                         agentLabels("we\"ird\\agent\nname\xEF\xBF\xBD")),
               9.0);
     expectOneLine(NIXL_PLUGIN_LOG_WARN, {"not valid UTF-8"});
+}
+
+// Both exporters label a host through nixlPromHostLabel: "unknown" when the name cannot be read
+// or is empty, never an empty label value.
+TEST(PromHostLabel, NoNameOrAnEmptyNameIsUnknown) {
+    EXPECT_EQ(nixlPromHostLabel(nullptr), "unknown");
+    EXPECT_EQ(nixlPromHostLabel(""), "unknown");
+    EXPECT_EQ(nixlPromHostLabel("vm-1"), "vm-1");
+    EXPECT_EQ(nixlPromHostName(), hostName());
+}
+
+// A host whose name is empty (a new UTS namespace with sethostname("")): the series carry
+// hostname="unknown". Runs in a forked child, which alone changes its host name.
+TEST_F(PrometheusExporterTest, EmptyHostNameIsLabelledUnknown) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        if (::unshare(CLONE_NEWUTS) != 0 || ::sethostname("", 0) != 0) {
+            ::_exit(77); // not permitted (not root): skipped below
+        }
+        char buf[64] = {'x'};
+        if (::gethostname(buf, sizeof(buf)) != 0 || buf[0] != '\0') {
+            ::_exit(3);
+        }
+        exporterHandle a = make("A");
+        if (a.flush({ev(TX_BYTES, 5)}) != NIXL_PLUGIN_SUCCESS) {
+            ::_exit(4);
+        }
+        const labels_t l = {{"hostname", "unknown"}, {"agent_name", "A"}};
+        ::_exit(findValue(scrape(), "agent_tx_bytes_total", l) == 5.0 ? 0 : 5);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "child status " << status;
+    if (WEXITSTATUS(status) == 77) {
+        GTEST_SKIP() << "unshare(CLONE_NEWUTS)/sethostname not permitted (needs root)";
+    }
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "3: the name did not become empty, 4: flush failed, 5: no series with "
+           "hostname=\"unknown\"";
 }
 
 TEST_F(PrometheusExporterTest, PromtoolAcceptsARealScrape) {

@@ -10,21 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "prom_host.h"
 #include "prometheus_config.h"
 #include "prometheus_endpoint.h"
-
-namespace {
-
-std::string
-hostName() {
-    char buf[HOST_NAME_MAX + 1] = {};
-    if (::gethostname(buf, sizeof(buf) - 1) != 0 || buf[0] == '\0') {
-        return "unknown";
-    }
-    return buf;
-}
-
-} // namespace
 
 nixlPrometheusExporter::nixlPrometheusExporter(const nixlTelemetryExporterContext &ctx) {
     nixlPromConfig::config_t cfg;
@@ -36,7 +24,7 @@ nixlPrometheusExporter::nixlPrometheusExporter(const nixlTelemetryExporterContex
         throw std::invalid_argument("prometheus: agent '" + std::string(ctx.agentName) +
                                     "': " + e.what());
     }
-    series_ = std::make_shared<nixlPromAgentSeries>(ctx.agentName, hostName(), ctx.eventTypes,
+    series_ = std::make_shared<nixlPromAgentSeries>(ctx.agentName, nixlPromHostName(), ctx.eventTypes,
                                                     std::move(cfg.boundsUs), cfg.names);
     nixlPromEndpoints::attach(cfg.bindAddress(), cfg.port, series_);
     port_ = cfg.port;

@@ -19,6 +19,8 @@
 #include <tuple>
 #include <stdexcept>
 
+#include "prom_host.h"
+
 namespace nixlPromMp {
 
 namespace {
@@ -40,15 +42,6 @@ namespace {
     badVar(const char *var, const std::string &value, const std::string &why) {
         throw std::runtime_error(std::string("prometheus_mp: ") + var + "='" +
                                  nixlSdk::cutValue(value) + "' " + why);
-    }
-
-    std::string
-    hostName() {
-        char buf[256] = {};
-        if (gethostname(buf, sizeof(buf) - 1) != 0) {
-            return "unknown";
-        }
-        return buf;
     }
 
     /**
@@ -215,7 +208,7 @@ nixlPrometheusMpExporter::nixlPrometheusMpExporter(const nixlTelemetryExporterCo
                                                       << kAgentNameLen - 1
                                                       << " in its agent_name label");
     }
-    id.hostname = hostName();
+    id.hostname = nixlPromHostName();
     id.hasLocalRank = cfg.localRank.has_value();
     id.localRank = cfg.localRank.value_or("");
     id.pid = getpid();
