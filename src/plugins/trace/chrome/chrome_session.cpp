@@ -254,21 +254,54 @@ nixlChromeSession::flush() {
     flushedCv_.wait(lk, [&] { return flushDone_ >= ticket; });
 }
 
+std::chrono::microseconds
+nixlChromeSession::nextWait(const drained &d, std::chrono::nanoseconds elapsed,
+                            std::chrono::microseconds current) const {
+    using std::chrono::microseconds;
+    const microseconds longest = interval_;
+    const microseconds shortest = std::min<microseconds>(std::chrono::milliseconds(1), longest);
+    if (d.dropped || d.fullest * 2 >= ringBytes_) {
+        return shortest; // the fill rate is at least what was seen: drain as often as allowed
+    }
+    // Next pass when the fullest ring would be a quarter full at the rate it just filled, but
+    // at most twice the last wait, so a burst after a quiet spell finds a short wait.
+    microseconds wait = std::min(longest, current * 2);
+    if (d.fullest != 0 && elapsed.count() > 0) {
+        const double ns = double(ringBytes_ / 4) * double(elapsed.count()) / double(d.fullest);
+        wait = std::min(wait, microseconds(static_cast<int64_t>(ns / 1000.0)));
+    }
+    return std::clamp(wait, shortest, longest);
+}
+
 void
 nixlChromeSession::run() {
     std::unique_lock<std::mutex> lk(mu_);
+    // The timed wait: up to interval_ while the rings fill slowly, shorter (down to 1 ms) while
+    // a ring would fill before it ends. It starts at a sixteenth of the interval (a new file's
+    // first events find the writer soon) and at most doubles per pass. Only timed passes change
+    // it, so a writer with a long interval still runs only on flush() and destroy.
+    std::chrono::microseconds wait = std::clamp<std::chrono::microseconds>(
+        std::chrono::duration_cast<std::chrono::microseconds>(interval_) / 16,
+        std::min<std::chrono::microseconds>(std::chrono::milliseconds(1), interval_), interval_);
+    auto last = std::chrono::steady_clock::now();
     for (;;) {
-        // Woken by the interval, a flush() or the destructor; producers never wake the writer
+        // Woken by the wait, a flush() or the destructor; producers never wake the writer
         // (that would put a syscall on the event path).
-        cv_.wait_until(lk, std::chrono::steady_clock::now() + interval_,
-                       [&] { return stop_ || flushRequested_ != flushDone_; });
+        const bool timed = !cv_.wait_until(lk, std::chrono::steady_clock::now() + wait, [&] {
+            return stop_ || flushRequested_ != flushDone_;
+        });
         if (stop_) {
             break;
         }
         const uint64_t ticket = flushRequested_;
         meta_.swap(pendingMeta_);
         lk.unlock();
-        cycle(false);
+        const auto start = std::chrono::steady_clock::now();
+        const drained d = cycle(false);
+        if (timed) {
+            wait = nextWait(d, start - last, wait);
+        }
+        last = start;
         lk.lock();
         flushDone_ = ticket;
         flushedCv_.notify_all();
@@ -328,7 +361,7 @@ nixlChromeSession::writeOut(bool control) {
     out_.clear();
 }
 
-void
+nixlChromeSession::drained
 nixlChromeSession::cycle(bool final) {
     // Lines are formatted here, on the writer thread, and written in batches of whole lines
     // of about this size (bounding the writer's buffer however much the rings hold).
@@ -346,13 +379,15 @@ nixlChromeSession::cycle(bool final) {
     }
     out_.clear();
     out_.append(meta_);
+    drained seen;
     for (nixlChromeRing *r : snapshot_) {
         if (!r->threadLineWritten) {
             out_.append(r->threadLine);
             r->threadLineWritten = true;
         }
-        const size_t n = r->used();
-        size_t pos = 0;
+        size_t n = r->used();
+        seen.fullest = std::max(seen.fullest, n);
+        size_t pos = 0; // past the ring's tail
         while (pos < n) {
             uint32_t size = 0;
             if (n - pos >= sizeof(nixlChromeRecord::header)) {
@@ -361,6 +396,7 @@ nixlChromeSession::cycle(bool final) {
             if (size < sizeof(nixlChromeRecord::header) || size > n - pos) {
                 // Cannot happen (producers publish whole records); never loop on it.
                 dropped_.fetch_add(1, std::memory_order_relaxed);
+                pos = n; // released whole, as it was
                 break;
             }
             rec_.resize(std::max<size_t>(rec_.size(), size));
@@ -374,13 +410,18 @@ nixlChromeSession::cycle(bool final) {
             }
             pos += size;
             if (out_.size() >= kBatchBytes) {
+                // Formatted: the producer may reuse the space while the batch is written.
+                r->consume(pos);
+                n -= pos;
+                pos = 0;
                 writeOut();
             }
         }
-        r->consume(n); // formatted: the producer may reuse the space while we write
+        r->consume(pos);
         // After the drain: an orphaned ring's last drops are visible (read under the lock).
         if (const uint64_t lost = r->takeDrops(); lost != 0) {
             dropped_.fetch_add(lost, std::memory_order_relaxed);
+            seen.dropped = true;
         }
     }
     writeOut(); // the events (subject to the file limit); the counter below always goes out
@@ -412,6 +453,7 @@ nixlChromeSession::cycle(bool final) {
             delete snapshot_[i];
         }
     }
+    return seen;
 }
 
 bool

@@ -127,10 +127,20 @@ public:
     explicit nixlChromeSession(const nixlChromeConfig &cfg); // use acquire()
 
 private:
+    /** What a drain pass saw: the bytes of the fullest ring, and whether a ring dropped. */
+    struct drained {
+        size_t fullest = 0;
+        bool dropped = false;
+    };
+
     void
     run();
-    void
+    drained
     cycle(bool final);
+    /** The writer's next timed wait after a timed pass that drained d over elapsed. */
+    std::chrono::microseconds
+    nextWait(const drained &d, std::chrono::nanoseconds elapsed,
+             std::chrono::microseconds current) const;
     const nixlChromeAgent *
     agent(uint32_t index);
     /** Writes out_ and clears it; event lines past the file limit are dropped and counted,
