@@ -25,6 +25,9 @@ packages=(
     libgmock-dev
     libbenchmark-dev
     python3-matplotlib # benchmark/plot.py draws the benchmarks' --json output (plot_smoke)
+    liblttng-ust-dev # trace_lttng_bench: the chrome trace file against LTTng-UST
+    lttng-tools # trace_lttng_bench starts its own lttng-sessiond and sessions
+    babeltrace2 # trace_lttng_bench counts the events that reached the LTTng trace
     # fuzzing (libFuzzer and the sanitizer runtimes)
     clang-14
     libclang-rt-14-dev
