@@ -20,6 +20,7 @@
 
 #include "chrome_file.h"
 #include "chrome_json.h"
+#include "chrome_pace.h"
 #include "nixl_plugin_sdk_common.h"
 
 namespace {
@@ -254,25 +255,6 @@ nixlChromeSession::flush() {
     flushedCv_.wait(lk, [&] { return flushDone_ >= ticket; });
 }
 
-std::chrono::microseconds
-nixlChromeSession::nextWait(const drained &d, std::chrono::nanoseconds elapsed,
-                            std::chrono::microseconds current) const {
-    using std::chrono::microseconds;
-    const microseconds longest = interval_;
-    const microseconds shortest = std::min<microseconds>(std::chrono::milliseconds(1), longest);
-    if (d.dropped || d.fullest * 2 >= ringBytes_) {
-        return shortest; // the fill rate is at least what was seen: drain as often as allowed
-    }
-    // Next pass when the fullest ring would be a quarter full at the rate it just filled, but
-    // at most twice the last wait, so a burst after a quiet spell finds a short wait.
-    microseconds wait = std::min(longest, current * 2);
-    if (d.fullest != 0 && elapsed.count() > 0) {
-        const double ns = double(ringBytes_ / 4) * double(elapsed.count()) / double(d.fullest);
-        wait = std::min(wait, microseconds(static_cast<int64_t>(ns / 1000.0)));
-    }
-    return std::clamp(wait, shortest, longest);
-}
-
 void
 nixlChromeSession::run() {
     std::unique_lock<std::mutex> lk(mu_);
@@ -280,9 +262,7 @@ nixlChromeSession::run() {
     // a ring would fill before it ends. It starts at a sixteenth of the interval (a new file's
     // first events find the writer soon) and at most doubles per pass. Only timed passes change
     // it, so a writer with a long interval still runs only on flush() and destroy.
-    std::chrono::microseconds wait = std::clamp<std::chrono::microseconds>(
-        std::chrono::duration_cast<std::chrono::microseconds>(interval_) / 16,
-        std::min<std::chrono::microseconds>(std::chrono::milliseconds(1), interval_), interval_);
+    std::chrono::microseconds wait = nixlChromePace::first(interval_);
     auto last = std::chrono::steady_clock::now();
     for (;;) {
         // Woken by the wait, a flush() or the destructor; producers never wake the writer
@@ -299,7 +279,8 @@ nixlChromeSession::run() {
         const auto start = std::chrono::steady_clock::now();
         const drained d = cycle(false);
         if (timed) {
-            wait = nextWait(d, start - last, wait);
+            wait = nixlChromePace::next(d.fullest, d.dropped, ringBytes_, start - last, wait,
+                                        interval_);
         }
         last = start;
         lk.lock();

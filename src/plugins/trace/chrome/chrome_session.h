@@ -137,10 +137,6 @@ private:
     run();
     drained
     cycle(bool final);
-    /** The writer's next timed wait after a timed pass that drained d over elapsed. */
-    std::chrono::microseconds
-    nextWait(const drained &d, std::chrono::nanoseconds elapsed,
-             std::chrono::microseconds current) const;
     const nixlChromeAgent *
     agent(uint32_t index);
     /** Writes out_ and clears it; event lines past the file limit are dropped and counted,
