@@ -143,6 +143,7 @@ nixlChromeSession::nixlChromeSession(const nixlChromeConfig &cfg)
         close(fd_);
         nixlChromeFile::refuse(cfg.dir, "trace file " + path_ + " cannot be written");
     }
+    acceptedBytes_ = fileBytes_;
     meta_.reserve(4096);
     try {
         writer_ = std::thread([this] { run(); });
@@ -257,6 +258,17 @@ nixlChromeSession::flush() {
 
 void
 nixlChromeSession::run() {
+    // The file's writes run on a thread of their own, so that a slow write (a file system
+    // throttling dirty pages can hold one for tens of ms) never stops the rings' draining.
+    // Started and joined here: a forked child, which has neither thread, is unaffected.
+    std::thread io;
+    try {
+        io = std::thread([this] { ioRun(); });
+    }
+    catch (const std::exception &ex) {
+        ioInline_ = true; // no second thread: writes stay on this one
+        NIXL_SDK_WARN("chrome: no I/O thread (" << ex.what() << "); the writer writes itself");
+    }
     std::unique_lock<std::mutex> lk(mu_);
     // The timed wait: up to interval_ while the rings fill slowly, shorter (down to 1 ms) while
     // a ring would fill before it ends. It starts at a sixteenth of the interval (a new file's
@@ -281,6 +293,8 @@ nixlChromeSession::run() {
         if (timed) {
             wait = nixlChromePace::next(d.fullest, d.dropped, ringBytes_, start - last, wait,
                                         interval_);
+        } else {
+            waitWritten(); // a flush: its events are in the file when it returns
         }
         last = start;
         lk.lock();
@@ -290,6 +304,14 @@ nixlChromeSession::run() {
     meta_.swap(pendingMeta_);
     lk.unlock();
     cycle(true);
+    if (io.joinable()) {
+        {
+            std::lock_guard<std::mutex> iolk(ioMu_);
+            ioStop_ = true;
+        }
+        ioCv_.notify_all();
+        io.join();
+    }
     lk.lock();
     flushDone_ = flushRequested_;
     flushedCv_.notify_all();
@@ -319,9 +341,10 @@ nixlChromeSession::writeOut(bool control) {
     if (n == 0) {
         return;
     }
-    if (!control && maxFileBytes_ != 0 && (capped_ || fileBytes_ + n > maxFileBytes_)) {
+    if (!control && maxFileBytes_ != 0 && (capped_ || acceptedBytes_ + n > maxFileBytes_)) {
         // Whole lines only: keep what ends at the last newline that fits, count the rest.
-        const uint64_t room = capped_ || fileBytes_ >= maxFileBytes_ ? 0 : maxFileBytes_ - fileBytes_;
+        const uint64_t room =
+            capped_ || acceptedBytes_ >= maxFileBytes_ ? 0 : maxFileBytes_ - acceptedBytes_;
         const void *nl = room == 0 ? nullptr : memrchr(out_.data(), '\n', static_cast<size_t>(room));
         const size_t keep = nl == nullptr ? 0 : static_cast<size_t>(static_cast<const char *>(nl) - out_.data()) + 1;
         iovec rest{const_cast<char *>(out_.data()) + keep, n - keep};
@@ -336,10 +359,62 @@ nixlChromeSession::writeOut(bool control) {
         n = keep;
     }
     if (n > 0) {
-        iov_.assign(1, iovec{const_cast<char *>(out_.data()), n});
-        writeAll(iov_);
+        acceptedBytes_ += n;
+        queueWrite(out_.data(), n);
     }
     out_.clear();
+}
+
+void
+nixlChromeSession::queueWrite(const char *data, size_t n) {
+    if (ioInline_) {
+        std::vector<iovec> iov{iovec{const_cast<char *>(data), n}};
+        writeAll(iov);
+        return;
+    }
+    std::unique_lock<std::mutex> lk(ioMu_);
+    // Bounded: past kIoQueueBytes the formatting waits for the I/O thread (the writer may
+    // wait; producers never do, their rings fill and drop instead).
+    ioIdleCv_.wait(lk, [&] { return ioQueued_ == 0 || ioQueued_ + n <= kIoQueueBytes; });
+    std::vector<char> buf;
+    if (!ioFree_.empty()) {
+        buf = std::move(ioFree_.back());
+        ioFree_.pop_back();
+    }
+    buf.assign(data, data + n);
+    ioQueued_ += n;
+    ioQueue_.push_back(std::move(buf));
+    ioCv_.notify_one();
+}
+
+void
+nixlChromeSession::waitWritten() {
+    std::unique_lock<std::mutex> lk(ioMu_);
+    ioIdleCv_.wait(lk, [&] { return ioQueue_.empty() && !ioBusy_; });
+}
+
+void
+nixlChromeSession::ioRun() {
+    std::unique_lock<std::mutex> lk(ioMu_);
+    for (;;) {
+        ioCv_.wait(lk, [&] { return ioStop_ || !ioQueue_.empty(); });
+        if (ioQueue_.empty()) {
+            return; // stopped, and everything queued is written
+        }
+        std::vector<char> buf = std::move(ioQueue_.front());
+        ioQueue_.pop_front();
+        ioBusy_ = true;
+        lk.unlock();
+        iov_.assign(1, iovec{buf.data(), buf.size()});
+        writeAll(iov_);
+        lk.lock();
+        ioBusy_ = false;
+        ioQueued_ -= buf.size();
+        if (ioFree_.size() < 4) {
+            ioFree_.push_back(std::move(buf));
+        }
+        ioIdleCv_.notify_all();
+    }
 }
 
 nixlChromeSession::drained
@@ -406,6 +481,9 @@ nixlChromeSession::cycle(bool final) {
         }
     }
     writeOut(); // the events (subject to the file limit); the counter below always goes out
+    if (final) {
+        waitWritten(); // the last counter includes the events of writes that failed
+    }
     const uint64_t d = dropped();
     // Past the limit the counter is written once more (the cycle that reached it) and at the
     // end, so a capped file grows by at most two counter lines.

@@ -21,6 +21,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -145,6 +146,19 @@ private:
     writeOut(bool control = false);
     bool
     writeAll(std::vector<iovec> &iov);
+    /** Writer thread: hands n bytes of whole lines to the I/O thread (waits while the queue
+     *  holds kIoQueueBytes). */
+    void
+    queueWrite(const char *data, size_t n);
+    /** Writer thread: returns once every queued byte went to writeAll. */
+    void
+    waitWritten();
+    /** The I/O thread: writes the queued batches in order. */
+    void
+    ioRun();
+
+    /** Formatted bytes that may wait for the I/O thread. */
+    static constexpr size_t kIoQueueBytes = size_t{16} << 20;
 
     const uint64_t id_;
     const uint32_t pid_;
@@ -157,7 +171,8 @@ private:
     int fd_ = -1;
     bool broken_ = false; // a write failed after a partial line: nothing more is written
     bool writeErrorLogged_ = false;
-    uint64_t fileBytes_ = 0; // written so far (writer thread, and the constructor before it)
+    uint64_t fileBytes_ = 0; // written so far (I/O thread, and the constructor before it)
+    uint64_t acceptedBytes_ = 0; // handed to the I/O thread so far (writer thread): the limit's
     bool capped_ = false; // the limit was reached: event lines are dropped from then on
     bool cappedCounterWritten_ = false; // the counter line of the cycle that reached it
     std::atomic<uint64_t> dropped_{0};
@@ -180,10 +195,21 @@ private:
     std::vector<const nixlChromeAgent *> agentSnap_; // agents_ as of the last look
     std::vector<char> rec_; // the record being formatted
     nixlChromeLine out_; // formatted lines not yet written
-    std::vector<iovec> iov_;
+    std::vector<iovec> iov_; // the I/O thread's (the constructor's before it starts)
     std::vector<iovec> orig_; // writeAll's copy of the batch before it advances it
     std::string meta_;
     std::thread writer_;
+
+    // The I/O thread's queue (ioRun), guarded by ioMu_.
+    std::mutex ioMu_;
+    std::condition_variable ioCv_; // work queued, or stop
+    std::condition_variable ioIdleCv_; // a batch written
+    std::deque<std::vector<char>> ioQueue_;
+    std::vector<std::vector<char>> ioFree_; // written batches, reused
+    size_t ioQueued_ = 0; // bytes in ioQueue_ and in the batch being written
+    bool ioBusy_ = false;
+    bool ioStop_ = false;
+    bool ioInline_ = false; // no I/O thread could start
 };
 
 #endif // NIXL_TRACE_CHROME_SESSION_H
