@@ -5,7 +5,8 @@
 /**
  * @file chrome_session.h
  * @brief The process's trace file and its writer: per-thread byte rings filled by the event
- *        path, drained by one background thread into nixl-trace-<pid>-<start>.json.
+ *        path, drained and formatted by one background thread, written to
+ *        nixl-trace-<pid>-<start>.json by a second one (the writer's I/O thread).
  *
  * One session per process at a time, shared by every agent that uses the plugin (acquire()).
  * File layout (see docs/tracing.md §7): "[\n", then one event per line, each line a JSON
@@ -47,8 +48,10 @@ struct nixlChromeConfig {
 /**
  * The process's trace file. Thread safety: ring() and commit() are called from any thread
  * concurrently and never block (the registration of a thread's ring, once per thread, takes a
- * mutex); addAgent() and flush() may block briefly; the destructor (last release) stops the
- * writer and must not run concurrently with event calls.
+ * mutex); addAgent() and flush() may block briefly (flush() until its lines are written); the
+ * destructor (last release) stops the writer, which stops its I/O thread, and must not run
+ * concurrently with event calls. The writer's fields are its own; those of the queue to the
+ * I/O thread are guarded by ioMu_; writeAll()'s state is the I/O thread's.
  */
 class nixlChromeSession {
 public:
