@@ -14,7 +14,8 @@
 //
 //   NIXL_PLUGIN_DIR=build/src/plugins backend_bench --backend LIBFABRIC [--param provider=shm]
 //       [--label lf-shm] [--ops WRITE,READ] [--blocks 4K,64K,1M,16M,64M] [--batch 1]
-//       [--max-total 64M] [--min-ms 300] [--progress-thread 0|1] [--csv | --json]
+//       [--max-total 64M] [--min-ms 300] [--progress-thread 0|1] [--poll-yield 0|1]
+//       [--csv | --json]
 //   backend_bench --backend ... --pattern nixlbench [--iters 1000] [--rounds 3]
 //       [--target-idle yes|no]: nixlbench's first-impression case (../tail_pattern.h): per
 //       size, ascending, post-and-poll transfers with no warm-up, tails next to a bare
@@ -22,6 +23,13 @@
 //
 // benchmark/backend_bench/backend_bench.sh runs it for LIBFABRIC/shm, LIBFABRIC/tcp and UCX
 // next to fi_pingpong and prints the ratios.
+//
+// --poll-yield 1: both processes call sched_yield() after every poll (getXferStatus, getNotifs)
+// that returned without the awaited event. With a backend whose target must progress
+// (LIBFABRIC tcp;ofi_rxm without progress threads), two processes that only spin and share one
+// CPU hand it to each other only when the scheduler preempts one (a tick, 4 ms here), so every
+// operation takes milliseconds; yielding hands it over at once. Default 0 (spin). Not used by
+// --pattern nixlbench (its loop is tail_pattern.h's).
 //
 // --json prints one JSON object per line (JSON Lines), one per op and block, for
 // benchmark/plot.py; the raw-provider peer is measured by the script, not here, so "peers" is
@@ -35,6 +43,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sstream>
 #include <string>
 #include <sys/mman.h>
@@ -133,6 +142,8 @@ struct options {
     size_t maxTotal = 64 << 20;
     int minMs = 300;
     bool progThread = false;
+    /** sched_yield() after every unsuccessful poll, in both processes (see the top). */
+    bool pollYield = false;
     bool csv = false;
     /** One JSON object per point and line (benchmark/plot.py reads it). */
     bool json = false;
@@ -201,6 +212,9 @@ targetMain(int fd, const options &o) {
             break; // "exit", or the initiator is gone
         }
         agent.getNotifs(notifs);
+        if (o.pollYield && notifs.empty()) {
+            ::sched_yield();
+        }
         notifs.clear();
     }
     agent.deregisterMem(reg);
@@ -220,7 +234,8 @@ initiatorMain(const options &o) {
         std::vector<std::string> args = {"backend_bench", "--target", std::to_string(sv[1]),
                                          "--backend", o.backend, "--max-total",
                                          std::to_string(o.maxTotal), "--progress-thread",
-                                         o.progThread ? "1" : "0", "--target-idle",
+                                         o.progThread ? "1" : "0", "--poll-yield",
+                                         o.pollYield ? "1" : "0", "--target-idle",
                                          o.targetIdle ? "yes" : "no"};
         for (const auto &[k, v] : o.params) {
             args.push_back("--param");
@@ -275,8 +290,9 @@ initiatorMain(const options &o) {
     } else if (o.csv) {
         std::printf("label,op,block,batch,iters,GBps,avg_us,p50_us,p99_us,p999_us,max_us\n");
     } else {
-        std::printf("# backend_bench %s: backend %s, two processes, progress thread %s\n",
-                    label.c_str(), o.backend.c_str(), o.progThread ? "on" : "off");
+        std::printf("# backend_bench %s: backend %s, two processes, progress thread %s, polls %s\n",
+                    label.c_str(), o.backend.c_str(), o.progThread ? "on" : "off",
+                    o.pollYield ? "yield" : "spin");
         std::printf("%-6s %10s %6s %8s %10s %10s %10s %10s %10s %10s\n", "op", "block", "batch",
                     "iters", "GB/s", "avg us", "p50 us", "p99 us", "p99.9 us", "max us");
     }
@@ -302,6 +318,9 @@ initiatorMain(const options &o) {
                 nixl_status_t st = agent.postXferReq(req);
                 while (st == NIXL_IN_PROG) {
                     st = agent.getXferStatus(req);
+                    if (o.pollYield && st == NIXL_IN_PROG) {
+                        ::sched_yield();
+                    }
                 }
                 return st == NIXL_SUCCESS;
             };
@@ -401,6 +420,8 @@ main(int argc, char **argv) {
             o.minMs = std::atoi(next().c_str());
         } else if (a == "--progress-thread") {
             o.progThread = next() == "1";
+        } else if (a == "--poll-yield") {
+            o.pollYield = next() == "1";
         } else if (a == "--csv") {
             o.csv = true;
         } else if (a == "--json") {
