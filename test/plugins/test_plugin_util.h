@@ -113,7 +113,8 @@ test_plugin_req_op(nixl_be_engine_t *engine, nixl_be_req_t *req) {
 
 /* The entries appended to nixl_be_ops_t after version 2 (absent from the abi_v1 header). */
 #ifdef NIXL_BE_OPS_MIN_SIZE
-#define TEST_PLUGIN_OPS_APPENDED , .get_conn_info_nixl = NULL, .get_public_data_nixl = NULL
+#define TEST_PLUGIN_OPS_APPENDED                                                                 \
+    , .get_conn_info_nixl = NULL, .get_public_data_nixl = NULL, .get_xfer_path = NULL
 #else
 #define TEST_PLUGIN_OPS_APPENDED
 #endif

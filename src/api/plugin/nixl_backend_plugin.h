@@ -43,6 +43,7 @@
 
 #include "nixl_plugin_common.h"
 #include "nixl_trace_backend_plugin.h" /* nixl_trace_attr_t */
+#include "nixl_xfer_path.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -317,6 +318,15 @@ typedef struct nixl_be_ops {
     nixl_plugin_status_t (*get_public_data_nixl)(nixl_be_engine_t *engine,
                                                  const nixl_be_md_t *md,
                                                  const nixl_plugin_bytes_sink_t *out);
+    /*
+     * Appended (issue 34; read only when size covers it; NULL or absent: the path is unknown).
+     * The data path a prepared request moves on, and the fallback reason when that path is
+     * one (nixl_xfer_path.h). Called once per request, right after a successful prep_xfer,
+     * and only when the agent's telemetry is on; must not block. out is zeroed by core.
+     */
+    nixl_plugin_status_t (*get_xfer_path)(nixl_be_engine_t *engine,
+                                          const nixl_be_req_t *req,
+                                          nixl_xfer_path_info_t *out);
 } nixl_be_ops_t;
 
 /* The size of an operations table without the appended entries: the least core accepts. */

@@ -536,6 +536,18 @@ public:
     releaseReqH(nixlBackendReqH *handle) const = 0;
 
     /**
+     * The data path of a prepared request and, when it is a fallback, why (nixl_xfer_path.h;
+     * see nixl_be_ops_t::get_xfer_path). Called once per request after a successful prepXfer
+     * when telemetry is on; handle may be null (prepXfer left it so). The default: unknown.
+     */
+    virtual nixl_status_t
+    getXferPath(const nixlBackendReqH *handle, nixl_xfer_path_info_t &out) const {
+        (void)handle;
+        (void)out;
+        return NIXL_ERR_NOT_SUPPORTED;
+    }
+
+    /**
      * The bytes a peer needs to reach the registration meta (e.g. a remote key); core ships
      * them in the agent's metadata, and the peer's loadRemoteMD receives them.
      */

@@ -35,6 +35,7 @@
 #define NIXL_TELEMETRY_EXPORTER_PLUGIN_H
 
 #include "nixl_plugin_common.h"
+#include "nixl_xfer_path.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -50,7 +51,9 @@ extern "C" {
  */
 typedef struct nixl_telemetry_event_abi {
     uint32_t type; /* index into the event table passed at create time */
-    uint32_t reserved; /* zero */
+    /* Zero, except for the transfer bytes and request events: their data path and fallback
+     * reason (issue 34, no version bump: older exporters ignore it); see nixl_xfer_path.h. */
+    uint32_t reserved;
     uint64_t value; /* bytes, count, or microseconds, by category */
 } nixl_telemetry_event_abi_t;
 

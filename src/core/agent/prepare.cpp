@@ -254,6 +254,15 @@ buildRequest(nixlAgentData &data,
                    << statusStr(st);
         return st;
     }
+    if (data.telemetry != nullptr) {
+        // Once per request, off the post path: the bytes and request events carry the path.
+        const nixl_xfer_path_info_t info = spec.engine->xferPath(req->beReq);
+        // Ids fit in a byte of the event's reserved word; a wild one counts as unknown.
+        req->path = info.path <= NIXL_TELEMETRY_PATH_MASK ? info.path : 0u;
+        if (info.fallback != NIXL_PATH_FALLBACK_NONE && info.first_for_conn != 0) {
+            data.telemetry->recordPathFallback(spec.op, req->path, info.fallback);
+        }
+    }
     req_hndl = req.publish();
     return NIXL_SUCCESS;
 }

@@ -44,7 +44,8 @@ finishXfer(const nixlAgentData &data, nixlXferReqH &req) noexcept {
         data.telemetry->recordTransferTicks(req.op,
                                             req.totalBytes,
                                             req.postTicks - req.startTicks,
-                                            req.doneTicks - req.startTicks);
+                                            req.doneTicks - req.startTicks,
+                                            req.path);
     } else {
         data.telemetry->recordStatus(req.status);
     }
@@ -199,7 +200,7 @@ postXferReqImpl(nixlAgentData *data,
             req.status = st;
             req.statusReported = true;
             req.postTicks = data->telemetry->recordPostedTransferTicks(
-                req.op, req.totalBytes, start, [] { return nixlFastClock::now(); });
+                req.op, req.totalBytes, req.path, start, [] { return nixlFastClock::now(); });
             req.doneTicks = req.postTicks; // completed inline: the return is the completion
             return st;
         }

@@ -120,6 +120,9 @@ public:
     bool telemetry = false;
     /** The current terminal status already went to the telemetry pipeline (cleared by post). */
     bool statusReported = false;
+    /** The backend's data path of this request (nixl_xfer_path_t; 0 unknown), learnt once at
+     *  prep when telemetry is on, for the per-path series (issue 34). Sits in padding. */
+    uint32_t path = 0;
     // Raw nixlFastClock timestamps (converted when reported): post entry, post return, and
     // completion seen. Three steady_clock reads per request cost more than the rest of telemetry.
     nixlFastClock::ticks_t startTicks = 0;
@@ -177,6 +180,7 @@ public:
         totalBytes = 0;
         telemetry = false;
         statusReported = false;
+        path = 0;
         startTicks = 0;
         postTicks = 0;
         doneTicks = 0;

@@ -298,6 +298,21 @@ nixlBackendEngineProxy::getConnInfoNixl(std::string &out) {
     return st;
 }
 
+nixl_xfer_path_info_t
+nixlBackendEngineProxy::xferPath(const nixl_be_req_t *req) {
+    nixl_xfer_path_info_t info{};
+    if (ops_->size < offsetof(nixl_be_ops_t, get_xfer_path) + sizeof(void *) ||
+        ops_->get_xfer_path == nullptr) {
+        return info;
+    }
+    const nixl_status_t st =
+        guarded(type_, "get_xfer_path", [&] { return ops_->get_xfer_path(engine_, req, &info); });
+    if (st != NIXL_SUCCESS) {
+        return nixl_xfer_path_info_t{};
+    }
+    return info;
+}
+
 nixl_status_t
 nixlBackendEngineProxy::getPublicDataNixl(const nixl_be_md_t *md, std::string &out) {
     if (ops_->size < offsetof(nixl_be_ops_t, get_public_data_nixl) + sizeof(void *) ||

@@ -130,6 +130,13 @@ public:
     getConnInfoNixl(std::string &out);
     nixl_status_t
     getPublicDataNixl(const nixl_be_md_t *md, std::string &out);
+    /**
+     * The data path of a prepared request (nixl_be_ops_t::get_xfer_path); all zero (path
+     * unknown, no fallback) when the plugin has no entry or answers an error. A path or
+     * reason outside the enums is returned as it is: readers map it to unknown / other.
+     */
+    nixl_xfer_path_info_t
+    xferPath(const nixl_be_req_t *req);
     nixl_status_t
     loadRemoteConnInfo(const std::string &remote, const std::string &conn);
     nixl_status_t

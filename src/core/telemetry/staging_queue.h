@@ -26,7 +26,7 @@
  *
  * When a lane has no room the newest events are refused (drop-newest) and counted; a batch goes
  * in whole or not at all, so an exporter never sees half of a completed transfer. Events are
- * stored in their ABI form (reserved word zero) so the drained buffer goes to the exporter as
+ * stored in their ABI form (reserved word zero, or a data path) so the drained buffer goes to the exporter as
  * it is. A drain returns each lane's events in the order they were pushed, lane after lane
  * (events of different threads are not ordered with each other; they never were). A lane's
  * events may be split across two drains when the chunk fills, so a batch reaches the exporter
@@ -77,9 +77,11 @@ extern thread_local constinit laneCache tlsLanes __attribute__((tls_model("initi
 /**
  * A slot's reserved word holding this marks its value as a TSC/steady tick interval
  * (nixlFastClock::ticks_t) that the drain converts to whole microseconds and clears the mark:
- * the transfer path stores the raw interval and the flush thread does the arithmetic.
+ * the transfer path stores the raw interval and the flush thread does the arithmetic. The
+ * high bit, so that it never meets a data path id (nixl_xfer_path.h), which the bytes and
+ * request events carry in the same word.
  */
-inline constexpr uint32_t kSlotTicksToMicros = 1;
+inline constexpr uint32_t kSlotTicksToMicros = 0x80000000u;
 
 } // namespace nixl_telemetry_internal
 

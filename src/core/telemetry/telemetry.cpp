@@ -223,13 +223,14 @@ nixlTelemetry::enabledXferEvents(const nixl_telemetry_metric_mask_t &enabled, bo
 void
 nixlTelemetry::pushTransferSubset(const xferEvents &set,
                                   uint64_t bytes,
+                                  uint32_t path,
                                   uint64_t post_time,
                                   uint64_t xfer_time,
                                   uint32_t time_mark) noexcept {
     const uint64_t values[xferEvents::kValues] = {post_time, xfer_time, bytes, 1};
-    queue_.tryPushWith(set.count, [&set, &values, time_mark](size_t i) {
+    queue_.tryPushWith(set.count, [&set, &values, path, time_mark](size_t i) {
         const uint8_t v = set.value[i];
-        return nixl_telemetry_event_abi_t{set.type[i], v < 2 ? time_mark : 0u, values[v]};
+        return nixl_telemetry_event_abi_t{set.type[i], v < 2 ? time_mark : path, values[v]};
     });
 }
 

@@ -93,6 +93,25 @@ public:
         tracePhasesDropped_.fetch_add(n, std::memory_order_relaxed);
     }
 
+    /**
+     * A backend fell back to path for reason (nixl_xfer_path.h), counted once per connection:
+     * a request event of value 0 carrying both in its reserved word, so that every request
+     * total stays as it was. Off the hot path (prep time).
+     */
+    void
+    recordPathFallback(nixl_xfer_op_t op, uint32_t path, uint32_t reason) noexcept {
+        const auto type = op == NIXL_WRITE ? nixl_telemetry_event_type_t::AGENT_TX_REQUESTS_NUM :
+                                             nixl_telemetry_event_type_t::AGENT_RX_REQUESTS_NUM;
+        if (wants(type) && reason != 0) {
+            const nixl_telemetry_event_abi_t ev{
+                static_cast<uint32_t>(type),
+                (path & NIXL_TELEMETRY_PATH_MASK) |
+                    ((reason & 0xffu) << NIXL_TELEMETRY_FALLBACK_SHIFT),
+                0u};
+            queue_.tryPushWith(1, [&ev](size_t) { return ev; });
+        }
+    }
+
     /** The error event of a negative status (nothing for success or NIXL_IN_PROG). */
     void
     recordStatus(nixl_status_t status) noexcept {
@@ -103,11 +122,17 @@ public:
 
     /**
      * A completed transfer, as one all-or-none batch of its enabled events: post time, transfer
-     * time (µs), bytes (TX for NIXL_WRITE, RX for NIXL_READ) and one request. Hot path.
+     * time (µs), bytes (TX for NIXL_WRITE, RX for NIXL_READ) and one request. path (a
+     * nixl_xfer_path_t, 0 unknown) goes into the reserved word of the bytes and request
+     * events, for the per-path series (issue 34). Hot path.
      */
     [[gnu::always_inline]] void
-    recordTransfer(nixl_xfer_op_t op, uint64_t bytes, uint64_t post_us, uint64_t xfer_us) noexcept {
-        pushTransfer(op, bytes, 0u, noStamp, [post_us, xfer_us](uint64_t) {
+    recordTransfer(nixl_xfer_op_t op,
+                   uint64_t bytes,
+                   uint64_t post_us,
+                   uint64_t xfer_us,
+                   uint32_t path = 0) noexcept {
+        pushTransfer(op, bytes, path, 0u, noStamp, [post_us, xfer_us](uint64_t) {
             return xferTimes{post_us, xfer_us};
         });
     }
@@ -121,8 +146,9 @@ public:
     recordTransferTicks(nixl_xfer_op_t op,
                         uint64_t bytes,
                         uint64_t post_ticks,
-                        uint64_t xfer_ticks) noexcept {
-        pushTransfer(op, bytes, nixl_telemetry_internal::kSlotTicksToMicros, noStamp,
+                        uint64_t xfer_ticks,
+                        uint32_t path = 0) noexcept {
+        pushTransfer(op, bytes, path, nixl_telemetry_internal::kSlotTicksToMicros, noStamp,
                      [post_ticks, xfer_ticks](uint64_t) {
                          return xferTimes{post_ticks, xfer_ticks};
                      });
@@ -134,15 +160,17 @@ public:
      * end - start, and returns end. The clock is read after this thread's lane was found, right
      * before the events are written, not before the lookup: the TSC read barely overlaps with
      * neighbouring work on the VM we measure on, and placed there it cost 3 ns less per request
-     * than right after the backend's call (docs/telemetry.md, section 7). Hot path.
+     * than right after the backend's call (docs/telemetry.md, section 7). path as in
+     * recordTransfer. Hot path.
      */
     template<typename Now>
     [[gnu::always_inline]] uint64_t
     recordPostedTransferTicks(nixl_xfer_op_t op,
                               uint64_t bytes,
+                              uint32_t path,
                               uint64_t start,
                               Now &&now) noexcept {
-        return pushTransfer(op, bytes, nixl_telemetry_internal::kSlotTicksToMicros, now,
+        return pushTransfer(op, bytes, path, nixl_telemetry_internal::kSlotTicksToMicros, now,
                             [start](uint64_t end) { return xferTimes{end - start, end - start}; });
     }
 
@@ -209,7 +237,7 @@ private:
      * The transfer's enabled events straight into this thread's lane: calls stamp() once (see
      * nixlTelemetryStagingQueue::tryPushFixed) and times(stamp's value) for the two times,
      * which get time_mark in their reserved word (0, or kSlotTicksToMicros for tick
-     * intervals); returns stamp's value. Always inlined into the agent's post and status paths:
+     * intervals), while the bytes and request events get path; returns stamp's value. Always inlined into the agent's post and status paths:
      * a call here went through the PLT (libnixl exports its inline functions) and saved six
      * registers, for a dozen stores.
      */
@@ -217,6 +245,7 @@ private:
     [[gnu::always_inline]] uint64_t
     pushTransfer(nixl_xfer_op_t op,
                  uint64_t bytes,
+                 uint32_t path,
                  uint32_t time_mark,
                  Stamp &&stamp,
                  Times &&times) noexcept {
@@ -226,22 +255,22 @@ private:
         if (set.count == xferEvents::kValues) [[likely]] {
             // Every type enabled (the default): four fixed writes, no index table.
             return queue_.tryPushFixed<xferEvents::kValues>(
-                stamp, [&set, &times, bytes, time_mark](auto i, uint64_t v) {
+                stamp, [&set, &times, bytes, path, time_mark](auto i, uint64_t v) {
                     if constexpr (i == 0) {
                         return nixl_telemetry_event_abi_t{set.type[0], time_mark, times(v).post};
                     } else if constexpr (i == 1) {
                         return nixl_telemetry_event_abi_t{set.type[1], time_mark, times(v).xfer};
                     } else if constexpr (i == 2) {
-                        return nixl_telemetry_event_abi_t{set.type[2], 0u, bytes};
+                        return nixl_telemetry_event_abi_t{set.type[2], path, bytes};
                     } else {
-                        return nixl_telemetry_event_abi_t{set.type[3], 0u, 1u};
+                        return nixl_telemetry_event_abi_t{set.type[3], path, 1u};
                     }
                 });
         }
         const uint64_t v = stamp();
         if (set.count != 0) {
             const xferTimes t = times(v);
-            pushTransferSubset(set, bytes, t.post, t.xfer, time_mark);
+            pushTransferSubset(set, bytes, path, t.post, t.xfer, time_mark);
         }
         return v;
     }
@@ -250,6 +279,7 @@ private:
     void
     pushTransferSubset(const xferEvents &set,
                        uint64_t bytes,
+                       uint32_t path,
                        uint64_t post_time,
                        uint64_t xfer_time,
                        uint32_t time_mark) noexcept;

@@ -276,4 +276,104 @@ TEST_F(PrometheusAgentTest, ConfigFileOptionsReachThePlugin) {
     ::rmdir(dir.c_str());
 }
 
+
+// Issue 34: per-path series through the real pipeline. Two agents of this process over UCX:
+// with the direct path on, their bytes count under direct_memcpy (one address space, the
+// peer's registration table mapped); with ucx_direct_cma=no they count under ucp, and the
+// fallback is counted once for the connection (two requests prepared on it), with its reason.
+class PrometheusUcxPathTest : public PrometheusAgentTest,
+                              public ::testing::WithParamInterface<bool> {};
+
+/** Posts req of a and polls it, progressing b too (UCP needs the target's worker), bounded. */
+nixl_status_t
+runBoth(nixlAgent &a, nixlAgent &b, nixlXferReqH *req) {
+    nixl_status_t st = a.postXferReq(req);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (st == NIXL_IN_PROG && std::chrono::steady_clock::now() < end) {
+        nixl_notifs_t ignored;
+        (void)b.getNotifs(ignored);
+        st = a.getXferStatus(req);
+    }
+    return st;
+}
+
+TEST_P(PrometheusUcxPathTest, BytesCountByPathAndAFallbackOncePerConnection) {
+    ASSERT_NE(port_, 0);
+    const bool direct = GetParam();
+    testBuffer bufA(4096, 1);
+    testBuffer bufB(4096, 2);
+    const auto cfg = agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true);
+    auto a = makeAgent("A", cfg);
+    auto b = makeAgent("B", cfg);
+    const nixl_b_params_t params = {{"ucx_direct_cma", direct ? "yes" : "no"}};
+    nixlBackendH *h = nullptr;
+    if (a->createBackend("UCX", params, h) != NIXL_SUCCESS) {
+        GTEST_SKIP() << "the UCX backend is not available here";
+    }
+    ASSERT_EQ(NIXL_SUCCESS, b->createBackend("UCX", params, h));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({bufA.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bufB.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+    for (int i = 0; i < 2; ++i) {
+        nixlXferReqH *w = nullptr;
+        ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_WRITE, xferList({bufA.desc(0, 1000)}),
+                                                 xferList({bufB.desc(0, 1000)}), "B", w));
+        ASSERT_EQ(NIXL_SUCCESS, runBoth(*a, *b, w));
+        ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(w));
+    }
+    nixlXferReqH *r = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_READ, xferList({bufA.desc(0, 500)}),
+                                             xferList({bufB.desc(0, 500)}), "B", r));
+    ASSERT_EQ(NIXL_SUCCESS, runBoth(*a, *b, r));
+    ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(r));
+
+    const std::string path = direct ? "direct_memcpy" : "ucp";
+    const std::map<std::string, std::string> labels = {{"hostname", nixl_prom_test::hostName()},
+                                                        {"agent_name", "A"},
+                                                        {"backend", "UCX"},
+                                                        {"path", path}};
+    EXPECT_TRUE(waitFor([&] {
+        return findValue(scrape(), "agent_path_rx_bytes_total", labels) == 500.0;
+    })) << "agent_path_rx_bytes_total of A on " << path << " never reached 500";
+    const auto samples = scrape();
+    EXPECT_EQ(findValue(samples, "agent_path_tx_bytes_total", labels), 2000.0);
+    EXPECT_EQ(findValue(samples, "agent_path_tx_requests_total", labels), 2.0);
+    EXPECT_EQ(findValue(samples, "agent_path_rx_requests_total", labels), 1.0);
+    // The totals are unchanged by the fallback marker (a request event of value 0).
+    EXPECT_EQ(value("agent_tx_requests_total", "A"), 2.0);
+    EXPECT_EQ(value("agent_rx_requests_total", "A"), 1.0);
+    const std::map<std::string, std::string> fb = {{"hostname", nixl_prom_test::hostName()},
+                                                    {"agent_name", "A"},
+                                                    {"backend", "UCX"},
+                                                    {"reason", "disabled_by_config"}};
+    size_t fallbackSeries = 0;
+    for (const sample &s : samples) {
+        fallbackSeries += s.name == "agent_path_fallbacks_total" ? 1 : 0;
+    }
+    if (direct) {
+        EXPECT_EQ(fallbackSeries, 0u);
+    } else {
+        // Once for A's connection to B, though the WRITE and the READ were prepared on it.
+        EXPECT_EQ(fallbackSeries, 1u);
+        EXPECT_EQ(findValue(samples, "agent_path_fallbacks_total", fb), 1.0);
+    }
+
+    const auto body = httpGet("127.0.0.1", port_);
+    ASSERT_TRUE(body.has_value());
+    EXPECT_NE(body->find("# TYPE agent_path_tx_bytes_total counter\n"), std::string::npos)
+        << *body;
+    const std::string promtool = nixl_prom_test::promtoolPath();
+    if (promtool.empty()) {
+        GTEST_SKIP() << "promtool not installed; the series were checked without it";
+    }
+    const auto [status, output] = nixl_prom_test::promtoolCheck(promtool, *body);
+    EXPECT_EQ(status, 0) << output;
+    EXPECT_EQ(output, "") << "scrape:\n" << *body;
+}
+
+INSTANTIATE_TEST_SUITE_P(Direct,
+                         PrometheusUcxPathTest,
+                         ::testing::Bool(),
+                         [](const auto &info) { return info.param ? "Direct" : "Ucp"; });
+
 } // namespace

@@ -237,6 +237,17 @@ namespace detail {
     }
 
     inline nixl_plugin_status_t
+    getXferPath(nixl_be_engine_t *e, const nixl_be_req_t *req, nixl_xfer_path_info_t *out) {
+        if (out == nullptr) {
+            return NIXL_ERR_INVALID_PARAM;
+        }
+        return guard("getXferPath", [&] {
+            const auto *box = reinterpret_cast<const reqBox *>(req);
+            return engineOf(e)->getXferPath(box == nullptr ? nullptr : box->handle, *out);
+        });
+    }
+
+    inline nixl_plugin_status_t
     getPublicDataNixl(nixl_be_engine_t *e,
                       const nixl_be_md_t *md,
                       const nixl_plugin_bytes_sink_t *out) {
@@ -455,6 +466,7 @@ namespace detail {
             getParams,
             getConnInfoNixl,
             getPublicDataNixl,
+            getXferPath,
         };
         return &table;
     }

@@ -149,6 +149,13 @@ public:
     nixl_status_t
     releaseReqH(nixlBackendReqH *handle) const override;
     /**
+     * direct_memcpy, direct_cma or ucp, as prepXfer picked; a ucp request's reason is the
+     * connection's (why it is not direct) or, on a direct connection, mem_type_unsupported,
+     * each flagged first_for_conn once per connection. Any thread.
+     */
+    nixl_status_t
+    getXferPath(const nixlBackendReqH *handle, nixl_xfer_path_info_t &out) const override;
+    /**
      * UCX's own model of the request's endpoint (ucp_ep_evaluate_perf: the fastest lane's
      * latency plus bytes over its bandwidth), summed over the descriptors, plus the WRITE flush
      * and the notification; err_margin is 16 times it, which covered the measured times

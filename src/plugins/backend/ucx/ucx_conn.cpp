@@ -223,14 +223,19 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
     std::string why_not;
     if (conn->nixl) {
         why_not = "NIXL peer: no identity data";
+        conn->fallback = NIXL_PATH_FALLBACK_NIXL_PEER;
     } else if (!cfg_.directCma) {
         why_not = "ucx_direct_cma=no";
+        conn->fallback = NIXL_PATH_FALLBACK_DISABLED_BY_CONFIG;
     } else if (!conn->local) {
         why_not = "peer on another host or pid namespace";
+        conn->fallback = NIXL_PATH_FALLBACK_PEER_OTHER_HOST;
     } else if (!cmaAllowed_) {
         why_not = "UCX_TLS excludes cma";
+        conn->fallback = NIXL_PATH_FALLBACK_TRANSPORT_EXCLUDED;
     } else if (!cmaWorks_) {
         why_not = "process_vm_readv not permitted";
+        conn->fallback = NIXL_PATH_FALLBACK_CMA_DENIED;
     } else {
         uint64_t probe = 0;
         struct iovec liov = {&probe, sizeof(probe)};
@@ -240,8 +245,10 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
             conn->direct = true;
         } else if (r < 0) {
             why_not = std::string("cma probe failed: ") + std::strerror(errno);
+            conn->fallback = NIXL_PATH_FALLBACK_CMA_DENIED;
         } else {
             why_not = "cma probe read another process";
+            conn->fallback = NIXL_PATH_FALLBACK_PROBE_MISMATCH;
         }
     }
     conn->sameProcess = same_process;

@@ -73,6 +73,12 @@ public:
     uint64_t remoteRegTable = 0; ///< address of the peer's registration table
     uint64_t remoteRegSlots = 0;
     bool sameProcess = false; ///< direct copies are plain memcpy in this address space
+    /** Why the connection is not direct (nixl_path_fallback_t; NONE when it is). Fixed at load. */
+    uint32_t fallback = NIXL_PATH_FALLBACK_NONE;
+    /** The fallback of the connection / of a request whose memory kind the direct path cannot
+     *  copy was reported to telemetry (getXferPath): once per connection each. */
+    mutable std::atomic<bool> fallbackReported{false};
+    mutable std::atomic<bool> memFallbackReported{false};
     /**
      * The peer's registration table mapped here (same host, same uid, checked on open): direct
      * copies check their registrations in it under the fence instead of a process_vm_readv per

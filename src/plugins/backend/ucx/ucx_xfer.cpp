@@ -384,3 +384,27 @@ nixlUcxEngine::estimateXferCost(const nixl_xfer_op_t &operation,
     method = nixl_cost_t::ANALYTICAL_BACKEND;
     return NIXL_SUCCESS;
 }
+
+nixl_status_t
+nixlUcxEngine::getXferPath(const nixlBackendReqH *handle, nixl_xfer_path_info_t &out) const {
+    const auto *req = dynamic_cast<const nixlUcxReq *>(handle);
+    if (req == nullptr || req->conn == nullptr) {
+        return NIXL_ERR_INVALID_PARAM;
+    }
+    const nixlUcxConn &conn = *req->conn;
+    if (req->path == nixlUcxReq::path_t::DIRECT) {
+        // The copy is a memcpy exactly when the direct path finds the mapped table in-process.
+        out.path = conn.sameProcess && conn.peerTable ? NIXL_XFER_PATH_UCX_DIRECT_MEMCPY :
+                                                        NIXL_XFER_PATH_UCX_DIRECT_CMA;
+        return NIXL_SUCCESS;
+    }
+    out.path = NIXL_XFER_PATH_UCX_UCP;
+    if (conn.direct) {
+        out.fallback = NIXL_PATH_FALLBACK_MEM_TYPE_UNSUPPORTED;
+        out.first_for_conn = conn.memFallbackReported.exchange(true) ? 0 : 1;
+    } else if (conn.fallback != NIXL_PATH_FALLBACK_NONE) {
+        out.fallback = conn.fallback;
+        out.first_for_conn = conn.fallbackReported.exchange(true) ? 0 : 1;
+    }
+    return NIXL_SUCCESS;
+}

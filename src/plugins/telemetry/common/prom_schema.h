@@ -37,6 +37,8 @@
 #include <charconv>
 #include <cstdint>
 #include <cmath>
+#include <map>
+#include <utility>
 #include <system_error>
 #include <optional>
 #include <string>
@@ -44,6 +46,7 @@
 #include <vector>
 
 #include "nixl_telemetry_exporter_plugin.h"
+#include "nixl_xfer_path.h"
 
 namespace nixlProm {
 
@@ -191,6 +194,92 @@ namesFor(const nixl_telemetry_event_info_t &info, nameStyle_t style = nameStyle_
     }
     return n;
 }
+
+/**
+ * Per-path series (issue 34, beyond NIXL 1.4, emitted in both naming styles): the transfer
+ * bytes and request events carry the data path and, for a fallback, its reason in their
+ * reserved word (nixl_xfer_path.h). The role of a row is found by its base name, never by its
+ * number. Labels are {backend, path} and {backend, reason}, from closed enums: bounded.
+ */
+enum class pathRole_t : uint8_t { NONE, TX_BYTES, RX_BYTES, TX_REQUESTS, RX_REQUESTS };
+inline constexpr size_t kPathRoles = 4; ///< TX_BYTES..RX_REQUESTS, as indices 0..3
+
+inline pathRole_t
+pathRoleOf(const nixl_telemetry_event_info_t &info) {
+    const std::string_view base = info.name == nullptr ? std::string_view() : info.name;
+    if (base == "agent_tx_bytes") {
+        return pathRole_t::TX_BYTES;
+    }
+    if (base == "agent_rx_bytes") {
+        return pathRole_t::RX_BYTES;
+    }
+    if (base == "agent_tx_requests_num") {
+        return pathRole_t::TX_REQUESTS;
+    }
+    if (base == "agent_rx_requests_num") {
+        return pathRole_t::RX_REQUESTS;
+    }
+    return pathRole_t::NONE;
+}
+
+/** Counter family and help of each role (index role - 1). */
+inline constexpr std::string_view kPathSeries[kPathRoles] = {
+    "agent_path_tx_bytes_total", "agent_path_rx_bytes_total", "agent_path_tx_requests_total",
+    "agent_path_rx_requests_total"};
+inline constexpr std::string_view kPathHelp[kPathRoles] = {
+    "Bytes of completed WRITE transfers, by backend and data path",
+    "Bytes of completed READ transfers, by backend and data path",
+    "Completed WRITE transfers, by backend and data path",
+    "Completed READ transfers, by backend and data path"};
+inline constexpr std::string_view kFallbacksTotal = "agent_path_fallbacks_total";
+inline constexpr std::string_view kFallbacksHelp =
+    "Connections a backend moves on a fallback data path, by backend and reason";
+
+/**
+ * Sums of the per-path series of one agent. Not thread-safe: guarded by its owner's lock.
+ * Only paths and reasons seen are exported (an agent without UCX has no UCX series).
+ */
+struct pathTotals {
+    uint64_t value[kPathRoles][NIXL_XFER_PATH_COUNT] = {};
+    bool seen[kPathRoles][NIXL_XFER_PATH_COUNT] = {};
+    uint64_t fallbacks[NIXL_XFER_PATH_COUNT][NIXL_PATH_FALLBACK_COUNT] = {};
+
+    /** Adds one event of a row of role r (not NONE). */
+    void
+    add(pathRole_t r, uint32_t reserved, uint64_t v) noexcept {
+        const uint32_t path = NIXL_TELEMETRY_PATH_OF(reserved);
+        if (path == NIXL_XFER_PATH_UNKNOWN || path >= NIXL_XFER_PATH_COUNT) {
+            return; // unknown or newer than this exporter: only in the totals
+        }
+        uint32_t reason = NIXL_TELEMETRY_FALLBACK_OF(reserved);
+        if (reason != NIXL_PATH_FALLBACK_NONE) {
+            if (v == 0 && (r == pathRole_t::TX_REQUESTS || r == pathRole_t::RX_REQUESTS)) {
+                if (reason >= NIXL_PATH_FALLBACK_COUNT) {
+                    reason = NIXL_PATH_FALLBACK_OTHER;
+                }
+                ++fallbacks[path][reason];
+            }
+            return;
+        }
+        const size_t i = static_cast<size_t>(r) - 1;
+        value[i][path] += v;
+        seen[i][path] = true;
+    }
+
+    /** Fallbacks by {backend, reason}: paths of one backend summed, so no label set repeats. */
+    std::map<std::pair<std::string, uint32_t>, uint64_t>
+    fallbacksByBackend() const {
+        std::map<std::pair<std::string, uint32_t>, uint64_t> out;
+        for (uint32_t p = 1; p < NIXL_XFER_PATH_COUNT; ++p) {
+            for (uint32_t why = 1; why < NIXL_PATH_FALLBACK_COUNT; ++why) {
+                if (fallbacks[p][why] != 0) {
+                    out[{nixl_xfer_path_backend(p), why}] += fallbacks[p][why];
+                }
+            }
+        }
+        return out;
+    }
+};
 
 /** NIXL 1.4's default duration bounds, in microseconds. */
 inline const std::vector<double> &

@@ -154,6 +154,7 @@ nixlPromAgentSeries::nixlPromAgentSeries(std::string_view agentName,
     std::set<std::string> used;
     meta_.resize(table.size());
     values_.resize(table.size());
+    pathRole_.assign(table.size(), nixlProm::pathRole_t::NONE);
     for (size_t i = 0; i < table.size(); ++i) {
         const nixl_telemetry_event_info_t &row = table[i];
         const std::string rowName = row.name == nullptr ? std::string("(null)") : row.name;
@@ -231,6 +232,7 @@ nixlPromAgentSeries::nixlPromAgentSeries(std::string_view agentName,
         m.help = escapeHelp(names.help);
         m.seconds = names.seconds;
         meta_[i] = std::move(m);
+        pathRole_[i] = nixlProm::pathRoleOf(row);
         if (meta_[i].kind == kind_t::duration) {
             values_[i].buckets.assign(boundsUs_.size() + 1, 0);
         }
@@ -247,6 +249,9 @@ nixlPromAgentSeries::apply(std::span<const nixl_telemetry_event_abi_t> events) {
             continue;
         }
         typeValues_t &v = values_[ev.type];
+        if (ev.reserved != 0 && pathRole_[ev.type] != nixlProm::pathRole_t::NONE) {
+            paths_.add(pathRole_[ev.type], ev.reserved, ev.value);
+        }
         switch (meta_[ev.type].kind) {
         case kind_t::bytes:
             v.sum += ev.value;
@@ -278,9 +283,11 @@ nixlPromAgentSeries::apply(std::span<const nixl_telemetry_event_abi_t> events) {
 void
 nixlPromAgentSeries::collectInto(nixlPromFamilySet &out) const {
     std::vector<typeValues_t> snapshot;
+    nixlProm::pathTotals paths;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         snapshot = values_;
+        paths = paths_;
     }
     const std::vector<prometheus::ClientMetric::Label> labels = {
         {"hostname", hostLabel_},
@@ -328,6 +335,29 @@ nixlPromAgentSeries::collectInto(nixlPromFamilySet &out) const {
                 s->histogram.bucket.push_back(
                     {cumulative, std::numeric_limits<double>::infinity()});
             }
+        }
+    }
+    for (size_t r = 0; r < nixlProm::kPathRoles; ++r) {
+        for (uint32_t p = 1; p < NIXL_XFER_PATH_COUNT; ++p) {
+            if (!paths.seen[r][p]) {
+                continue;
+            }
+            if (auto *s = out.add(std::string(nixlProm::kPathSeries[r]),
+                                  std::string(nixlProm::kPathHelp[r]), MetricType::Counter)) {
+                s->label = labels;
+                s->label.push_back({"backend", nixl_xfer_path_backend(p)});
+                s->label.push_back({"path", nixl_xfer_path_name(p)});
+                s->counter.value = static_cast<double>(paths.value[r][p]);
+            }
+        }
+    }
+    for (const auto &[key, n] : paths.fallbacksByBackend()) {
+        if (auto *s = out.add(std::string(nixlProm::kFallbacksTotal),
+                              std::string(nixlProm::kFallbacksHelp), MetricType::Counter)) {
+            s->label = labels;
+            s->label.push_back({"backend", key.first});
+            s->label.push_back({"reason", nixl_path_fallback_name(key.second)});
+            s->counter.value = static_cast<double>(n);
         }
     }
 }

@@ -124,9 +124,12 @@ private:
     std::vector<double> boundsUs_;
     std::vector<double> boundsSeconds_;
     std::vector<typeMeta_t> meta_;
+    /** Per-path role of each row (prom_schema.h), by type; NONE for most. */
+    std::vector<nixlProm::pathRole_t> pathRole_;
 
     mutable std::mutex mutex_;
     std::vector<typeValues_t> values_;
+    nixlProm::pathTotals paths_; ///< guarded by mutex_
 };
 
 #endif // NIXL_PLUGINS_TELEMETRY_PROMETHEUS_SERIES_H
