@@ -345,6 +345,57 @@ TEST_F(PromMpPlugin, ExportsThroughTheOwnerEndpoint) {
     EXPECT_FALSE(mpTest::httpGet(port_).has_value()) << "the endpoint closes with its last agent";
 }
 
+// Issue 34: the path in the reserved word of the transfer events becomes per-path series with
+// bounded labels; a fallback marker (a request event of value 0 with a reason) counts once and
+// leaves the request total alone; a path or reason newer than the plugin stays in the totals.
+TEST_F(PromMpPlugin, PathsAndFallbacksBecomeLabelledCountersPromtoolClean) {
+    nixl_telemetry_exporter_t *e = nullptr;
+    ASSERT_EQ(plugin().create(mpTest::globalLog(), "paths", &e), NIXL_PLUGIN_SUCCESS)
+        << mpTest::globalLog().all();
+    constexpr uint32_t kRx = 1, kRxReq = 3;
+    const uint32_t fb = NIXL_XFER_PATH_UCX_UCP |
+        (NIXL_PATH_FALLBACK_PEER_OTHER_HOST << NIXL_TELEMETRY_FALLBACK_SHIFT);
+    const nixl_telemetry_event_abi_t events[] = {
+        {mpTest::kTx, NIXL_XFER_PATH_UCX_DIRECT_CMA, 100},
+        {mpTest::kTxReq, NIXL_XFER_PATH_UCX_DIRECT_CMA, 1},
+        {mpTest::kTxReq, fb, 0},
+        {mpTest::kTx, NIXL_XFER_PATH_UCX_UCP, 40},
+        {mpTest::kTxReq, NIXL_XFER_PATH_UCX_UCP, 1},
+        {kRx, NIXL_XFER_PATH_LIBFABRIC_SHM, 7},
+        {kRxReq, NIXL_XFER_PATH_LIBFABRIC_SHM, 1},
+        {kRx, NIXL_XFER_PATH_POSIX_URING, 9},
+        {kRxReq, NIXL_XFER_PATH_POSIX_URING, 1},
+        {mpTest::kTx, 200, 5}, // a path this plugin does not know
+        {mpTest::kTxReq, 200, 1},
+    };
+    ops().batch_begin(e);
+    EXPECT_EQ(ops().export_events(e, events, std::size(events)), NIXL_PLUGIN_SUCCESS);
+    ops().batch_end(e);
+    const auto text = mpTest::httpGet(port_);
+    ASSERT_TRUE(text.has_value());
+    auto v = [&](const char *name, std::vector<std::string> needles) {
+        return mpTest::sampleValue(*text, name, needles);
+    };
+    EXPECT_EQ(v("agent_path_tx_bytes_total", {"backend=\"UCX\"", "path=\"direct_cma\""}), 100.0)
+        << *text;
+    EXPECT_EQ(v("agent_path_tx_bytes_total", {"backend=\"UCX\"", "path=\"ucp\""}), 40.0);
+    EXPECT_EQ(v("agent_path_tx_requests_total", {"path=\"ucp\""}), 1.0);
+    EXPECT_EQ(v("agent_path_rx_bytes_total", {"backend=\"LIBFABRIC\"", "path=\"shm\""}), 7.0);
+    EXPECT_EQ(v("agent_path_rx_bytes_total", {"backend=\"POSIX\"", "path=\"uring\""}), 9.0);
+    EXPECT_EQ(v("agent_path_rx_requests_total", {"path=\"uring\""}), 1.0);
+    EXPECT_EQ(v("agent_path_fallbacks_total", {"backend=\"UCX\"", "reason=\"peer_other_host\""}),
+              1.0);
+    EXPECT_EQ(mpTest::countLines(*text, "agent_path_fallbacks_total{"), 1u);
+    // Totals: every event, the unknown path's included; the fallback marker adds 0.
+    EXPECT_EQ(v("agent_tx_bytes_total", {}), 145.0);
+    EXPECT_EQ(v("agent_tx_requests_total", {}), 3.0);
+    EXPECT_EQ(mpTest::countLines(*text, "agent_path_tx_bytes_total{"), 2u);
+    std::string out;
+    EXPECT_EQ(mpTest::promtoolCheck(*text, &out), 0) << out;
+    EXPECT_EQ(out, "") << *text;
+    ops().destroy(e);
+}
+
 TEST_F(PromMpPlugin, UnknownEventTypesAreIgnoredWithOneWarning) {
     nixl_telemetry_exporter_t *e = nullptr;
     ASSERT_EQ(plugin().create(mpTest::globalLog(), "a", &e), NIXL_PLUGIN_SUCCESS);

@@ -222,6 +222,22 @@ pathRoleOf(const nixl_telemetry_event_info_t &info) {
     return pathRole_t::NONE;
 }
 
+/** The backends that have paths, in a fixed order (the prometheus_mp store indexes by it). */
+inline constexpr std::string_view kPathBackends[] = {"UCX", "LIBFABRIC", "POSIX"};
+inline constexpr size_t kPathBackendCount = 3;
+
+/** Index of path's backend in kPathBackends; kPathBackendCount for unknown paths. */
+inline size_t
+pathBackendIndex(uint32_t path) {
+    const std::string_view b = nixl_xfer_path_backend(path);
+    for (size_t i = 0; i < kPathBackendCount; ++i) {
+        if (kPathBackends[i] == b) {
+            return i;
+        }
+    }
+    return kPathBackendCount;
+}
+
 /** Counter family and help of each role (index role - 1). */
 inline constexpr std::string_view kPathSeries[kPathRoles] = {
     "agent_path_tx_bytes_total", "agent_path_rx_bytes_total", "agent_path_tx_requests_total",

@@ -225,7 +225,7 @@ nixlPrometheusMpExporter::exportEvents(std::span<const nixl_telemetry_event_abi_
     size_t unknown = 0;
     uint32_t firstUnknown = 0;
     for (const nixl_telemetry_event_abi_t &ev : events) {
-        if (!store_->record(ev.type, ev.value) && unknown++ == 0) {
+        if (!store_->record(ev.type, ev.value, ev.reserved) && unknown++ == 0) {
             firstUnknown = ev.type;
         }
     }

@@ -51,6 +51,7 @@ nixlMpSchema::nixlMpSchema(std::span<const nixl_telemetry_event_info_t> table,
         r.category = info.category;
         r.names = nixlProm::namesFor(info, names);
         r.statusLabel = info.status_label == nullptr ? std::string() : info.status_label;
+        r.pathRole = nixlProm::pathRoleOf(info);
         h = fnv1a(h, &info.type, sizeof(info.type));
         h = fnv1a(h, &info.category, sizeof(info.category));
         h = fnv1aStr(h, info.name);

@@ -31,6 +31,7 @@ struct nixlMpSchema {
         uint32_t category = 0;
         nixlProm::metricNames names;
         std::string statusLabel;
+        nixlProm::pathRole_t pathRole = nixlProm::pathRole_t::NONE; ///< per-path sums (issue 34)
     };
     std::vector<row> rows;
     uint64_t hash = 0;

@@ -17,6 +17,9 @@
 
 #include <time.h>
 
+#include "nixl_xfer_path.h"
+#include "prom_schema.h"
+
 namespace nixlPromMp {
 
 /** "NIXLMPS1" little-endian; written last, so a store with it is fully initialised. */
@@ -34,6 +37,21 @@ inline constexpr size_t kAgentNameLen = 256;
 inline constexpr size_t kHostnameLen = 128;
 inline constexpr size_t kLocalRankLen = 64;
 inline constexpr uint32_t kFlagHasLocalRank = 1u;
+
+/**
+ * Per-path sums (issue 34) in the otherwise unused buckets of the four transfer rows (bytes and
+ * requests, by direction; found by name, nixlProm::pathRoleOf): buckets[path] is the sum of the
+ * row's values on that path (nixl_xfer_path_t 1..8), and in the request rows
+ * buckets[kFallbackWord(backend, reason)] counts fallbacks. Writers before issue 34 leave
+ * those words zero and collectors before it never read them, so the layout version stays.
+ */
+constexpr size_t
+kFallbackWord(size_t backend, uint32_t reason) noexcept {
+    return NIXL_XFER_PATH_COUNT + backend * (NIXL_PATH_FALLBACK_COUNT - 1) + (reason - 1);
+}
+static_assert(NIXL_XFER_PATH_COUNT <= kMaxBuckets + 1);
+static_assert(kFallbackWord(nixlProm::kPathBackendCount - 1, NIXL_PATH_FALLBACK_COUNT - 1) <=
+              kMaxBuckets);
 
 /** Fixed header at offset 0 of every store. Offsets are part of the format (see README). */
 struct nixlMpStoreHeader {

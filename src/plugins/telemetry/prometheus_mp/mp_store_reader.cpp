@@ -41,6 +41,7 @@ namespace {
         out->counter = s.counter;
         out->gauge = s.gauge;
         out->buckets.assign(s.buckets, s.buckets + buckets + 1);
+        std::copy(std::begin(s.buckets), std::end(s.buckets), out->words.begin());
         out->torn = false;
         out->unsettled = false;
     }

@@ -11,6 +11,7 @@
 #ifndef NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_STORE_READER_H
 #define NIXL_PLUGINS_TELEMETRY_PROMETHEUS_MP_MP_STORE_READER_H
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct nixlMpSlotSnapshot {
     uint64_t counter = 0;
     uint64_t gauge = 0;
     std::vector<uint64_t> buckets; ///< bucketCount + 1 non-cumulative counts
+    /** All kMaxBuckets + 1 words of the buckets: the per-path sums of the transfer rows. */
+    std::array<uint64_t, kMaxBuckets + 1> words{};
     /**
      * Its writer departed in the middle of updating it (seq odd for good): no consistent value
      * exists, so the slot's series are not published for this store.

@@ -75,6 +75,7 @@ nixlMpStoreWriter::nixlMpStoreWriter(const std::string &dir,
     categories_.reserve(schema.rows.size());
     for (const auto &r : schema.rows) {
         categories_.push_back(r.category);
+        roles_.push_back(r.pathRole);
     }
     const std::string stem = std::to_string(static_cast<long long>(id.pid)) + "." +
         std::to_string(runMarker()) + "." + std::to_string(id.instance);
@@ -191,7 +192,7 @@ nixlMpStoreWriter::slot(uint32_t i) const noexcept {
 }
 
 bool
-nixlMpStoreWriter::record(uint32_t type, uint64_t value) noexcept {
+nixlMpStoreWriter::record(uint32_t type, uint64_t value, uint32_t reserved) noexcept {
     if (type >= categories_.size()) {
         return false;
     }
@@ -215,8 +216,36 @@ nixlMpStoreWriter::record(uint32_t type, uint64_t value) noexcept {
     default:
         break;
     }
+    if (reserved != 0 && roles_[type] != nixlProm::pathRole_t::NONE) {
+        recordPathLocked(*s, roles_[type], reserved, value);
+    }
     __atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
     return true;
+}
+
+void
+nixlMpStoreWriter::recordPathLocked(nixlMpStoreSlot &s,
+                                    nixlProm::pathRole_t role,
+                                    uint32_t reserved,
+                                    uint64_t value) noexcept {
+    const uint32_t path = NIXL_TELEMETRY_PATH_OF(reserved);
+    const uint32_t reason = NIXL_TELEMETRY_FALLBACK_OF(reserved);
+    if (path == NIXL_XFER_PATH_UNKNOWN || path >= NIXL_XFER_PATH_COUNT) {
+        return; // unknown, or newer than this plugin: only in the row's total
+    }
+    if (reason == NIXL_PATH_FALLBACK_NONE) {
+        storeData(&s.buckets[path], load(&s.buckets[path]) + value);
+        return;
+    }
+    const bool requests =
+        role == nixlProm::pathRole_t::TX_REQUESTS || role == nixlProm::pathRole_t::RX_REQUESTS;
+    if (!requests || value != 0) {
+        return; // not a fallback marker (nixl_xfer_path.h)
+    }
+    const uint32_t why = reason < NIXL_PATH_FALLBACK_COUNT ? reason :
+                                                             uint32_t{NIXL_PATH_FALLBACK_OTHER};
+    const size_t w = kFallbackWord(nixlProm::pathBackendIndex(path), why);
+    storeData(&s.buckets[w], load(&s.buckets[w]) + 1);
 }
 
 void

@@ -40,7 +40,7 @@ public:
 
     /** Adds one event; types outside the table return false and change nothing. */
     bool
-    record(uint32_t type, uint64_t value) noexcept;
+    record(uint32_t type, uint64_t value, uint32_t reserved = 0) noexcept;
 
     /** Stamps lastUpdateNs with CLOCK_MONOTONIC now. */
     void
@@ -52,11 +52,19 @@ public:
     }
 
 private:
+    /** The path part of an event of a transfer row (mp_store_layout.h); inside the seqlock. */
+    void
+    recordPathLocked(nixlMpStoreSlot &s,
+                     nixlProm::pathRole_t role,
+                     uint32_t reserved,
+                     uint64_t value) noexcept;
     std::string path_;
     int fd_ = -1;
     void *map_ = nullptr;
     size_t size_ = 0;
     std::vector<uint32_t> categories_;
+    std::vector<nixlProm::pathRole_t> roles_; ///< per row, from the schema
+
     std::vector<double> boundsUs_;
 
     nixlMpStoreHeader *

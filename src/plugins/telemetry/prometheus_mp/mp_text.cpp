@@ -249,6 +249,85 @@ nixlMpTextWriter::sample(std::string_view name,
     out_.push_back('\n');
 }
 
+namespace {
+
+/**
+ * The per-path families (issue 34) from the buckets of the transfer rows (mp_store_layout.h):
+ * a path's series appear once a transfer on it was counted in its direction's request row,
+ * fallbacks once non-zero. Bounded: labels from closed enums.
+ */
+template<typename Text>
+void
+writePathFamilies(const nixlMpSchema &schema,
+                  const std::vector<nixlMpStoreSnapshot> &stores,
+                  const std::vector<Text> &text,
+                  nixlMpTextWriter &w) {
+    using nixlProm::pathRole_t;
+    constexpr size_t kNone = ~size_t{0};
+    size_t rowOf[nixlProm::kPathRoles] = {kNone, kNone, kNone, kNone};
+    for (size_t i = 0; i < schema.rows.size(); ++i) {
+        if (schema.rows[i].pathRole != pathRole_t::NONE && !schema.rows[i].names.omitted) {
+            rowOf[static_cast<size_t>(schema.rows[i].pathRole) - 1] = i;
+        }
+    }
+    auto slotOf = [&](size_t s, size_t row) -> const nixlMpSlotSnapshot * {
+        if (row == kNone || row >= stores[s].slots.size() || stores[s].slots[row].torn) {
+            return nullptr;
+        }
+        return &stores[s].slots[row];
+    };
+    // Role r's "seen" row: the request row of its direction (TX_REQUESTS for TX_BYTES, ...).
+    constexpr size_t seenRole[nixlProm::kPathRoles] = {2, 3, 2, 3};
+    for (size_t r = 0; r < nixlProm::kPathRoles; ++r) {
+        bool header = false;
+        for (size_t s = 0; s < stores.size(); ++s) {
+            const nixlMpSlotSnapshot *v = slotOf(s, rowOf[r]);
+            const nixlMpSlotSnapshot *seen = slotOf(s, rowOf[seenRole[r]]);
+            if (v == nullptr || seen == nullptr) {
+                continue;
+            }
+            for (uint32_t p = 1; p < NIXL_XFER_PATH_COUNT; ++p) {
+                if (seen->words[p] == 0) {
+                    continue;
+                }
+                if (!header) {
+                    w.family(nixlProm::kPathSeries[r], nixlProm::kPathHelp[r], "counter");
+                    header = true;
+                }
+                std::string extra;
+                appendLabel(extra, "backend", nixl_xfer_path_backend(p));
+                appendLabel(extra, "path", nixl_xfer_path_name(p));
+                w.sample(nixlProm::kPathSeries[r], {}, text[s].labels, extra, v->words[p]);
+            }
+        }
+    }
+    bool header = false;
+    for (size_t s = 0; s < stores.size(); ++s) {
+        const nixlMpSlotSnapshot *tx = slotOf(s, rowOf[2]);
+        const nixlMpSlotSnapshot *rx = slotOf(s, rowOf[3]);
+        for (size_t b = 0; b < nixlProm::kPathBackendCount; ++b) {
+            for (uint32_t why = 1; why < NIXL_PATH_FALLBACK_COUNT; ++why) {
+                const size_t word = kFallbackWord(b, why);
+                const uint64_t n =
+                    (tx != nullptr ? tx->words[word] : 0) + (rx != nullptr ? rx->words[word] : 0);
+                if (n == 0) {
+                    continue;
+                }
+                if (!header) {
+                    w.family(nixlProm::kFallbacksTotal, nixlProm::kFallbacksHelp, "counter");
+                    header = true;
+                }
+                std::string extra;
+                appendLabel(extra, "backend", nixlProm::kPathBackends[b]);
+                appendLabel(extra, "reason", nixl_path_fallback_name(why));
+                w.sample(nixlProm::kFallbacksTotal, {}, text[s].labels, extra, n);
+            }
+        }
+    }
+}
+
+} // namespace
+
 void
 writeStoresText(const nixlMpSchema &schema,
                 const std::vector<nixlMpStoreSnapshot> &stores,
@@ -311,6 +390,7 @@ writeStoresText(const nixlMpSchema &schema,
             }
         }
     }
+    writePathFamilies(schema, stores, text, w);
 }
 
 } // namespace nixlPromMp
