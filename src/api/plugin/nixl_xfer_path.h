@@ -46,7 +46,9 @@ typedef enum nixl_path_fallback {
     NIXL_PATH_FALLBACK_NONE = 0,
     NIXL_PATH_FALLBACK_PEER_OTHER_HOST = 1, /* peer on another host or pid namespace */
     NIXL_PATH_FALLBACK_DISABLED_BY_CONFIG = 2, /* e.g. ucx_direct_cma=no */
-    NIXL_PATH_FALLBACK_TRANSPORT_EXCLUDED = 3, /* e.g. UCX_TLS without cma */
+    /* the transport or engine is not usable here: UCX_TLS without cma, a peer without shm,
+     * io_uring refused by seccomp */
+    NIXL_PATH_FALLBACK_TRANSPORT_UNAVAILABLE = 3,
     NIXL_PATH_FALLBACK_CMA_DENIED = 4, /* process_vm_readv not permitted, or its probe failed */
     NIXL_PATH_FALLBACK_PROBE_MISMATCH = 5, /* the cma probe read another process */
     NIXL_PATH_FALLBACK_NIXL_PEER = 6, /* a NIXL 1.4 peer: no identity data */
@@ -110,8 +112,8 @@ nixl_path_fallback_name(uint32_t reason) {
         return "peer_other_host";
     case NIXL_PATH_FALLBACK_DISABLED_BY_CONFIG:
         return "disabled_by_config";
-    case NIXL_PATH_FALLBACK_TRANSPORT_EXCLUDED:
-        return "transport_excluded";
+    case NIXL_PATH_FALLBACK_TRANSPORT_UNAVAILABLE:
+        return "transport_unavailable";
     case NIXL_PATH_FALLBACK_CMA_DENIED:
         return "cma_denied";
     case NIXL_PATH_FALLBACK_PROBE_MISMATCH:

@@ -284,7 +284,8 @@ TEST_F(PrometheusAgentTest, ConfigFileOptionsReachThePlugin) {
 class PrometheusUcxPathTest : public PrometheusAgentTest,
                               public ::testing::WithParamInterface<bool> {};
 
-/** Posts req of a and polls it, progressing b too (UCP needs the target's worker), bounded. */
+/** Posts req of a and polls it, progressing b too (UCP needs the target's worker), until it
+ *  leaves IN_PROG or a generous deadline passes. */
 nixl_status_t
 runBoth(nixlAgent &a, nixlAgent &b, nixlXferReqH *req) {
     nixl_status_t st = a.postXferReq(req);
@@ -375,5 +376,68 @@ INSTANTIATE_TEST_SUITE_P(Direct,
                          PrometheusUcxPathTest,
                          ::testing::Bool(),
                          [](const auto &info) { return info.param ? "Direct" : "Ucp"; });
+
+// Issue 34: the POSIX backend's I/O engine is its data path: a WRITE of memory to a file
+// counts under {backend="POSIX", path=<engine>} for each engine this host can run (the
+// configured engine's label when it set up; a fallback with its reason otherwise).
+class PrometheusPosixPathTest : public PrometheusAgentTest,
+                                public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(PrometheusPosixPathTest, FileWritesCountUnderTheEngine) {
+    ASSERT_NE(port_, 0);
+    const std::string engine = GetParam();
+    auto a = makeAgent("A", agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true));
+    nixlBackendH *h = nullptr;
+    if (a->createBackend("POSIX", {{"use_" + engine, "true"}}, h) != NIXL_SUCCESS) {
+        GTEST_SKIP() << "the POSIX backend is not available here";
+    }
+    nixl_mem_list_t mems;
+    nixl_b_params_t params;
+    ASSERT_EQ(NIXL_SUCCESS, a->getBackendParams(h, mems, params));
+    const std::string used = params["engine"]; // io_uring, linux_aio or posix_aio
+    const std::string path = used == "io_uring" ? "uring" : used == "linux_aio" ? "aio" :
+                                                                                  "posix_aio";
+    char dir[] = "/tmp/nixl-prom-posix-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string file = std::string(dir) + "/f";
+    testBuffer buf(4096, 3);
+    nixl_reg_dlist_t freg(FILE_SEG);
+    freg.addDesc(nixlBlobDesc(0, 0, 1, "rw,create:" + file));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(freg));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({buf.desc()})));
+    nixl_xfer_dlist_t flist(FILE_SEG);
+    flist.addDesc(nixlBasicDesc(0, 4096, 1));
+    nixlXferReqH *w = nullptr;
+    ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_WRITE, xferList({buf.desc()}), flist, "A", w));
+    ASSERT_EQ(NIXL_SUCCESS, runBoth(*a, *a, w)); // polled to a deadline: the kernel's pace
+    ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(w));
+
+    const std::map<std::string, std::string> labels = {{"hostname", nixl_prom_test::hostName()},
+                                                        {"agent_name", "A"},
+                                                        {"backend", "POSIX"},
+                                                        {"path", path}};
+    EXPECT_TRUE(waitFor([&] {
+        return findValue(scrape(), "agent_path_tx_bytes_total", labels) == 4096.0;
+    })) << "agent_path_tx_bytes_total of A on " << path << " never reached 4096";
+    const auto samples = scrape();
+    EXPECT_EQ(findValue(samples, "agent_path_tx_requests_total", labels), 1.0);
+    const std::string configured = engine == "uring" ? "io_uring" :
+        engine == "aio"                             ? "linux_aio" :
+                                                      "posix_aio";
+    const std::map<std::string, std::string> fb = {{"hostname", nixl_prom_test::hostName()},
+                                                    {"agent_name", "A"},
+                                                    {"backend", "POSIX"},
+                                                    {"reason", "transport_unavailable"}};
+    EXPECT_EQ(findValue(samples, "agent_path_fallbacks_total", fb),
+              used == configured ? std::nullopt : std::optional<double>(1.0));
+    a.reset();
+    std::remove(file.c_str());
+    ::rmdir(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines,
+                         PrometheusPosixPathTest,
+                         ::testing::Values("uring", "aio", "posix_aio"),
+                         [](const auto &info) { return std::string(info.param); });
 
 } // namespace

@@ -6,6 +6,7 @@
 
 #include "lf_backend.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -337,6 +338,17 @@ lfEngine::loadRemoteConnInfo(const std::string &remote_agent, const std::string 
         return NIXL_ERR_BACKEND;
     }
     peer->rail = r.index;
+    peer->path = r.prov == "shm"            ? NIXL_XFER_PATH_LIBFABRIC_SHM :
+        r.prov.rfind("tcp", 0) == 0 ? NIXL_XFER_PATH_LIBFABRIC_TCP :
+                                      NIXL_XFER_PATH_UNKNOWN;
+    if (r.prov != "shm") {
+        // Why not shm, the rail a peer of this host would get: as decided above.
+        const bool haveShm =
+            std::any_of(rails_.begin(), rails_.end(), [](const auto &x) { return x->prov == "shm"; });
+        peer->fallback = !peer->sameHost   ? NIXL_PATH_FALLBACK_PEER_OTHER_HOST :
+            !haveShm                       ? NIXL_PATH_FALLBACK_DISABLED_BY_CONFIG :
+                                             NIXL_PATH_FALLBACK_TRANSPORT_UNAVAILABLE;
+    }
     if (r.fastRma) {
         std::string whyNot;
         if (openPeerTable(*peer, r.fastRma, self_, nonce_, localAgent, whyNot)) {

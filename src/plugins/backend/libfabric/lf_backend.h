@@ -125,6 +125,9 @@ public:
     checkXfer(nixlBackendReqH *handle) const override;
     nixl_status_t
     releaseReqH(nixlBackendReqH *handle) const override;
+    /** shm or tcp, the peer's rail; not shm: the reason, once per connection. Any thread. */
+    nixl_status_t
+    getXferPath(const nixlBackendReqH *handle, nixl_xfer_path_info_t &out) const override;
     nixl_status_t
     getNotifs(notif_list_t &notif_list) override;
     nixl_status_t

@@ -26,6 +26,7 @@
 #include <rdma/fabric.h>
 
 #include "lf_wire.h"
+#include "nixl_xfer_path.h"
 #include "proc_identity.h"
 #include "reg_table.h"
 
@@ -37,6 +38,11 @@ struct lfPeer {
     connInfoWire conn;
     bool sameHost = false;
     size_t rail = 0;
+    /** The rail's data path and, when it is not shm, why (nixl_xfer_path.h); fixed at load. */
+    uint32_t path = NIXL_XFER_PATH_UNKNOWN;
+    uint32_t fallback = NIXL_PATH_FALLBACK_NONE;
+    /** The fallback went to telemetry (getXferPath): once per connection. */
+    mutable std::atomic<bool> fallbackReported{false};
     fi_addr_t addr = FI_ADDR_UNSPEC;
     std::atomic<bool> dead{false};
     /** The peer's registration table, mapped: fast RMA to it (shm, same uid, CMA probe

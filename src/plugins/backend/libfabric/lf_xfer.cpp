@@ -272,4 +272,19 @@ lfEngine::genNotif(const std::string &remote_agent, const std::string &msg) cons
     return st;
 }
 
+nixl_status_t
+lfEngine::getXferPath(const nixlBackendReqH *handle, nixl_xfer_path_info_t &out) const {
+    const auto *req = dynamic_cast<const lfReq *>(handle);
+    if (req == nullptr || req->peer == nullptr) {
+        return NIXL_ERR_NOT_SUPPORTED; // loopback copies in place: no rail
+    }
+    const lfPeer &peer = *req->peer;
+    out.path = peer.path;
+    if (peer.fallback != NIXL_PATH_FALLBACK_NONE) {
+        out.fallback = peer.fallback;
+        out.first_for_conn = peer.fallbackReported.exchange(true) ? 0 : 1;
+    }
+    return NIXL_SUCCESS;
+}
+
 } // namespace nixlLf

@@ -90,6 +90,28 @@ nixlPosixEngine::chooseEngine() {
     return false;
 }
 
+nixl_status_t
+nixlPosixEngine::getXferPath(const nixlBackendReqH *handle, nixl_xfer_path_info_t &out) const {
+    (void)handle; // one engine for every request of this backend
+    switch (engine_) {
+    case nixl_posix_engine_t::URING:
+        out.path = NIXL_XFER_PATH_POSIX_URING;
+        break;
+    case nixl_posix_engine_t::LINUX_AIO:
+        out.path = NIXL_XFER_PATH_POSIX_AIO;
+        break;
+    case nixl_posix_engine_t::POSIX_AIO:
+        out.path = NIXL_XFER_PATH_POSIX_POSIX_AIO;
+        break;
+    }
+    if (engine_ != cfg_.engine) {
+        // chooseEngine found the configured engine unusable here (its WARN line says why).
+        out.fallback = NIXL_PATH_FALLBACK_TRANSPORT_UNAVAILABLE;
+        out.first_for_conn = fallbackReported_.exchange(true) ? 0 : 1;
+    }
+    return NIXL_SUCCESS;
+}
+
 nixl_b_params_t
 nixlPosixEngine::pluginOptions() {
     return nixlPosixConfig::defaults();

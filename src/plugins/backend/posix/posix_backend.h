@@ -21,6 +21,7 @@
 #ifndef NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_BACKEND_H
 #define NIXL_SRC_PLUGINS_BACKEND_POSIX_POSIX_BACKEND_H
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,6 +91,10 @@ public:
     checkXfer(nixlBackendReqH *handle) const override;
     nixl_status_t
     releaseReqH(nixlBackendReqH *handle) const override;
+    /** uring, aio or posix_aio: the engine's I/O engine; when it is not the one configured,
+     *  transport_unavailable, once per engine. Any thread. */
+    nixl_status_t
+    getXferPath(const nixlBackendReqH *handle, nixl_xfer_path_info_t &out) const override;
 
     nixl_status_t
     queryMem(const std::vector<nixlBlobDesc> &descs,
@@ -102,6 +107,8 @@ private:
 
     nixlPosixConfig cfg_;
     nixl_posix_engine_t engine_ = nixl_posix_engine_t::LINUX_AIO;
+    /** chooseEngine's fallback went to telemetry (getXferPath). */
+    mutable std::atomic<bool> fallbackReported_{false};
     mutable nixlPosixFileRegistry files_;
     /** Kernel queues of engine_, lent to requests while their posts run. Declared last: it
      *  outlives no request (core releases them before destroying the engine). */

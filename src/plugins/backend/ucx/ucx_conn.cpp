@@ -232,7 +232,7 @@ nixlUcxEngine::buildConn(const std::string &remote_agent,
         conn->fallback = NIXL_PATH_FALLBACK_PEER_OTHER_HOST;
     } else if (!cmaAllowed_) {
         why_not = "UCX_TLS excludes cma";
-        conn->fallback = NIXL_PATH_FALLBACK_TRANSPORT_EXCLUDED;
+        conn->fallback = NIXL_PATH_FALLBACK_TRANSPORT_UNAVAILABLE;
     } else if (!cmaWorks_) {
         why_not = "process_vm_readv not permitted";
         conn->fallback = NIXL_PATH_FALLBACK_CMA_DENIED;
