@@ -41,7 +41,7 @@ EVENT_SIZE = 16
 _VERSION_OFFSET = 16  # the same in every layout version
 _READ_POS_OFFSET = 256
 _CHECKED_BYTES = _READ_POS_OFFSET + 8  # producer line and read_pos, re-read every poll
-_EVENT = struct.Struct("<I4xQ")  # type u32, 4 bytes padding, value u64
+_EVENT = struct.Struct("<IIQ")  # type u32, path word u32 (see PATH_NAMES), value u64
 
 # libnixl's event names by type for layout version 6 (the BUFFER file does not carry the table):
 # NIXL 1.4's 0..19, then agent_trace_phases_dropped (20) and events dropped, always last (21).
@@ -70,6 +70,44 @@ EVENT_NAMES = (
     "agent_trace_phases_dropped",
     "agent_telemetry_events_dropped",
 )
+
+
+# The word after the type (zero before issue 34, and for every other type) carries, for the
+# transfer bytes and request events, the data path in bits 0..7 and, in a request event of value
+# 0 that marks a fallback, its reason in bits 8..15 (nixl_xfer_path.h). Old readers skip the word,
+# and every sum stays right. Values here outside the tables print as path_<n> / reason_<n>.
+PATH_NAMES = {
+    1: "UCX/direct_memcpy",
+    2: "UCX/direct_cma",
+    3: "UCX/ucp",
+    4: "LIBFABRIC/shm",
+    5: "LIBFABRIC/tcp",
+    6: "POSIX/uring",
+    7: "POSIX/aio",
+    8: "POSIX/posix_aio",
+}
+FALLBACK_NAMES = {
+    1: "peer_other_host",
+    2: "disabled_by_config",
+    3: "transport_unavailable",
+    4: "cma_denied",
+    5: "probe_mismatch",
+    6: "nixl_peer",
+    7: "mem_type_unsupported",
+    8: "other",
+}
+
+
+def path_suffix(word):
+    """' path=UCX/ucp', ' fallback=UCX/ucp reason=...' or '' for a zero word."""
+    if word == 0:
+        return ""
+    path = word & 0xFF
+    reason = (word >> 8) & 0xFF
+    name = PATH_NAMES.get(path, f"path_{path}")
+    if reason:
+        return f" fallback={name} reason={FALLBACK_NAMES.get(reason, f'reason_{reason}')}"
+    return f" path={name}"
 
 
 class RingHeader(ctypes.Structure):
@@ -217,6 +255,10 @@ class RingReader:
 
         Raises RingFileError when the file stopped being the ring opened (see the class).
         """
+        return [(t, v) for t, _, v in self.pop_events(max_events)]
+
+    def pop_events(self, max_events):
+        """As pop_batch, as (type, path word, value) triples (see PATH_NAMES)."""
         hdr = self._recheck()
         r = self._read
         mask = self._mask
@@ -278,9 +320,9 @@ def main(argv=None):
         try:
             while args.count <= 0 or seen < args.count:
                 want = args.count - seen if args.count > 0 else 4096
-                batch = reader.pop_batch(min(want, 4096))
-                for event_type, value in batch:
-                    print(f"{event_type} {event_name(event_type)} {value}")
+                batch = reader.pop_events(min(want, 4096))
+                for event_type, word, value in batch:
+                    print(f"{event_type} {event_name(event_type)} {value}{path_suffix(word)}")
                 seen += len(batch)
                 if batch:
                     sys.stdout.flush()

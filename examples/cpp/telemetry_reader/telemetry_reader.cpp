@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "common/shared_ring_io.h"
+#include "nixl_xfer_path.h"
 
 namespace {
 
@@ -49,6 +50,28 @@ constexpr const char *kNames[] = {
     "agent_err_canceled",      "agent_err_no_telemetry",
     "agent_trace_phases_dropped", "agent_telemetry_events_dropped",
 };
+
+// The word after the type: for the transfer bytes and request events the data path and, in a
+// request event of value 0, a fallback's reason (nixl_xfer_path.h); zero otherwise. Printed as
+// " path=UCX/ucp" or " fallback=UCX/ucp reason=disabled_by_config"; nothing for zero.
+void
+printPathWord(uint32_t word) {
+    if (word == 0) {
+        return;
+    }
+    const uint32_t path = NIXL_TELEMETRY_PATH_OF(word);
+    const uint32_t reason = NIXL_TELEMETRY_FALLBACK_OF(word);
+    const char *backend = nixl_xfer_path_backend(path);
+    if (*backend == '\0') {
+        std::printf(reason != 0 ? " fallback=path_%u" : " path=path_%u", path);
+    } else {
+        std::printf(reason != 0 ? " fallback=%s/%s" : " path=%s/%s", backend,
+                    nixl_xfer_path_name(path));
+    }
+    if (reason != 0) {
+        std::printf(" reason=%s", nixl_path_fallback_name(reason));
+    }
+}
 
 volatile std::sig_atomic_t stopRequested = 0;
 
@@ -133,12 +156,14 @@ main(int argc, char **argv) {
         for (size_t i = 0; i < n; ++i) {
             const uint32_t t = batch[i].type;
             if (t < sizeof(kNames) / sizeof(kNames[0])) {
-                std::printf("%u %s %llu\n", t, kNames[t],
+                std::printf("%u %s %llu", t, kNames[t],
                             static_cast<unsigned long long>(batch[i].value));
             } else {
-                std::printf("%u type_%u %llu\n", t, t,
+                std::printf("%u type_%u %llu", t, t,
                             static_cast<unsigned long long>(batch[i].value));
             }
+            printPathWord(batch[i].reserved);
+            std::printf("\n");
         }
         seen += n;
         if (n > 0) {

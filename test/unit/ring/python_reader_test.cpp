@@ -21,6 +21,7 @@
 
 #include <filesystem>
 
+#include "nixl_xfer_path.h"
 #include "common/shared_ring.h"
 #include "nixl.h"
 #include "ring_test_util.h"
@@ -249,6 +250,30 @@ TEST_P(readerTest, NamesTheTracePhaseCounter) {
     EXPECT_EQ(r.status, 0) << r.out;
     EXPECT_NE(r.out.find("20 agent_trace_phases_dropped 7\n"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("21 agent_telemetry_events_dropped 2\n"), std::string::npos) << r.out;
+}
+
+// Issue 34: the word after the type carries the data path (and a fallback's reason); both
+// readers print it after the value, and nothing for a zero word, so older lines are unchanged.
+TEST_P(readerTest, PathWordIsPrintedByBothReaders) {
+    std::string error;
+    auto producer = eventRing::create(dir_.path("paths"), 8, error);
+    ASSERT_TRUE(producer) << error;
+    ASSERT_TRUE(producer->push(event{0, NIXL_XFER_PATH_UCX_DIRECT_MEMCPY, 4096}));
+    ASSERT_TRUE(producer->push(event{2, NIXL_XFER_PATH_UCX_UCP |
+                                            (NIXL_PATH_FALLBACK_DISABLED_BY_CONFIG
+                                             << NIXL_TELEMETRY_FALLBACK_SHIFT),
+                                     0}));
+    ASSERT_TRUE(producer->push(event{1, NIXL_XFER_PATH_POSIX_URING, 7}));
+    ASSERT_TRUE(producer->push(event{4, 0, 9}));
+    auto r = read(dir_.path("paths"), 4);
+    EXPECT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("0 agent_tx_bytes 4096 path=UCX/direct_memcpy\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("2 agent_tx_requests_num 0 fallback=UCX/ucp reason=disabled_by_config\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("1 agent_rx_bytes 7 path=POSIX/uring\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("4 agent_memory_registered 9\n"), std::string::npos) << r.out;
 }
 
 TEST_P(readerTest, OtherVersionsAndBadFilesFailCleanly) {
