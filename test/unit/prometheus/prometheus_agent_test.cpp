@@ -440,4 +440,72 @@ INSTANTIATE_TEST_SUITE_P(Engines,
                          ::testing::Values("uring", "aio", "posix_aio"),
                          [](const auto &info) { return std::string(info.param); });
 
+// Issue 34: LIBFABRIC's rail is its path. Two agents of this process: with the providers
+// chosen automatically they meet on shm; with tcp only, on tcp, and the connection counts one
+// disabled_by_config fallback (no shm rail here) for two requests.
+class PrometheusLfPathTest : public PrometheusAgentTest,
+                             public ::testing::WithParamInterface<const char *> {};
+
+TEST_P(PrometheusLfPathTest, RailIsThePathAndNotShmIsAFallback) {
+    ASSERT_NE(port_, 0);
+    const bool tcpOnly = std::string(GetParam()) != "auto";
+    testBuffer bufA(4096, 1);
+    testBuffer bufB(4096, 2);
+    const auto cfg = agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true);
+    auto a = makeAgent("A", cfg);
+    auto b = makeAgent("B", cfg);
+    const nixl_b_params_t params = {{"provider", GetParam()}};
+    nixlBackendH *h = nullptr;
+    if (a->createBackend("LIBFABRIC", params, h) != NIXL_SUCCESS ||
+        b->createBackend("LIBFABRIC", params, h) != NIXL_SUCCESS) {
+        GTEST_SKIP() << "the LIBFABRIC backend (provider " << GetParam()
+                     << ") is not available here";
+    }
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({bufA.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bufB.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+    for (int i = 0; i < 2; ++i) {
+        nixlXferReqH *w = nullptr;
+        ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_WRITE, xferList({bufA.desc(0, 1000)}),
+                                                 xferList({bufB.desc(0, 1000)}), "B", w));
+        ASSERT_EQ(NIXL_SUCCESS, runBoth(*a, *b, w));
+        ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(w));
+    }
+    const std::string host = nixl_prom_test::hostName();
+    auto labels = [&](const std::string &path) {
+        return std::map<std::string, std::string>{
+            {"hostname", host}, {"agent_name", "A"}, {"backend", "LIBFABRIC"}, {"path", path}};
+    };
+    std::string path;
+    EXPECT_TRUE(waitFor([&] {
+        const auto samples = scrape();
+        for (const char *p : {"shm", "tcp"}) {
+            if (findValue(samples, "agent_path_tx_requests_total", labels(p)) == 2.0) {
+                path = p;
+                return true;
+            }
+        }
+        return false;
+    })) << "no agent_path_tx_requests_total of 2 for A";
+    const auto samples = scrape();
+    const std::map<std::string, std::string> fb = {{"hostname", host},
+                                                    {"agent_name", "A"},
+                                                    {"backend", "LIBFABRIC"},
+                                                    {"reason", "disabled_by_config"}};
+    if (!tcpOnly && path != "shm") {
+        GTEST_SKIP() << "no shm rail here: the pair met on " << path;
+    }
+    EXPECT_EQ(path, tcpOnly ? "tcp" : "shm");
+    EXPECT_EQ(findValue(samples, "agent_path_tx_bytes_total", labels(path)), 2000.0);
+    EXPECT_EQ(findValue(samples, "agent_path_fallbacks_total", fb),
+              tcpOnly ? std::optional<double>(1.0) : std::nullopt);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers,
+                         PrometheusLfPathTest,
+                         ::testing::Values("auto", "tcp;ofi_rxm"),
+                         [](const auto &info) {
+                             return std::string(info.param) == "auto" ? "Auto" : "TcpOnly";
+                         });
+
 } // namespace
