@@ -34,6 +34,9 @@ KNOWN_METRICS = {
     "agent_xfer_post_time_seconds_count", "agent_xfer_post_time_last_seconds",
     "agent_errors_total", "agent_telemetry_events_dropped_total",
     "agent_trace_phases_dropped_total",
+    # per data path (issue 34), in both naming styles
+    "agent_path_tx_bytes_total", "agent_path_rx_bytes_total", "agent_path_tx_requests_total",
+    "agent_path_rx_requests_total", "agent_path_fallbacks_total",
     # NIXL_TELEMETRY_PROMETHEUS_NAMES=nixl: NIXL 1.4's names (docs/telemetry-prometheus.md).
     "agent_tx_requests_num_total", "agent_rx_requests_num_total",
     "agent_memory_registered_total", "agent_memory_deregistered_total",
