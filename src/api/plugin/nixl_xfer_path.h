@@ -14,7 +14,9 @@
  *
  * Growth rule: new values are appended before the *_COUNT enumerator; existing values never
  * change (they cross the exporter ABI and the BUFFER ring). A value a reader does not know is
- * counted as NIXL_XFER_PATH_UNKNOWN / NIXL_PATH_FALLBACK_OTHER.
+ * counted as NIXL_XFER_PATH_UNKNOWN / NIXL_PATH_FALLBACK_OTHER. The prometheus_mp store packs
+ * both into 33 spare words per row (its mp_store_layout.h static_asserts the fit): growing past
+ * that needs a new store schema version there.
  *
  * Header-only (static inline functions): includable from C99 and C++; no state.
  */
