@@ -28,12 +28,19 @@
  * transfer path, so that "nop" minus "2 reads" is telemetry's own work. (A read amid real work
  * costs more than printClockCost's figure on some CPUs: the read is microcoded, and there the
  * front end stalls behind it whatever else is in flight.)
+ * Per-request latency: every --lat-every'th turn (8 by default) each variant also runs one
+ * block of the same size whose requests are timed one by one with nixlFastClock (one read per
+ * request, back to back: a request's time runs from the previous one's completion to its own,
+ * post and polls included). These timed blocks are not part of any figure above, so the means
+ * are measured as before; "p50 ns", "p99 ns", "p99.9 ns" and "max ns" are the nearest-rank
+ * quantiles of all of a variant's timed requests, and "/off" their ratio to the "off" variant's
+ * (whose timed blocks ran interleaved with them). At most 4 Mi samples are kept per variant.
  * --trace NAME adds two variants with the initiator tracing to trace plugin NAME (e.g.
  * chrome, into a temporary NIXL_TRACE_DIR), UCX's trace phases included: "trace" (telemetry
  * off) and "tel+trace" (telemetry on, NOP exporter).
  *
  *   telemetry_cost [--rounds N] [--round-ms MS] [--block N] [--size BYTES] [--descs N]
- *                  [--trace NAME] [--quick]
+ *                  [--lat-every N] [--trace NAME] [--quick]
  *
  * Exit status is non-zero when a transfer fails or the data did not arrive.
  */
@@ -61,7 +68,11 @@ struct options {
     size_t size = 4096; ///< bytes per descriptor
     size_t descs = 1; ///< descriptors per request
     std::string trace; ///< trace plugin of the tracing variants; empty: none
+    int latEvery = 8; ///< every this many turns, one timed block per variant
 };
+
+/** Samples of per-request latency kept per variant (uint32 ticks: 16 MiB). */
+constexpr size_t kMaxLatSamples = size_t{4} << 20;
 
 /** Sets or unsets an environment variable. */
 void
@@ -92,6 +103,10 @@ struct pairRun {
     bool failed = false;
     bool clockReads = false; ///< the "2 reads" variant: read the clock where telemetry does
     uint64_t clockSink = 0; ///< what those reads summed to, so they are not optimised away
+    /** Per-request fast-clock ticks of the timed blocks: sized (and its pages touched) before
+     *  the rounds, so no timed request pays for a reallocation or a page fault. */
+    std::vector<uint32_t> latTicks;
+    size_t latCount = 0; ///< samples written to latTicks
 
     ~pairRun() {
         if (req != nullptr) {
@@ -168,6 +183,29 @@ makePair(const std::string &variant,
     return p;
 }
 
+/** Posts and polls one request; false (and a line) on failure. */
+bool
+oneTransfer(pairRun &p) {
+    nixlFastClock::ticks_t entry = 0;
+    if (p.clockReads) {
+        entry = nixlFastClock::now();
+    }
+    nixl_status_t st = p.initiator->postXferReq(p.req);
+    if (p.clockReads) {
+        p.clockSink += nixlFastClock::now() - entry;
+    }
+    while (st == NIXL_IN_PROG) {
+        st = p.initiator->getXferStatus(p.req);
+    }
+    if (st != NIXL_SUCCESS) {
+        std::fprintf(stderr, "%s: transfer failed: %s\n", p.variant.c_str(),
+                     nixlEnumStrings::statusStr(st).c_str());
+        p.failed = true;
+        return false;
+    }
+    return true;
+}
+
 /** CPU time of the calling thread, in seconds. */
 double
 threadCpuSecs() {
@@ -184,21 +222,7 @@ runBlock(pairRun &p, int n) {
     const double cpu0 = threadCpuSecs();
     const auto start = clock::now();
     for (int k = 0; k < n; ++k) {
-        nixlFastClock::ticks_t entry = 0;
-        if (p.clockReads) {
-            entry = nixlFastClock::now();
-        }
-        nixl_status_t st = p.initiator->postXferReq(p.req);
-        if (p.clockReads) {
-            p.clockSink += nixlFastClock::now() - entry;
-        }
-        while (st == NIXL_IN_PROG) {
-            st = p.initiator->getXferStatus(p.req);
-        }
-        if (st != NIXL_SUCCESS) {
-            std::fprintf(stderr, "%s: transfer failed: %s\n", p.variant.c_str(),
-                         nixlEnumStrings::statusStr(st).c_str());
-            p.failed = true;
+        if (!oneTransfer(p)) {
             return -1;
         }
     }
@@ -207,6 +231,56 @@ runBlock(pairRun &p, int n) {
     p.cpuSecs += threadCpuSecs() - cpu0;
     p.bestNs = std::min(p.bestNs, wall * 1e9 / n);
     return wall;
+}
+
+/** Runs n transfers, each timed with the fast clock (one read per request), into
+ *  p.latTicks; counts toward no other figure. False on failure. */
+bool
+runTimedBlock(pairRun &p, int n) {
+    nixlFastClock::ticks_t prev = nixlFastClock::now();
+    for (int k = 0; k < n; ++k) {
+        if (!oneTransfer(p)) {
+            return false;
+        }
+        const nixlFastClock::ticks_t t = nixlFastClock::now();
+        if (p.latCount < p.latTicks.size()) {
+            const uint64_t d = t - prev;
+            p.latTicks[p.latCount++] = d > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(d);
+        }
+        prev = t;
+    }
+    return true;
+}
+
+/** Nearest-rank quantiles of a variant's timed requests, in nanoseconds. */
+struct latencyTails {
+    double p50 = 0;
+    double p99 = 0;
+    double p999 = 0;
+    double max = 0;
+};
+
+latencyTails
+tailsOf(const pairRun &p) {
+    std::vector<uint32_t> v(p.latTicks.begin(),
+                            p.latTicks.begin() + static_cast<std::ptrdiff_t>(p.latCount));
+    latencyTails t;
+    if (v.empty()) {
+        return t;
+    }
+    std::sort(v.begin(), v.end());
+    // Ticks to ns with the clock's current (refined) rate: ps per tick in 32.32 fixed point.
+    const double nsPerTick =
+        static_cast<double>(nixlFastClock::psPerTickQ32()) / 4294967296.0 / 1000.0;
+    const auto at = [&](double q) {
+        const size_t rank = static_cast<size_t>(q * static_cast<double>(v.size()));
+        return static_cast<double>(v[std::min(v.size() - 1, rank)]) * nsPerTick;
+    };
+    t.p50 = at(0.50);
+    t.p99 = at(0.99);
+    t.p999 = at(0.999);
+    t.max = static_cast<double>(v.back()) * nsPerTick;
+    return t;
 }
 
 /** Runs transfers for about ms milliseconds (the warm-up); returns ops/s, or a negative value
@@ -306,12 +380,14 @@ main(int argc, char **argv) {
             opt.size = static_cast<size_t>(std::max(1L, std::atol(argv[++i])));
         } else if (a == "--descs" && i + 1 < argc) {
             opt.descs = static_cast<size_t>(std::max(1L, std::atol(argv[++i])));
+        } else if (a == "--lat-every" && i + 1 < argc) {
+            opt.latEvery = std::max(1, std::atoi(argv[++i]));
         } else if (a == "--trace" && i + 1 < argc) {
             opt.trace = argv[++i];
         } else {
             std::fprintf(stderr,
                          "usage: %s [--rounds N] [--round-ms MS] [--block N] [--size BYTES] "
-                         "[--descs N] [--trace NAME] [--quick]\n",
+                         "[--descs N] [--lat-every N] [--trace NAME] [--quick]\n",
                          argv[0]);
             return 2;
         }
@@ -412,6 +488,7 @@ main(int argc, char **argv) {
         }
         p->ops = 0;
         p->bestNs = 1e30;
+        p->latTicks.assign(kMaxLatSamples, 0);
     }
     // A round lasts about round-ms per variant. Within it the variants take turns in blocks of
     // opt.block transfers (tens of microseconds to a millisecond), rotating which goes first, so
@@ -435,6 +512,14 @@ main(int argc, char **argv) {
                 }
                 secs[v] += t;
                 ops[v] += kBlock;
+            }
+            // The timed blocks, in the same rotation, after the measured ones of this turn.
+            if (turn % static_cast<size_t>(opt.latEvery) == 0) {
+                for (size_t k = 0; k < pairs.size(); ++k) {
+                    if (!runTimedBlock(*pairs[(turn + k) % pairs.size()], kBlock)) {
+                        return 1;
+                    }
+                }
             }
         }
         for (size_t v = 0; v < pairs.size(); ++v) {
@@ -480,6 +565,25 @@ main(int argc, char **argv) {
         if (st != NIXL_SUCCESS || std::memcmp(p->src, p->dst, total) != 0) {
             std::fprintf(stderr, "%s: the target does not hold the source bytes\n",
                          p->variant.c_str());
+            rc = 1;
+        }
+    }
+    const latencyTails offTails = tailsOf(*pairs[0]);
+    std::printf("per-request latency, every request of one block in %d per variant (%s clock)\n",
+                opt.latEvery,
+                nixlFastClock::source() == nixlFastClock::source_t::TSC ? "TSC" : "steady_clock");
+    std::printf("%-9s %10s %10s %10s %10s %10s %9s %9s %9s %9s\n", "variant", "samples",
+                "p50 ns", "p99 ns", "p99.9 ns", "max ns", "p50/off", "p99/off", "p99.9/off",
+                "max/off");
+    const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+    for (auto &p : pairs) {
+        const latencyTails t = tailsOf(*p);
+        std::printf("%-9s %10zu %10.1f %10.1f %10.1f %10.1f %9.3f %9.3f %9.3f %9.3f\n",
+                    p->variant.c_str(), p->latCount, t.p50, t.p99, t.p999, t.max,
+                    ratio(t.p50, offTails.p50), ratio(t.p99, offTails.p99),
+                    ratio(t.p999, offTails.p999), ratio(t.max, offTails.max));
+        if (p->latCount == 0) {
+            std::fprintf(stderr, "%s: no request was timed\n", p->variant.c_str());
             rc = 1;
         }
     }
