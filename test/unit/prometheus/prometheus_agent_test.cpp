@@ -377,6 +377,63 @@ INSTANTIATE_TEST_SUITE_P(Direct,
                          ::testing::Bool(),
                          [](const auto &info) { return info.param ? "Direct" : "Ucp"; });
 
+// Issue 34: a peer whose metadata is NIXL 1.4's form alone (NIXL_METADATA_FORMAT=nixl, what a
+// NIXL agent sends) has no identity data, so A's UCX connection to it takes the ucp path with
+// the reason nixl_peer, even with the direct path allowed; counted once for the connection.
+TEST_F(PrometheusAgentTest, UcxNixlPeerCountsUcpWithReasonNixlPeer) {
+    ASSERT_NE(port_, 0);
+    testBuffer bufA(4096, 1);
+    testBuffer bufB(4096, 2);
+    const auto cfg = agentConfig(nixl_thread_sync_t::NIXL_THREAD_SYNC_NONE, true);
+    auto a = makeAgent("A", cfg);
+    auto b = makeAgent("B", cfg);
+    const nixl_b_params_t params = {{"ucx_direct_cma", "yes"}};
+    nixlBackendH *h = nullptr;
+    if (a->createBackend("UCX", params, h) != NIXL_SUCCESS) {
+        GTEST_SKIP() << "the UCX backend is not available here";
+    }
+    ASSERT_EQ(NIXL_SUCCESS, b->createBackend("UCX", params, h));
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regList({bufA.desc()})));
+    ASSERT_EQ(NIXL_SUCCESS, b->registerMem(regList({bufB.desc()})));
+    {
+        nixl_agent_test::scopedEnv fmt("NIXL_METADATA_FORMAT", "nixl");
+        ASSERT_EQ(NIXL_SUCCESS, sendMD(*b, *a));
+    }
+    for (int i = 0; i < 2; ++i) {
+        nixlXferReqH *w = nullptr;
+        ASSERT_EQ(NIXL_SUCCESS, a->createXferReq(NIXL_WRITE, xferList({bufA.desc(0, 700)}),
+                                                 xferList({bufB.desc(0, 700)}), "B", w));
+        ASSERT_EQ(NIXL_SUCCESS, runBoth(*a, *b, w));
+        ASSERT_EQ(NIXL_SUCCESS, a->releaseXferReq(w));
+    }
+    const std::map<std::string, std::string> ucp = {{"hostname", nixl_prom_test::hostName()},
+                                                     {"agent_name", "A"},
+                                                     {"backend", "UCX"},
+                                                     {"path", "ucp"}};
+    EXPECT_TRUE(waitFor([&] {
+        return findValue(scrape(), "agent_path_tx_bytes_total", ucp) == 1400.0;
+    })) << "agent_path_tx_bytes_total of A on ucp never reached 1400";
+    const auto samples = scrape();
+    EXPECT_EQ(findValue(samples, "agent_path_tx_requests_total", ucp), 2.0);
+    std::vector<std::string> reasons;
+    for (const sample &s : samples) {
+        if (s.name == "agent_path_fallbacks_total") {
+            reasons.push_back(s.labels.count("reason") ? s.labels.at("reason") : "?");
+        }
+        // Nothing of A's moved on the direct path: the NIXL peer offered no identity.
+        if (s.name == "agent_path_tx_bytes_total" && s.labels.count("path")) {
+            EXPECT_EQ(s.labels.at("path"), "ucp");
+        }
+    }
+    EXPECT_EQ(reasons, std::vector<std::string>{"nixl_peer"});
+    const std::map<std::string, std::string> fb = {{"hostname", nixl_prom_test::hostName()},
+                                                    {"agent_name", "A"},
+                                                    {"backend", "UCX"},
+                                                    {"reason", "nixl_peer"}};
+    EXPECT_EQ(findValue(samples, "agent_path_fallbacks_total", fb), 1.0);
+    EXPECT_EQ(value("agent_tx_requests_total", "A"), 2.0);
+}
+
 // Issue 34: the POSIX backend's I/O engine is its data path: a WRITE of memory to a file
 // counts under {backend="POSIX", path=<engine>} for each engine this host can run (the
 // configured engine's label when it set up; a fallback with its reason otherwise).
