@@ -75,7 +75,8 @@ EVENT_NAMES = (
 # The word after the type (zero before issue 34, and for every other type) carries, for the
 # transfer bytes and request events, the data path in bits 0..7 and, in a request event of value
 # 0 that marks a fallback, its reason in bits 8..15 (nixl_xfer_path.h). Old readers skip the word,
-# and every sum stays right. Values here outside the tables print as path_<n> / reason_<n>.
+# and every sum stays right. A path outside the table prints as path_<n>; a reason outside it as
+# "other", as nixl_path_fallback_name() (and so the C++ reader and the exporters) name it.
 PATH_NAMES = {
     1: "UCX/direct_memcpy",
     2: "UCX/direct_cma",
@@ -106,7 +107,7 @@ def path_suffix(word):
     reason = (word >> 8) & 0xFF
     name = PATH_NAMES.get(path, f"path_{path}")
     if reason:
-        return f" fallback={name} reason={FALLBACK_NAMES.get(reason, f'reason_{reason}')}"
+        return f" fallback={name} reason={FALLBACK_NAMES.get(reason, 'other')}"
     return f" path={name}"
 
 
