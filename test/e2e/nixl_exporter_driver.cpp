@@ -20,6 +20,11 @@
  *   N reads:   post time, transfer time, rx bytes = B, rx requests = 1;
  *   E errors of each of the 12 statuses; one "events dropped" event of value D when D > 0;
  *   --trickle K more writes per flush while holding.
+ * With --paths the bytes and request events carry a data path in their reserved word, as core
+ * writes them for a backend that reports its path (issue 34): write i on UCX direct_memcpy
+ * (even i) or ucp (odd i), read i on LIBFABRIC tcp; and the workload starts with one fallback
+ * marker (a tx request event of value 0, path ucp, reason disabled_by_config). Without it the
+ * word stays zero, so the benchmarks that use this driver measure what they measured before.
  * Transfer times are i-dependent (10 us .. 20 ms) so histograms fill several buckets.
  *
  * Readiness: after every instance has exported its workload, --ready-file is written atomically
@@ -56,6 +61,7 @@
 #include <unistd.h>
 
 #include "nixl_telemetry_exporter_plugin.h"
+#include "nixl_xfer_path.h"
 
 namespace {
 
@@ -130,6 +136,7 @@ struct nixlDriverOptions {
     unsigned flushMs = 100;
     double holdSeconds = -1; // < 0: until a signal (or stdin EOF)
     bool untilStdinEof = false;
+    bool paths = false; ///< --paths: the path word in bytes and request events
     std::string readyFile;
     int logLevel = NIXL_PLUGIN_LOG_WARN;
 };
@@ -151,6 +158,7 @@ usage(FILE *out) {
         "  --flush-ms MS         flush interval while holding (100)\n"
         "  --hold-seconds S      stop S seconds after the workload; 0: at once (forever)\n"
         "  --until-stdin-eof     also stop when standard input closes\n"
+        "  --paths               data paths and one fallback in the events (issue 34)\n"
         "  --ready-file PATH     written once the workload is exported\n"
         "  --log-level L         trace|debug|info|warn|error (warn)\n",
         out);
@@ -185,6 +193,10 @@ parseArgs(int argc, char **argv, nixlDriverOptions *o) {
         }
         if (a == "--until-stdin-eof") {
             o->untilStdinEof = true;
+            continue;
+        }
+        if (a == "--paths") {
+            o->paths = true;
             continue;
         }
         if (i + 1 >= argc) {
@@ -327,6 +339,14 @@ public:
         std::vector<nixl_telemetry_event_abi_t> ev;
         ev.reserve(8 * opts_.events + 16 * opts_.errors + 4);
         ev.push_back(make(MEM_REGISTERED, 1u << 20));
+        if (opts_.paths) {
+            // One connection fell back, counted at prep as core does: value 0, sums unchanged.
+            ev.push_back(nixl_telemetry_event_abi_t{
+                TX_REQUESTS,
+                NIXL_XFER_PATH_UCX_UCP |
+                    (NIXL_PATH_FALLBACK_DISABLED_BY_CONFIG << NIXL_TELEMETRY_FALLBACK_SHIFT),
+                0});
+        }
         for (uint64_t i = 0; i < opts_.events; ++i) {
             appendTransfer(ev, i, true);
             appendTransfer(ev, i, false);
@@ -390,8 +410,14 @@ private:
     appendTransfer(std::vector<nixl_telemetry_event_abi_t> &ev, uint64_t i, bool write) const {
         ev.push_back(make(XFER_POST_TIME, 1 + (i * 31) % 100));
         ev.push_back(make(XFER_TIME, 10 + (i * 7919) % 20000));
-        ev.push_back(make(write ? TX_BYTES : RX_BYTES, opts_.bytes));
-        ev.push_back(make(write ? TX_REQUESTS : RX_REQUESTS, 1));
+        uint32_t path = 0;
+        if (opts_.paths) {
+            path = !write   ? NIXL_XFER_PATH_LIBFABRIC_TCP :
+                i % 2 == 0 ? NIXL_XFER_PATH_UCX_DIRECT_MEMCPY :
+                             NIXL_XFER_PATH_UCX_UCP;
+        }
+        ev.push_back(nixl_telemetry_event_abi_t{write ? TX_BYTES : RX_BYTES, path, opts_.bytes});
+        ev.push_back(nixl_telemetry_event_abi_t{write ? TX_REQUESTS : RX_REQUESTS, path, 1});
     }
 
     // Hands ev over as core's flush thread would: flushes of at most --batch events (core's

@@ -210,6 +210,11 @@ def expected_per_rank(args, rank):
         "events": events,
         "errors": rank + 1,
         "tx_bytes": events * args.bytes,
+        # --paths: even writes on UCX direct_memcpy, odd on ucp, reads on LIBFABRIC tcp, and one
+        # UCX fallback (disabled_by_config) per agent.
+        "direct_bytes": (events + 1) // 2 * args.bytes,
+        "ucp_bytes": events // 2 * args.bytes,
+        "fallbacks": 1,
     }
 
 
@@ -270,7 +275,7 @@ def run(args, tmp):
                 argv = [args.driver, "--plugin-dir", args.plugin_dir,
                         "--exporter", args.exporter, "--agent-name", agent,
                         "--events", str(exp["events"]), "--errors", str(exp["errors"]),
-                        "--bytes", str(args.bytes),
+                        "--bytes", str(args.bytes), "--paths",
                         "--ready-file", os.path.join(tmp, f"ready.{rank}"),
                         "--until-stdin-eof"]
                 c = Child(f"rank{rank}", argv, rank_env, tmp, stdin_pipe=True)
@@ -284,7 +289,7 @@ def run(args, tmp):
             argv = [args.driver, "--plugin-dir", args.plugin_dir, "--exporter", args.exporter,
                     "--agent-name", "agent", "--agents", str(args.ranks),
                     "--events", str(exp["events"]), "--errors", str(exp["errors"]),
-                    "--bytes", str(args.bytes),
+                    "--bytes", str(args.bytes), "--paths",
                     "--ready-file", os.path.join(tmp, "ready.0"), "--until-stdin-eof"]
             c = Child("process", argv, env, tmp, stdin_pipe=True)
             children.append(c)
@@ -347,6 +352,13 @@ def run(args, tmp):
             ('agent_errors_total{status="backend"}', "errors", None),
             ('agent_errors_total{status="no_telemetry"}', "errors", None),
             (names["xfer_count"], "xfer_count", None),
+            # Per-path series (issue 34), named alike in both modes.
+            ('agent_path_tx_bytes_total{backend="UCX", path="direct_memcpy"}', "direct_bytes",
+             None),
+            ('agent_path_tx_bytes_total{backend="UCX", path="ucp"}', "ucp_bytes", None),
+            ('agent_path_rx_bytes_total{backend="LIBFABRIC", path="tcp"}', "tx_bytes", None),
+            ('agent_path_fallbacks_total{backend="UCX", reason="disabled_by_config"}',
+             "fallbacks", None),
         ]
         for query, key, extra in checks:
             want = {}
