@@ -327,10 +327,13 @@ def main():
             if time.monotonic() > deadline:
                 failures.append("a peer was still running at the deadline")
                 break
-            try:
-                next(s for s in sides if s.proc.poll() is None).proc.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                pass
+            # Both may have exited since the loop's check: then there is nothing to wait for.
+            alive = next((s for s in sides if s.proc.poll() is None), None)
+            if alive is not None:
+                try:
+                    alive.proc.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    pass
             for side in sides:
                 if side.proc.poll() is not None and not any(
                         p.startswith(side.role) for p in phases):
