@@ -24,6 +24,11 @@ to the other whose data path is ucp_put/get because the peer is "on another host
 namespace" (the same-host direct path was not used), with tcp lanes; no veth is left in the
 caller's namespace afterwards.
 
+Telemetry (issue 34): each side exports to a BUFFER ring in the log directory; after the run the
+initiator's ring, read with examples/python/telemetry_reader.py, must hold exactly one fallback
+marker, UCX (or LIBFABRIC) falling back to ucp (tcp) with the reason peer_other_host, and bytes
+on that path; in the shared-pid-namespace control no fallback and bytes on UCX direct_cma.
+
 --backend LIBFABRIC runs the same over the LIBFABRIC backend (FI_TCP_IFACE = the side's veth)
 and asserts instead that each agent's LIBFABRIC DEBUG line says tcp;ofi_rxm was chosen for the
 other because it is on another host (shm is never used across IPC namespaces).
@@ -246,6 +251,44 @@ def check_paths(side, remote, failures):
     return conns, lanes
 
 
+def check_telemetry(workdir, failures):
+    """The initiator's BUFFER ring: its path words say which path its bytes moved on and why
+    the connection fell back (telemetry_reader.py prints them as path=... / fallback=...)."""
+    examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                            "examples", "python")
+    sys.path.insert(0, examples)
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    import telemetry_reader  # pylint: disable=import-outside-toplevel
+
+    ring = os.path.join(workdir, "telemetry-initiator", "initiator")
+    words = []
+    try:
+        with telemetry_reader.RingReader(ring) as reader:
+            while True:
+                batch = reader.pop_events(4096)
+                if not batch:
+                    break
+                words += [telemetry_reader.path_suffix(w).strip() for _, w, _ in batch]
+    except (OSError, telemetry_reader.RingFileError) as e:
+        failures.append(f"initiator: cannot read its telemetry ring {ring}: {e}")
+        return "no ring"
+    fallbacks = sorted(w for w in words if w.startswith("fallback="))
+    paths = sorted({w for w in words if w.startswith("path=")})
+    if SHARE_PID_NS:
+        want_fallbacks, want_path = [], "path=UCX/direct_cma"
+    elif BACKEND == "LIBFABRIC":
+        want_fallbacks = ["fallback=LIBFABRIC/tcp reason=peer_other_host"]
+        want_path = "path=LIBFABRIC/tcp"
+    else:
+        want_fallbacks = ["fallback=UCX/ucp reason=peer_other_host"]
+        want_path = "path=UCX/ucp"
+    if fallbacks != want_fallbacks:
+        failures.append(f"initiator telemetry: fallbacks {fallbacks}, want {want_fallbacks}")
+    if paths != [want_path]:
+        failures.append(f"initiator telemetry: bytes on {paths}, want [{want_path!r}]")
+    return f"telemetry: {', '.join(fallbacks) or 'no fallback'}; {', '.join(paths)}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--peer", required=True, help="two_hosts_peer executable")
@@ -296,6 +339,11 @@ def main():
             env["NIXL_LOG_LEVEL"] = "DEBUG"   # the backend's path decision is asserted from it
             env["TWO_HOSTS_BACKEND"] = args.backend
             env["FI_TCP_IFACE"] = VETH[i]     # libfabric's IP providers: the veth, not lo
+            # The path words of the telemetry events are asserted from the initiator's ring.
+            env["NIXL_TELEMETRY_ENABLE"] = "y"
+            env["NIXL_TELEMETRY_EXPORTER"] = "BUFFER"
+            env["NIXL_TELEMETRY_DIR"] = os.path.join(workdir, f"telemetry-{role}")
+            os.makedirs(env["NIXL_TELEMETRY_DIR"], exist_ok=True)
             sides.append(Side(i, role, args.peer, peer_args, workdir, env))
         a, b = sides
         for side in sides:
@@ -350,6 +398,7 @@ def main():
                 failures.append(f"{side.role}: exit {rc}, output {side.out}")
         conns_a, lanes_a = check_paths(a, "target", failures)
         conns_b, lanes_b = check_paths(b, "initiator", failures)
+        telemetry = check_telemetry(workdir, failures)
     except RuntimeError as e:
         failures.append(str(e))
     finally:
@@ -382,6 +431,7 @@ def main():
         return 1
     for side, conns, lanes in ((a, conns_a, lanes_a), (b, conns_b, lanes_b)):
         print(f"{side.role}: {conns[0].group(0)}; lanes: {', '.join(lanes)}")
+    print(f"initiator {telemetry}")
     print(f"PASS: WRITE and READ of 8 MiB verified between two namespaces over "
           f"{'the direct path (shared pid namespace)' if SHARE_PID_NS else BACKEND + ' tcp'}, "
           f"metadata through {'etcd in the initiator namespaces' if etcd else 'P2P'}")
