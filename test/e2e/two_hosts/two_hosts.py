@@ -24,6 +24,10 @@ to the other whose data path is ucp_put/get because the peer is "on another host
 namespace" (the same-host direct path was not used), with tcp lanes; no veth is left in the
 caller's namespace afterwards.
 
+--initiator-uid UID (with --share-pid-ns) runs the initiator as another user: its cma probe of
+the root-owned target is refused, so it must use ucp_put/get with the reason cma_denied, while
+the target (root may read any process) takes the direct path.
+
 Telemetry (issue 34): each side exports to a BUFFER ring in the log directory; after the run the
 initiator's ring, read with examples/python/telemetry_reader.py, must hold exactly one fallback
 marker, UCX (or LIBFABRIC) falling back to ucp (tcp) with the reason peer_other_host, and bytes
@@ -61,6 +65,7 @@ def skip(reason):
 
 
 SHARE_PID_NS = False  # --share-pid-ns: the check of the check (see main)
+INITIATOR_UID = None  # --initiator-uid: with --share-pid-ns, the cma_denied case (see main)
 
 
 def side_command(hostname, argv):
@@ -78,12 +83,15 @@ def side_command(hostname, argv):
 class Side:
     """One namespace set with one peer in it; stdout lines are read into a queue."""
 
-    def __init__(self, index, role, peer, peer_args, workdir, env):
+    def __init__(self, index, role, peer, peer_args, workdir, env, uid=None):
         self.index = index
         self.role = role
         self.err_path = os.path.join(workdir, f"{role}.stderr")
         self.err = open(self.err_path, "wb")
-        cmd = side_command(HOSTNAMES[index], [peer, role, *peer_args])
+        # The namespaces are set up as root; the peer itself may then run as another user.
+        as_user = [] if uid is None else ["setpriv", f"--reuid={uid}", f"--regid={uid}",
+                                          "--clear-groups", "--"]
+        cmd = side_command(HOSTNAMES[index], [*as_user, peer, role, *peer_args])
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.err, env=env)
         self.lines = queue.Queue()
@@ -226,6 +234,14 @@ def check_paths(side, remote, failures):
     conns = [m for m in CONN_RE.finditer(text) if m.group(1) == remote]
     if not conns:
         failures.append(f"{side.role}: no 'UCX connection to {remote}' line in its log")
+    if SHARE_PID_NS and INITIATOR_UID is not None and side.role == "initiator":
+        # Same host, but the target is another user's process: the probe is refused.
+        for m in conns:
+            if m.group(2) is None or not m.group(3).startswith(
+                    "ucp_put/get (cma probe failed: Operation not permitted)"):
+                failures.append(f"{side.role}: connection to {remote} of another user did not "
+                                f"fall back for a refused cma probe: {m.group(0)}")
+        return conns, ["(ucp, cma denied)"]
     if SHARE_PID_NS:
         # The control: one kernel and one pid namespace is one host to the backend, whatever
         # the network namespaces; it must take the direct path.
@@ -274,7 +290,9 @@ def check_telemetry(workdir, failures):
         return "no ring"
     fallbacks = sorted(w for w in words if w.startswith("fallback="))
     paths = sorted({w for w in words if w.startswith("path=")})
-    if SHARE_PID_NS:
+    if SHARE_PID_NS and INITIATOR_UID is not None:
+        want_fallbacks, want_path = ["fallback=UCX/ucp reason=cma_denied"], "path=UCX/ucp"
+    elif SHARE_PID_NS:
         want_fallbacks, want_path = [], "path=UCX/direct_cma"
     elif BACKEND == "LIBFABRIC":
         want_fallbacks = ["fallback=LIBFABRIC/tcp reason=peer_other_host"]
@@ -300,16 +318,25 @@ def main():
                          "network, mount, IPC, UTS namespaces); the backend must then see one "
                          "host and take the same-host direct path (cma), which is asserted")
     ap.add_argument("--backend", choices=("UCX", "LIBFABRIC"), default="UCX")
+    ap.add_argument("--initiator-uid", type=int,
+                    help="with --share-pid-ns: the initiator runs as this user, the target as "
+                         "root, so the initiator's cma probe of the target is refused: it must "
+                         "fall back to ucp with the reason cma_denied (the target, root, still "
+                         "takes the direct path)")
     args = ap.parse_args()
-    global SHARE_PID_NS, BACKEND
+    global SHARE_PID_NS, BACKEND, INITIATOR_UID
     SHARE_PID_NS = args.share_pid_ns
+    INITIATOR_UID = args.initiator_uid
+    if INITIATOR_UID is not None and (not SHARE_PID_NS or args.backend != "UCX"):
+        ap.error("--initiator-uid needs --share-pid-ns and the UCX backend")
     BACKEND = args.backend
 
     # meson's timeout sends SIGTERM: run the cleanup below instead of dying without it.
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     if os.geteuid() != 0:
         skip("needs root to create network/pid/mount namespaces (run the test suite as root)")
-    tools = ("unshare", "nsenter", "ip") + (("etcd", "curl") if args.metadata == "etcd" else ())
+    tools = ("unshare", "nsenter", "ip") + (("etcd", "curl") if args.metadata == "etcd" else ()) \
+        + (("setpriv",) if INITIATOR_UID is not None else ())
     for tool in tools:
         if shutil.which(tool) is None:
             skip(f"'{tool}' is not installed (util-linux / iproute2 / etcd-server / curl)")
@@ -319,6 +346,17 @@ def main():
                            stderr=subprocess.STDOUT, text=True)
     if probe.returncode != 0:
         skip(f"cannot create namespaces here: {probe.stdout.strip()}")
+    if INITIATOR_UID is not None:
+        # The other user must be able to run the peer (usage: exit 2) and load the UCX plugin;
+        # a build tree under a private home directory is an environment limit, not a failure.
+        plugin = os.path.join(os.environ.get("NIXL_PLUGIN_DIR", ""), "libplugin_UCX.so")
+        probe = subprocess.run(["setpriv", f"--reuid={INITIATOR_UID}",
+                                f"--regid={INITIATOR_UID}", "--clear-groups", "--", "/bin/sh",
+                                "-c", 'test -r "$0" || exit 9; "$1"', plugin, args.peer],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if probe.returncode != 2:
+            skip(f"uid {INITIATOR_UID} cannot run {args.peer} or read {plugin} (exit "
+                 f"{probe.returncode}): the build tree is not readable by other users")
 
     workdir = tempfile.mkdtemp(prefix="nixl-two-hosts-")
     sides = []
@@ -344,7 +382,12 @@ def main():
             env["NIXL_TELEMETRY_EXPORTER"] = "BUFFER"
             env["NIXL_TELEMETRY_DIR"] = os.path.join(workdir, f"telemetry-{role}")
             os.makedirs(env["NIXL_TELEMETRY_DIR"], exist_ok=True)
-            sides.append(Side(i, role, args.peer, peer_args, workdir, env))
+            uid = INITIATOR_UID if role == "initiator" else None
+            if uid is not None:
+                # The other user creates its ring here (mkdtemp made the log directory 0700).
+                os.chmod(workdir, 0o755)
+                os.chmod(env["NIXL_TELEMETRY_DIR"], 0o777)
+            sides.append(Side(i, role, args.peer, peer_args, workdir, env, uid))
         a, b = sides
         for side in sides:
             side.wait_line("NS_READY", deadline)
@@ -432,8 +475,11 @@ def main():
     for side, conns, lanes in ((a, conns_a, lanes_a), (b, conns_b, lanes_b)):
         print(f"{side.role}: {conns[0].group(0)}; lanes: {', '.join(lanes)}")
     print(f"initiator {telemetry}")
-    print(f"PASS: WRITE and READ of 8 MiB verified between two namespaces over "
-          f"{'the direct path (shared pid namespace)' if SHARE_PID_NS else BACKEND + ' tcp'}, "
+    if INITIATOR_UID is not None:
+        over = "ucp, the initiator another user (cma denied)"
+    else:
+        over = "the direct path (shared pid namespace)" if SHARE_PID_NS else BACKEND + " tcp"
+    print(f"PASS: WRITE and READ of 8 MiB verified between two namespaces over {over}, "
           f"metadata through {'etcd in the initiator namespaces' if etcd else 'P2P'}")
     if args.keep:
         print(f"logs kept in {workdir}")
