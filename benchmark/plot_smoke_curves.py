@@ -82,7 +82,7 @@ def ucx_perftest(plot_py, tmp, script, build):
     out = os.path.join(tmp, "run.json")
     env = dict(os.environ, RATIOS_ONLY="1", BLOCKS="4096 65536")
     with open(os.path.join(tmp, "table.txt"), "w", encoding="utf-8") as table:
-        rc = subprocess.run(["sh", script, "--json", out, build, "--min-ms", "5"], env=env,
+        rc = subprocess.run(["bash", script, "--json", out, build, "--min-ms", "5"], env=env,
                             stdout=table, timeout=240, check=False).returncode
     assert rc == 0, f"ucx_bench.sh exited {rc}"
     points = read_points(out)

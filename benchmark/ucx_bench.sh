@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
 # SPDX-License-Identifier: Apache-2.0
 #
@@ -22,7 +22,8 @@
 # -D zcopy` (UCT, one process_vm_writev stream, no agent). Latency ratio: ucx_bench WRITE 4 KiB
 # batch 1 against `ucx_perftest -t ucp_put_lat` (UCP put round trip / 2, memory allocated by
 # UCX), both one-way latencies in microseconds.
-set -eu
+# bash for pipefail: a ucx_bench that fails inside `| tee` must fail the script.
+set -euo pipefail
 
 json_out=
 if [ "${1:-}" = --json ]; then
@@ -59,17 +60,19 @@ fi
 perftest() {
     p=$1
     shift
-    ucx_perftest -p "$p" "$@" > "$tmp/server.log" 2>&1 &
+    # Bounded: a server whose client died mid-run would otherwise wait for it forever.
+    timeout 120 ucx_perftest -p "$p" "$@" > "$tmp/server.log" 2>&1 &
     server=$!
     # The client retries until the server listens.
     i=0
-    while ! ucx_perftest 127.0.0.1 -p "$p" "$@" > "$tmp/client.log" 2>&1; do
+    while ! timeout 120 ucx_perftest 127.0.0.1 -p "$p" "$@" > "$tmp/client.log" 2>&1; do
         i=$((i + 1))
         [ $i -lt 50 ] || { kill "$server" 2>/dev/null; echo "perftest failed" >&2; return 1; }
         sleep 0.2
     done
     wait "$server" || true
-    grep '^Final:' "$tmp/client.log" | tail -1
+    # No Final: line leaves the ratio "-", as before pipefail.
+    { grep '^Final:' "$tmp/client.log" || true; } | tail -1
 }
 
 echo

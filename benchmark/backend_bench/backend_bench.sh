@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
 # SPDX-License-Identifier: Apache-2.0
 #
@@ -22,7 +22,8 @@
 # message path, and its usec/xfer is the time of one message. Both are one-outstanding-operation
 # figures of the same provider on the same host in the same run. Ratio = backend_bench GB/s /
 # fi_pingpong GB/s. The UCX row has no raw reference here (benchmark/ucx_bench.sh has).
-set -eu
+# bash for pipefail: a backend_bench that fails inside `| tee` must fail the script.
+set -euo pipefail
 
 json_out=
 if [ "${1:-}" = --json ]; then

@@ -11,7 +11,8 @@
 # where each DIR holds a nixl/ package directory (e.g. a copy of build/src/bindings/python/nixl
 # made before a change: cp -r build/src/bindings/python/nixl /tmp/before/). The copies find
 # libnixl through LD_LIBRARY_PATH=build/src. PAIRS (default 3) sets the repetitions.
-set -eu
+# pipefail: a connector_bench run that fails (or prints no row) stops the comparison.
+set -euo pipefail
 args=$1
 shift
 export NIXL_PLUGIN_DIR=${NIXL_PLUGIN_DIR:-build/src/plugins} UCX_MEM_EVENTS=no UCX_NET_DEVICES=lo
