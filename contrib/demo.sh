@@ -55,12 +55,18 @@ run_example() {
     local out rc
     out=$(mktemp)
     set +e
-    NIXL_PLUGIN_DIR="$repo/build/src/plugins" UCX_MEM_EVENTS=no "$example" "$@" </dev/null 2>&1 | tee "$out"
+    # Bounded: each example takes seconds; a hung peer fails the demo instead of stalling it.
+    NIXL_PLUGIN_DIR="$repo/build/src/plugins" UCX_MEM_EVENTS=no timeout 300 "$example" "$@" \
+        </dev/null 2>&1 | tee "$out"
     rc=${PIPESTATUS[0]}
     set -e
     if [ "$rc" -ne 0 ]; then
         rm -f "$out"
-        echo "demo: FAILED: $example exited with status $rc" >&2
+        if [ "$rc" -eq 124 ]; then
+            echo "demo: FAILED: $example did not finish within 300 s" >&2
+        else
+            echo "demo: FAILED: $example exited with status $rc" >&2
+        fi
         exit 1
     fi
     if ! grep -Eq '^verified [0-9]+ bytes' "$out"; then
