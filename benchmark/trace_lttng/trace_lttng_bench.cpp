@@ -744,7 +744,14 @@ main(int argc, char **argv) {
                 r.discarded = c.dropped;
                 for (const auto &e : fs::directory_iterator(chromeDir, ec)) {
                     std::error_code rec;
-                    fs::remove(e.path(), rec); // closed; keeps the next count to its own file
+                    // Closed; moved away so the next count is of its own file. --keep keeps
+                    // it, named by its rate, for a look at what the writer wrote.
+                    if (o.keep) {
+                        fs::rename(e.path(),
+                                   root + "/chrome_" + std::to_string(rate) + ".json", rec);
+                    } else {
+                        fs::remove(e.path(), rec);
+                    }
                 }
             }
             if (t == "lttng") {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
 #include <fcntl.h>
@@ -175,13 +176,22 @@ nixlChromeSession::~nixlChromeSession() {
         writer_.join();
         close(fd_);
         const uint64_t d = dropped();
+        // Where the events went, so that a loss can be told from the log alone: rings full
+        // with a writer that waited long for the file point at the disk, rings full with a
+        // long pass gap and no such wait at the CPU.
+        const auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+        std::ostringstream why;
+        why << "ring full " << stats_.ringFull << ", failed writes " << stats_.failedWrites
+            << ", past the size limit " << stats_.pastLimit << "; writer's longest pass gap "
+            << ms(stats_.passGapMaxNs) << " ms, waits for the I/O queue " << stats_.ioWaits
+            << " (longest " << ms(stats_.ioWaitMaxNs) << " ms), longest write "
+            << ms(stats_.writeMaxNs) << " ms";
         if (d > 0) {
-            NIXL_SDK_WARN("chrome: " << d << " trace events were dropped (the writer fell behind, "
-                                     << "the file reached NIXL_TRACE_CHROME_MAX_BYTES or could "
-                                     << "not be written); the count is in "
-                                     << path_ << " as counter nixl.dropped_events");
+            NIXL_SDK_WARN("chrome: " << d << " trace events were dropped (" << why.str()
+                                     << "); the count is in " << path_
+                                     << " as counter nixl.dropped_events");
         } else {
-            NIXL_SDK_INFO("chrome: trace written to " << path_);
+            NIXL_SDK_INFO("chrome: trace written to " << path_ << " (" << why.str() << ")");
         }
     }
     std::lock_guard<std::mutex> lk(registryMutex());
@@ -289,6 +299,9 @@ nixlChromeSession::run() {
         meta_.swap(pendingMeta_);
         lk.unlock();
         const auto start = std::chrono::steady_clock::now();
+        stats_.passGapMaxNs = std::max<uint64_t>(
+            stats_.passGapMaxNs,
+            static_cast<uint64_t>(std::chrono::nanoseconds(start - last).count()));
         const drained d = cycle(false);
         if (timed) {
             wait = nixlChromePace::next(d.fullest, d.dropped, ringBytes_, start - last, wait,
@@ -348,7 +361,9 @@ nixlChromeSession::writeOut(bool control) {
         const void *nl = room == 0 ? nullptr : memrchr(out_.data(), '\n', static_cast<size_t>(room));
         const size_t keep = nl == nullptr ? 0 : static_cast<size_t>(static_cast<const char *>(nl) - out_.data()) + 1;
         iovec rest{const_cast<char *>(out_.data()) + keep, n - keep};
-        dropped_.fetch_add(nixlChromeFile::countEvents(&rest, 1, true), std::memory_order_relaxed);
+        const size_t cut = nixlChromeFile::countEvents(&rest, 1, true);
+        stats_.pastLimit += cut;
+        dropped_.fetch_add(cut, std::memory_order_relaxed);
         if (!capped_) {
             capped_ = true;
             NIXL_SDK_WARN("chrome: trace file " << path_ << " reached NIXL_TRACE_CHROME_MAX_BYTES ("
@@ -375,7 +390,15 @@ nixlChromeSession::queueWrite(const char *data, size_t n) {
     std::unique_lock<std::mutex> lk(ioMu_);
     // Bounded: past kIoQueueBytes the formatting waits for the I/O thread (the writer may
     // wait; producers never do, their rings fill and drop instead).
-    ioIdleCv_.wait(lk, [&] { return ioQueued_ == 0 || ioQueued_ + n <= kIoQueueBytes; });
+    const auto fits = [&] { return ioQueued_ == 0 || ioQueued_ + n <= kIoQueueBytes; };
+    if (!fits()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        ioIdleCv_.wait(lk, fits);
+        ++stats_.ioWaits;
+        stats_.ioWaitMaxNs = std::max<uint64_t>(
+            stats_.ioWaitMaxNs, static_cast<uint64_t>(std::chrono::nanoseconds(
+                                    std::chrono::steady_clock::now() - t0).count()));
+    }
     std::vector<char> buf;
     if (!ioFree_.empty()) {
         buf = std::move(ioFree_.back());
@@ -406,7 +429,11 @@ nixlChromeSession::ioRun() {
         ioBusy_ = true;
         lk.unlock();
         iov_.assign(1, iovec{buf.data(), buf.size()});
+        const auto t0 = std::chrono::steady_clock::now();
         writeAll(iov_);
+        stats_.writeMaxNs = std::max<uint64_t>(
+            stats_.writeMaxNs, static_cast<uint64_t>(std::chrono::nanoseconds(
+                                   std::chrono::steady_clock::now() - t0).count()));
         lk.lock();
         ioBusy_ = false;
         ioQueued_ -= buf.size();
@@ -476,6 +503,7 @@ nixlChromeSession::cycle(bool final) {
         r->consume(pos);
         // After the drain: an orphaned ring's last drops are visible (read under the lock).
         if (const uint64_t lost = r->takeDrops(); lost != 0) {
+            stats_.ringFull += lost;
             dropped_.fetch_add(lost, std::memory_order_relaxed);
             seen.dropped = true;
         }
@@ -558,6 +586,7 @@ nixlChromeSession::writeAll(std::vector<iovec> &iov) {
             nixlChromeFile::cutLineIsEvent(orig_, at, orig_[at].iov_len - iov[at].iov_len);
         const size_t lost =
             nixlChromeFile::countEvents(iov.data() + at, iov.size() - at, atLineStart);
+        stats_.failedWrites += lost + (cutEvent ? 1 : 0);
         dropped_.fetch_add(lost + (cutEvent ? 1 : 0), std::memory_order_relaxed);
         return false;
     }

@@ -163,6 +163,21 @@ private:
     /** Formatted bytes that may wait for the I/O thread. */
     static constexpr size_t kIoQueueBytes = size_t{16} << 20;
 
+    /**
+     * Where events were lost and why, for the close-time log line. Each field has one writing
+     * thread (named); the destructor reads them after both threads were joined.
+     */
+    struct lossStats {
+        uint64_t ringFull = 0; // writer: events the producers dropped (their rings were full)
+        uint64_t failedWrites = 0; // the writing thread (writeAll): events of failed writes
+        uint64_t pastLimit = 0; // writer: event lines past NIXL_TRACE_CHROME_MAX_BYTES
+        uint64_t passGapMaxNs = 0; // writer: longest time from one pass's start to the next's
+        uint64_t ioWaits = 0; // writer: times it waited because the I/O queue was full
+        uint64_t ioWaitMaxNs = 0; // writer: the longest of those waits
+        uint64_t writeMaxNs = 0; // I/O thread: the longest write of one batch
+    };
+    lossStats stats_;
+
     const uint64_t id_;
     const uint32_t pid_;
     const pid_t creatorPid_; // a forked child must not join a thread it does not have
