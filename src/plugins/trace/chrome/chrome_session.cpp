@@ -146,6 +146,7 @@ nixlChromeSession::nixlChromeSession(const nixlChromeConfig &cfg)
     }
     acceptedBytes_ = fileBytes_;
     meta_.reserve(4096);
+    ioFree_.reserve(4); // the I/O thread keeps up to 4 under its lock: no allocation there
     try {
         writer_ = std::thread([this] { run(); });
     }
@@ -375,16 +376,19 @@ nixlChromeSession::writeOut(bool control) {
     }
     if (n > 0) {
         acceptedBytes_ += n;
-        queueWrite(out_.data(), n);
+        out_.truncate(n);
+        queueWrite(out_);
     }
     out_.clear();
 }
 
 void
-nixlChromeSession::queueWrite(const char *data, size_t n) {
+nixlChromeSession::queueWrite(nixlChromeLine &lines) {
+    const size_t n = lines.size();
     if (ioInline_) {
-        std::vector<iovec> iov{iovec{const_cast<char *>(data), n}};
+        std::vector<iovec> iov{iovec{const_cast<char *>(lines.data()), n}};
         writeAll(iov);
+        lines.clear();
         return;
     }
     std::unique_lock<std::mutex> lk(ioMu_);
@@ -399,14 +403,15 @@ nixlChromeSession::queueWrite(const char *data, size_t n) {
             stats_.ioWaitMaxNs, static_cast<uint64_t>(std::chrono::nanoseconds(
                                     std::chrono::steady_clock::now() - t0).count()));
     }
-    std::vector<char> buf;
+    // The batch changes hands by swap; the writer goes on with a written batch's buffer.
+    ioQueue_.emplace_back();
+    ioQueue_.back().swap(lines);
     if (!ioFree_.empty()) {
-        buf = std::move(ioFree_.back());
+        lines.swap(ioFree_.back());
         ioFree_.pop_back();
     }
-    buf.assign(data, data + n);
+    lines.clear();
     ioQueued_ += n;
-    ioQueue_.push_back(std::move(buf));
     ioCv_.notify_one();
 }
 
@@ -424,11 +429,12 @@ nixlChromeSession::ioRun() {
         if (ioQueue_.empty()) {
             return; // stopped, and everything queued is written
         }
-        std::vector<char> buf = std::move(ioQueue_.front());
+        nixlChromeLine buf;
+        buf.swap(ioQueue_.front());
         ioQueue_.pop_front();
         ioBusy_ = true;
         lk.unlock();
-        iov_.assign(1, iovec{buf.data(), buf.size()});
+        iov_.assign(1, iovec{const_cast<char *>(buf.data()), buf.size()});
         const auto t0 = std::chrono::steady_clock::now();
         writeAll(iov_);
         stats_.writeMaxNs = std::max<uint64_t>(
@@ -438,7 +444,8 @@ nixlChromeSession::ioRun() {
         ioBusy_ = false;
         ioQueued_ -= buf.size();
         if (ioFree_.size() < 4) {
-            ioFree_.push_back(std::move(buf));
+            ioFree_.emplace_back();
+            ioFree_.back().swap(buf);
         }
         ioIdleCv_.notify_all();
     }

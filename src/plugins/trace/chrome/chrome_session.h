@@ -149,10 +149,10 @@ private:
     writeOut(bool control = false);
     bool
     writeAll(std::vector<iovec> &iov);
-    /** Writer thread: hands n bytes of whole lines to the I/O thread (waits while the queue
-     *  holds kIoQueueBytes). */
+    /** Writer thread: hands the whole lines of `lines` to the I/O thread (waits while the
+     *  queue holds kIoQueueBytes), leaving `lines` an empty (recycled) buffer. */
     void
-    queueWrite(const char *data, size_t n);
+    queueWrite(nixlChromeLine &lines);
     /** Writer thread: returns once every queued byte went to writeAll. */
     void
     waitWritten();
@@ -222,8 +222,8 @@ private:
     std::mutex ioMu_;
     std::condition_variable ioCv_; // work queued, or stop
     std::condition_variable ioIdleCv_; // a batch written
-    std::deque<std::vector<char>> ioQueue_;
-    std::vector<std::vector<char>> ioFree_; // written batches, reused
+    std::deque<nixlChromeLine> ioQueue_; // batches, handed over by swap (no copy)
+    std::vector<nixlChromeLine> ioFree_; // written batches' buffers, reused
     size_t ioQueued_ = 0; // bytes in ioQueue_ and in the batch being written
     bool ioBusy_ = false;
     bool ioStop_ = false;
