@@ -273,7 +273,9 @@ TEST_F(chromeTest, DropsAndCountsWhenTheWriterFallsBehind) {
     nixl_trace_backend_t *a = nullptr;
     ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("keeper", &keeper));
     ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("a", &a));
-    constexpr int kEvents = 200;
+    // Far more than the ring holds: a half-full ring wakes the writer, but it cannot drain
+    // 4 KiB rings as fast as one thread fills them in a loop.
+    constexpr int kEvents = 2000;
     for (int i = 0; i < kEvents; ++i) {
         eventBuilder e(kPostWrite, 100 + i, 0, 1000000 + i * 1000, 1000500 + i * 1000);
         e.str("remote_agent", "a-remote-agent-with-a-long-name").i64("bytes", i);
@@ -553,6 +555,38 @@ TEST_F(chromeTest, RecordsThatFillOrWrapTheRing) {
     EXPECT_EQ(std::string::npos, text.find("dd"));
     EXPECT_NE(std::string::npos, text.find("\"k\":\"" + std::string(2000, 'p') + "\""));
     EXPECT_NE(std::string::npos, text.find("\"k\":\"" + std::string(2000, 'w') + "\""));
+}
+
+// A ring that reaches half full wakes the writer: with a one-hour interval (first wait 225 s)
+// and no flush or destroy, the events still reach the file. Without the wake the wait below
+// runs out and the test fails.
+TEST_F(chromeTest, HalfFullRingWakesTheWriter) {
+    fakeCore::get().set("NIXL_TRACE_CHROME_BUFFER_BYTES", "4096");
+    fakeCore::get().set("NIXL_TRACE_CHROME_FLUSH_MS", "3600000");
+    nixl_trace_backend_t *a = nullptr;
+    ASSERT_EQ(NIXL_PLUGIN_SUCCESS, createTracer("a", &a));
+    // About 120 bytes of record each: 20 pass half of the ring (2048) and fit in all of it.
+    constexpr int kEvents = 20;
+    for (int i = 0; i < kEvents; ++i) {
+        eventBuilder e(kPostWrite, 777001 + i, 0, 1000000 + i * 1000, 1000500 + i * 1000);
+        e.str("remote_agent", "a-remote-agent").i64("bytes", i);
+        chromeOps()->span_end(a, e.get());
+    }
+    const std::string file = traceFile();
+    // Polls for the first event (the wake came after it); bounded, not a timing assertion.
+    bool written = false;
+    for (int i = 0; i < 12000 && !written; ++i) {
+        written = fileText(file).find("\"span_id\":777001,") != std::string::npos;
+        if (!written) {
+            usleep(10000);
+        }
+    }
+    EXPECT_TRUE(written) << "no drain within 120 s: the half-full ring did not wake the writer";
+    chromeOps()->destroy(a);
+    auto r = runChecker(file, "--expect-dropped 0 --expect-emitted " + std::to_string(kEvents));
+    EXPECT_EQ(0, r.status) << r.output;
+    EXPECT_NE(std::string::npos, fakeCore::get().allLogs().find("woken by half-full rings 1"))
+        << fakeCore::get().allLogs();
 }
 
 } // namespace

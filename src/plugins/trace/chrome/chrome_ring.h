@@ -98,6 +98,27 @@ public:
         prefetchedTo_ = at;
     }
 
+    /**
+     * Producer, after an event (queued or dropped): true once per drain when the ring is at
+     * least half full, i.e. the writer is late and should be woken. Reads the consumer's tail
+     * only when the producer's cached view already says half full (once per half ring of
+     * records while the writer keeps up), and asks again only after the writer consumed
+     * something, so a writer that is slow to come costs one wake, not one per event.
+     */
+    bool
+    needsWriter() noexcept {
+        const uint64_t head = head_.load(std::memory_order_relaxed);
+        if (head - cachedTail_ < capacity_ / 2) {
+            return false;
+        }
+        cachedTail_ = tail_.load(std::memory_order_acquire);
+        if (head - cachedTail_ < capacity_ / 2 || cachedTail_ == wokeAtTail_) {
+            return false;
+        }
+        wokeAtTail_ = cachedTail_;
+        return true;
+    }
+
     /** Consumer: bytes published and not consumed. */
     size_t
     used() const noexcept {
@@ -163,6 +184,7 @@ private:
     alignas(64) std::atomic<uint64_t> head_{0}; // written by the producer
     uint64_t cachedTail_ = 0; // producer's last view of tail_
     uint64_t prefetchedTo_ = 0; // producer: ring position up to which prefetchAhead() asked
+    uint64_t wokeAtTail_ = ~uint64_t{0}; // producer: the tail when it last woke the writer
     std::atomic<uint64_t> dropped_{0}; // written by the producer only
     uint64_t droppedTaken_ = 0; // consumer's part of dropped_ already counted
     alignas(64) std::atomic<uint64_t> tail_{0}; // written by the consumer

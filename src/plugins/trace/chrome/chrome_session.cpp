@@ -186,7 +186,7 @@ nixlChromeSession::~nixlChromeSession() {
             << ", past the size limit " << stats_.pastLimit << "; writer's longest pass gap "
             << ms(stats_.passGapMaxNs) << " ms, waits for the I/O queue " << stats_.ioWaits
             << " (longest " << ms(stats_.ioWaitMaxNs) << " ms), longest write "
-            << ms(stats_.writeMaxNs) << " ms";
+            << ms(stats_.writeMaxNs) << " ms, woken by half-full rings " << stats_.wakes;
         if (d > 0) {
             NIXL_SDK_WARN("chrome: " << d << " trace events were dropped (" << why.str()
                                      << "); the count is in " << path_
@@ -288,13 +288,19 @@ nixlChromeSession::run() {
     std::chrono::microseconds wait = nixlChromePace::first(interval_);
     auto last = std::chrono::steady_clock::now();
     for (;;) {
-        // Woken by the wait, a flush() or the destructor; producers never wake the writer
-        // (that would put a syscall on the event path).
-        const bool timed = !cv_.wait_until(lk, std::chrono::steady_clock::now() + wait, [&] {
-            return stop_ || flushRequested_ != flushDone_;
+        // Woken by the wait, a flush(), the destructor or a half-full ring.
+        // Woken early also by a producer whose ring is half full (wakeWriter()): such a pass
+        // counts as timed, so the wait is sized again from what it found.
+        cv_.wait_until(lk, std::chrono::steady_clock::now() + wait, [&] {
+            return stop_ || flushRequested_ != flushDone_ ||
+                wakeRequested_.load(std::memory_order_acquire);
         });
         if (stop_) {
             break;
+        }
+        const bool timed = flushRequested_ == flushDone_;
+        if (wakeRequested_.exchange(false, std::memory_order_acq_rel)) {
+            ++stats_.wakes;
         }
         const uint64_t ticket = flushRequested_;
         meta_.swap(pendingMeta_);

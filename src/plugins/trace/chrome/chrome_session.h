@@ -47,7 +47,7 @@ struct nixlChromeConfig {
 
 /**
  * The process's trace file. Thread safety: ring() and commit() are called from any thread
- * concurrently and never block (the registration of a thread's ring, once per thread, takes a
+ * concurrently and never block (commit() may notify the writer, wakeWriter()) (the registration of a thread's ring, once per thread, takes a
  * mutex); addAgent() and flush() may block briefly (flush() until its lines are written); the
  * destructor (last release) stops the writer, which stops its I/O thread, and must not run
  * concurrently with event calls. The writer's fields are its own; those of the queue to the
@@ -91,6 +91,22 @@ public:
         if (!nixlChromeEnqueue(r, ev, span, agent, t)) {
             r.countDrop();
         }
+        if (r.needsWriter()) [[unlikely]] {
+            wakeWriter();
+        }
+    }
+
+    /**
+     * A ring is half full: the writer is asked to drain now rather than at the end of its
+     * timed wait, which it sized from the rate it saw (a burst after a quiet spell finds it in
+     * a long wait). Called at most once per ring per drain; no lock, and no syscall unless the
+     * writer sleeps (then one futex wake). A wake that lands between the writer's check and
+     * its sleep is lost: the writer then runs at the end of its timed wait, as without one.
+     */
+    void
+    wakeWriter() noexcept {
+        wakeRequested_.store(true, std::memory_order_release);
+        cv_.notify_one();
     }
 
     void
@@ -174,6 +190,7 @@ private:
         uint64_t passGapMaxNs = 0; // writer: longest time from one pass's start to the next's
         uint64_t ioWaits = 0; // writer: times it waited because the I/O queue was full
         uint64_t ioWaitMaxNs = 0; // writer: the longest of those waits
+        uint64_t wakes = 0; // writer: passes started by a producer's wakeWriter()
         uint64_t writeMaxNs = 0; // I/O thread: the longest write of one batch
     };
     lossStats stats_;
@@ -195,6 +212,7 @@ private:
     bool cappedCounterWritten_ = false; // the counter line of the cycle that reached it
     std::atomic<uint64_t> dropped_{0};
     uint64_t droppedWritten_ = 0;
+    std::atomic<bool> wakeRequested_{false}; // a producer's ring is half full (wakeWriter)
 
     // Rings of this session; guarded by the process-wide registry mutex (chrome_session.cpp).
     std::vector<nixlChromeRing *> rings_;
