@@ -23,7 +23,7 @@
  * closed file; lttng: counted in the trace by babeltrace2; null: received by the plugin).
  * When the session daemon cannot run, one line says why and the lttng column is left out.
  * Both tracers run with their defaults, except the chrome file's size limit (lifted, as an
- * LTTng session has none): 1 MiB ring per thread and a 100 ms longest drain interval against
+ * LTTng session has none): 4 MiB ring per thread and a 100 ms longest drain interval against
  * LTTng-UST's per-user channel of 4 x 512 KiB sub-buffers per CPU in discard mode.
  */
 #include <csignal>
