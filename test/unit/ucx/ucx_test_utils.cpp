@@ -365,6 +365,17 @@ namespace {
             exit_now = true;
             return "bye";
         }
+        if (op == "die") {
+            // An abrupt exit (no destructor, no reply): a peer process that crashes.
+            std::_Exit(0);
+        }
+        if (op == "connect") {
+            // connect <remote>: makeConnection, which starts UCX's wireup towards it now.
+            std::string remote;
+            in >> remote;
+            nixl_status_t st = s.a->agent->makeConnection(remote);
+            return st == NIXL_SUCCESS ? "ok" : "err " + std::to_string(st);
+        }
         if (op == "load") {
             std::string blob;
             if (!recvFrame(fd, blob)) {
