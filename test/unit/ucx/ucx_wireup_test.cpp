@@ -63,6 +63,8 @@ namespace {
         b_cfg.name = "B";
         b_cfg.bufSize = 4096;
         b_cfg.pollWhileIdle = false; // B progresses only in the turns below
+        a_cfg.env["UCX_TLS"] = c.tls;
+        b_cfg.env["UCX_TLS"] = c.tls;
         if (const char *who = std::getenv("NIXL_UCX_WIREUP_UNSET_IN"); who != nullptr) {
             peerConfig &p = std::string(who) == "A" ? a_cfg : b_cfg;
             p.env["UCX_SYSV_ERROR_HANDLING"] = "";
