@@ -43,7 +43,7 @@ namespace {
         return o << c.label;
     }
 
-    /** One round; "ok", "abort <signal>" or a description of another failure. */
+    /** After p stopped answering: "abort <signal>" if a signal ended it, else its status. */
     std::string
     abortOrFailure(peerProcess &p, const char *who) {
         const int st = p.wait();
@@ -53,6 +53,7 @@ namespace {
         return std::string(who) + " exited with status " + std::to_string(st);
     }
 
+    /** One round; "ok", "abort <signal>" (UCX aborted A) or another failure. */
     std::string
     runRound(const wireupCase &c, int turns, bool a_last) {
         peerConfig a_cfg;
@@ -104,7 +105,7 @@ namespace {
         if (!WIFEXITED(b_status) || WEXITSTATUS(b_status) != 0) {
             return "B exited with status " + std::to_string(b_status);
         }
-        // Now A's worker sees B's request and answers it, towards a dead process.
+        // A progresses with B gone: a reply still pending towards B fails now.
         for (int i = 0; i < 64; ++i) {
             if (a.cmd("count B x").rfind("ok", 0) != 0) {
                 break;
