@@ -92,7 +92,10 @@ def ucx_perftest(plot_py, tmp, script, build):
         perf = [peer for peer in p["peers"] if peer["name"] == "ucx_perftest put_bw cma"]
         assert len(perf) == 1, p["peers"]
         check_figures(perf[0], ("GBps", "p50_us"), "ucx_perftest")
-    return (out, {"nixl UCX", "ucx_perftest put_bw cma"},
+        lat = [peer for peer in p["peers"] if peer["name"] == "ucx_perftest ucp_put_lat"]
+        assert len(lat) == 1, p["peers"]
+        check_figures(lat[0], ("p50_us", "avg_us"), "ucp_put_lat")
+    return (out, {"nixl UCX", "ucx_perftest put_bw cma", "ucx_perftest ucp_put_lat"},
             ("ucx_bench_bandwidth.png", "ucx_bench_latency.png"))
 
 

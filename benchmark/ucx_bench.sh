@@ -16,7 +16,10 @@
 # ucx_bench --json's objects, memcpy and process_vm_writev already under "peers") with the
 # ucx_perftest put_bw run of the same block appended as one more peer ({"name": "ucx_perftest
 # put_bw cma", "GBps", "p50_us"}: perftest's overall bandwidth and its typical, i.e. median,
-# time per operation), which benchmark/plot.py draws. Needs python3 for the merge.
+# time per operation) and the ucx_perftest ucp_put_lat run of the same block as another
+# ({"name": "ucx_perftest ucp_put_lat", "p50_us", "avg_us"}: its typical and average one-way
+# latency), so benchmark/plot.py draws the peer's latency at every size, not only at 4 KiB.
+# Needs python3 for the merge.
 #
 # Bandwidth ratio: ucx_bench WRITE, batch 1, against `ucx_perftest -t put_bw -x cma -d memory
 # -D zcopy` (UCT, one process_vm_writev stream, no agent). Latency ratio: ucx_bench WRITE 4 KiB
@@ -85,6 +88,7 @@ printf '%-10s %14s %14s %10s %14s %14s %10s\n' block "ucx_bench GB/s" "cma put G
 # Each block's ucx_bench point runs right before perftest's, so both see the machine in about
 # the same state (on a shared VM the load drifts over a whole sweep).
 : > "$tmp/ours.csv"
+: > "$tmp/perftest_lat.txt"
 for b in $blocks; do
     if [ -z "$json_out" ]; then
         "$bench" --csv --ops WRITE --blocks "$b" --batches 1 "$@" | tail -n +2 >> "$tmp/ours.csv"
@@ -114,6 +118,17 @@ for line in sys.stdin:
     printf '%-10s %14s %14s %10s %14s %14s %10s\n' "$b" "$ours" "$cma" "$ratio" "$ours50" "$cma50" \
         "$ratio50"
     echo "$b $cma $(echo "$line" | awk '{print $3}')" >> "$tmp/perftest.txt"
+    if [ -n "$json_out" ]; then
+        # The latency peer of the same block: about 2^28 bytes moved per run, as for put_bw,
+        # but at most 20,000 round trips (the 4 KiB run below) and at least 20.
+        lat_iters=$((268435456 / b))
+        [ $lat_iters -gt 20000 ] && lat_iters=20000
+        [ $lat_iters -lt 20 ] && lat_iters=20
+        line=$(perftest $port -t ucp_put_lat -s "$b" -n $lat_iters -w $((lat_iters / 20 + 1)))
+        port=$((port + 1))
+        # Final: iterations, typical (median) latency, average, overall, ... (microseconds)
+        echo "$b $(echo "$line" | awk '{print $3, $4}')" >> "$tmp/perftest_lat.txt"
+    fi
 done
 
 line=$(perftest $port -t ucp_put_lat -s 4096 -n 20000 -w 1000)
@@ -128,22 +143,30 @@ awk -v a="$ours_lat" -v c="$ucp_lat" 'BEGIN {if (c > 0) printf "latency ratio uc
 
 if [ -n "$json_out" ]; then
     # Each point gets the ucx_perftest put_bw run of its block as one more peer.
-    python3 - "$tmp/ours.jsonl" "$tmp/perftest.txt" "$json_out" <<'EOF'
+    # And the ucp_put_lat run of its block, when that run printed its Final: line.
+    python3 - "$tmp/ours.jsonl" "$tmp/perftest.txt" "$tmp/perftest_lat.txt" "$json_out" <<'EOF'
 import json, sys
-ours, raw, out = sys.argv[1:4]
+ours, raw, raw_lat, out = sys.argv[1:5]
 peers = {}
 with open(raw, encoding="utf-8") as f:
     for line in f:
         block, gbps, typical_us = line.split()
         if float(gbps) > 0:
-            peers[int(block)] = {"name": "ucx_perftest put_bw cma", "GBps": float(gbps),
-                                 "p50_us": float(typical_us)}
+            peers[int(block)] = [{"name": "ucx_perftest put_bw cma", "GBps": float(gbps),
+                                  "p50_us": float(typical_us)}]
+with open(raw_lat, encoding="utf-8") as f:
+    for line in f:
+        fields = line.split()
+        if len(fields) == 3 and float(fields[1]) > 0 and float(fields[2]) > 0:
+            peers.setdefault(int(fields[0]), []).append(
+                {"name": "ucx_perftest ucp_put_lat", "p50_us": float(fields[1]),
+                 "avg_us": float(fields[2])})
 with open(ours, encoding="utf-8") as f, open(out, "w", encoding="utf-8") as o:
     for line in f:
         if line.strip():
             p = json.loads(line)
             if p["block"] in peers:
-                p["peers"] = p.get("peers", []) + [peers[p["block"]]]
+                p["peers"] = p.get("peers", []) + peers[p["block"]]
             o.write(json.dumps(p, separators=(",", ":")) + "\n")
 EOF
     echo "# JSON with the ucx_perftest peer: $json_out"
