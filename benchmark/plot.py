@@ -14,8 +14,8 @@ e.g. "events per batch" or "processes per side"), "batch", "path" (our side), an
 "p99_us" or "avg_us"; and "peers", a list of objects with a "name" and the same figures,
 measured in the same run. Every peer becomes a second curve. A curve with p50 and p99 is drawn
 with both; one with only p50 or only an average (fi_pingpong's usec/xfer) as a single curve;
-one with neither (posix_bench's own side: its requests complete as a whole) is left out of the
-latency figure.
+one with neither is left out of the latency figure. The tail keys "p999_us" and "max_us" some
+benches add are data only (in the JSON, not drawn).
 
 Writes DIR/<bench>_bandwidth.png when any curve has "GBps", DIR/<bench>_throughput.png when
 any has "rate", DIR/<bench>_latency.png when any has a latency and DIR/<bench>_iops.png when

@@ -2,8 +2,9 @@
 # SPDX-FileCopyrightText: Copyright (c) 2026 libnixl contributors
 # SPDX-License-Identifier: Apache-2.0
 """plot_smoke_posix: a tiny `posix_bench --json --blocks` run (fio as the peer) drawn by
-plot.py: the bandwidth, IOPS and latency PNGs must exist and be non-empty; and a peer with only
-an average (fi_pingpong, as backend_bench.sh --json writes it) is drawn as a single curve.
+plot.py: both sides carry per-I/O latency (p50, p99, p99.9, max; libnixl's from its latency
+phase, fio's clat) in the JSON and as p50/p99 curves in plot.py's series, and the bandwidth, IOPS
+and latency PNGs exist and are non-empty; and a peer with only an average (fi_pingpong, as backend_bench.sh --json writes it) is drawn as a single curve.
 
     plot_smoke_posix.py POSIX_BENCH PLOT_PY
     (skipped, exit 77, when matplotlib, fio or the POSIX plugin is missing)
@@ -51,12 +52,31 @@ def main():
         got = sorted((p["op"], p["block"]) for p in points)
         want = [("randread", 4096), ("randread", 65536), ("write", 4096), ("write", 65536)]
         assert got == want, got
+        tail = ("p50_us", "p99_us", "p999_us", "max_us")
         for p in points:
             assert p["bench"] == "posix_bench" and p["GBps"] > 0 and p["iops"] > 0, p
             assert len(p["peers"]) == 1 and p["peers"][0]["name"].startswith("fio "), p
             fio = p["peers"][0]
-            for key in ("GBps", "iops", "p50_us", "p99_us"):
+            for key in ("GBps", "iops") + tail:
                 assert fio[key] > 0 or key == "p50_us", (key, fio)  # a p50 may round to 0
+            # Ours: nearest-rank percentiles of the I/Os timed, so ordered and at most the max.
+            assert p["lat_ios"] > 0, p
+            got_tail = [p[k] for k in tail]
+            assert all(v >= 0 for v in got_tail) and got_tail == sorted(got_tail), p
+            assert p["max_us"] > 0, p
+        # plot.py draws both sides' p50/p99 in every panel of the latency figure.
+        spec = importlib.util.spec_from_file_location("plot", plot_py)
+        plot = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(plot)
+        by_op = plot.series(points)
+        assert sorted(by_op) == ["randread", "write"], sorted(by_op)
+        for op, curves in by_op.items():
+            ours = curves["libnixl POSIX uring page-cache"]
+            theirs = curves["fio uring page-cache"]
+            assert [b for b, _ in ours] == [4096, 65536], (op, ours)
+            assert [b for b, _ in theirs] == [4096, 65536], (op, theirs)
+            assert plot.latency_kind(ours) == "p50/p99", (op, ours)
+            assert plot.latency_kind(theirs) == "p50/p99", (op, theirs)
         out = os.path.join(tmp, "plots")
         subprocess.run([sys.executable, plot_py, "--in", run, "--out", out], check=True,
                        timeout=300)
@@ -65,9 +85,6 @@ def main():
             assert os.path.isfile(path) and os.path.getsize(path) > 0, f"{path} missing or empty"
 
         # A peer with only an average (fi_pingpong) or only a p50 is a single latency curve.
-        spec = importlib.util.spec_from_file_location("plot", plot_py)
-        plot = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(plot)
         merged = [{"bench": "backend_bench", "op": "WRITE", "block": b, "batch": 1,
                    "path": "nixl lf-shm", "GBps": 1.0, "p50_us": 2.0, "p99_us": 3.0,
                    "peers": [{"name": "fi_pingpong shm", "GBps": 0.9, "avg_us": 2.5},

@@ -8,7 +8,7 @@
 //   posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] [--direct auto|yes|no]
 //               [--runtime-ms MS] [--bw-qd N] [--iops-qd N] [--fio PATH|none]
 //               [--points write,read,randread,randwrite] [--poll-gap-us N]
-//               [--blocks 4K,64K,1M] [--json]
+//               [--blocks 4K,64K,1M] [--lat-ms MS] [--json]
 //
 // Per engine and per mode (page cache; O_DIRECT where the file system takes it), four points:
 // sequential WRITE and READ of 1 MiB blocks at --bw-qd (bandwidth), random READ and WRITE of
@@ -17,8 +17,12 @@
 // depth, posted again and again for --runtime-ms; fio's is one job with the same ioengine, bs,
 // iodepth, direct and file, time-based for the same time, submitting and reaping up to iodepth
 // I/Os per call as the backend does (fio's default is one per call). Printed per point: both
-// figures, the ratio libnixl/fio, and fio's completion-latency p50/p99 per I/O (libnixl's
-// requests complete as a whole, so it has no per-I/O latency to print). The file's dirty pages
+// figures, the ratio libnixl/fio, and both sides' latency per I/O (p50, p99, p99.9, max). The
+// bandwidth request completes as a whole, so libnixl's latency comes from a second, separate
+// phase of --lat-ms (default half of --runtime-ms) after its bandwidth run: qd requests of
+// one block each kept in flight, as fio keeps iodepth I/Os in flight, each timed from
+// postXferReq to the getXferStatus that sees it end (steady_clock), and re-posted at once.
+// fio's figure is its clat (submission to completion, per I/O). The file's dirty pages
 // are flushed before each tool's run. libnixl's caller polls getXferStatus back to back, as
 // NIXL programs do; --poll-gap-us N sleeps N us between polls instead (fio sleeps in
 // io_getevents), to see what a spinning caller costs on a loaded machine. Before timing, each
@@ -28,8 +32,8 @@
 // --blocks sweeps the block size: every point runs once per listed size (multiples of 4 KiB
 // that divide --size) instead of at 1 MiB / 4 KiB. --json prints one JSON object per line and
 // point instead of the table (the notes go to stderr), in the schema benchmark/plot.py draws:
-// "op" is the fio rw name, "GBps" (10^9 B/s) and "iops" are libnixl's, and "peers" holds fio's
-// figures with its p50/p99 completion latency per I/O.
+// "op" is the fio rw name, "GBps" (10^9 B/s), "iops" and "p50_us", "p99_us", "p999_us",
+// "max_us" are libnixl's, and "peers" holds fio's figures with the same latency keys.
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -37,10 +41,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -66,6 +72,7 @@ struct options {
     std::vector<std::string> points = {"write", "read", "randread", "randwrite"};
     long poll_gap_us = 0;
     std::vector<size_t> blocks; // empty: 1 MiB sequential, 4 KiB random
+    long lat_ms = -1;           // the latency phase; -1: half of runtime_ms
     bool json = false;
 };
 
@@ -73,15 +80,39 @@ constexpr size_t big_block = 1u << 20;
 constexpr size_t small_block = 4096;
 constexpr size_t random_descs = 8192;
 constexpr uint64_t file_key = 1;
+// The latency phase cycles over this many one-block requests at most (prepared up front, so
+// no request is built while others are being timed).
+constexpr size_t latency_reqs = 1024;
 
-/** One point's figures: bytes/s and I/O per second, fio's p50/p99 in microseconds. */
+/** One point's figures: bytes/s, I/O per second, latency per I/O in microseconds (-1: none). */
 struct figures {
     double bw = 0;
     double iops = 0;
     double p50_us = -1;
     double p99_us = -1;
+    double p999_us = -1;
+    double max_us = -1;
+    size_t lat_ios = 0; // I/Os behind the latency figures (libnixl's side)
     bool ok = false;
 };
+
+/** p50, p99, p99.9 (nearest rank) and max of lat into f; lat is sorted. */
+void
+setTail(std::vector<double> &lat, figures &f) {
+    if (lat.empty()) {
+        return;
+    }
+    std::sort(lat.begin(), lat.end());
+    const auto rank = [&lat](double q) {
+        const size_t r = static_cast<size_t>(std::ceil(q * static_cast<double>(lat.size())));
+        return lat[std::min(lat.size(), std::max<size_t>(r, 1)) - 1];
+    };
+    f.p50_us = rank(0.50);
+    f.p99_us = rank(0.99);
+    f.p999_us = rank(0.999);
+    f.max_us = lat.back();
+    f.lat_ios = lat.size();
+}
 
 /** A 4096-aligned heap buffer (O_DIRECT's memory alignment); one thread uses it. */
 struct alignedBuf {
@@ -188,6 +219,8 @@ runFio(const options &o,
     if (clat != std::string::npos) {
         f.p50_us = jsonNumber(out, clat, "50.000000") / 1000.0;
         f.p99_us = jsonNumber(out, clat, "99.000000") / 1000.0;
+        f.p999_us = jsonNumber(out, clat, "99.900000") / 1000.0;
+        f.max_us = jsonNumber(out, clat, "max") / 1000.0;
     }
     f.ok = f.bw >= 0 && f.iops >= 0;
     return f;
@@ -279,6 +312,65 @@ public:
         return true;
     }
 
+    /** fio's shape, for latency: up to qd of reqs (one block each) in flight, each re-posted as
+     *  soon as a getXferStatus sees it end, for runtime_ms (then the rest drains). Appends each
+     *  I/O's post -> end-seen time in us to lat_us; false when a transfer fails. */
+    bool
+    runLatency(const std::vector<nixlXferReqH *> &reqs,
+               size_t qd,
+               long runtime_ms,
+               std::vector<double> &lat_us) {
+        std::deque<size_t> idle;
+        for (size_t i = 0; i < reqs.size(); ++i) {
+            idle.push_back(i);
+        }
+        std::vector<std::pair<size_t, clock_type::time_point>> busy;
+        const auto end = clock_type::now() + std::chrono::milliseconds(runtime_ms);
+        const auto us = [](clock_type::time_point from) {
+            return std::chrono::duration<double, std::micro>(clock_type::now() - from).count();
+        };
+        bool posting = true;
+        while (true) {
+            // At most qd posts a round: a post may end the I/O at once (a page-cache hit), and
+            // the clock is read between rounds.
+            for (size_t n = 0; posting && n < qd && busy.size() < qd && !idle.empty(); ++n) {
+                const size_t i = idle.front();
+                idle.pop_front();
+                const auto t = clock_type::now();
+                const nixl_status_t st = agent_.postXferReq(reqs[i]);
+                if (st == NIXL_SUCCESS) {
+                    lat_us.push_back(us(t));
+                    idle.push_back(i);
+                } else if (st == NIXL_IN_PROG) {
+                    busy.emplace_back(i, t);
+                } else {
+                    return false;
+                }
+            }
+            posting = posting && clock_type::now() < end;
+            if (busy.empty() && !posting) {
+                return true;
+            }
+            for (size_t k = 0; k < busy.size();) {
+                const nixl_status_t st = agent_.getXferStatus(reqs[busy[k].first]);
+                if (st == NIXL_IN_PROG) {
+                    ++k;
+                    continue;
+                }
+                if (st != NIXL_SUCCESS) {
+                    return false; // release waits for what is still in flight
+                }
+                lat_us.push_back(us(busy[k].second));
+                idle.push_back(busy[k].first);
+                busy[k] = busy.back();
+                busy.pop_back();
+            }
+            if (pollGapUs_ > 0) {
+                ::usleep(static_cast<useconds_t>(pollGapUs_));
+            }
+        }
+    }
+
     void
     release(nixlXferReqH *req) {
         if (req != nullptr) {
@@ -367,6 +459,33 @@ sizeName(size_t b) {
     return std::to_string(b);
 }
 
+/** A side's latency keys (plot.py's), when it has them: ,"p50_us":..,"max_us":.. */
+void
+printLatency(const figures &f) {
+    if (f.p50_us < 0 || f.p99_us < 0) {
+        return;
+    }
+    std::printf(",\"p50_us\":%.3f,\"p99_us\":%.3f", f.p50_us, f.p99_us);
+    if (f.p999_us >= 0) {
+        std::printf(",\"p999_us\":%.3f", f.p999_us);
+    }
+    if (f.max_us >= 0) {
+        std::printf(",\"max_us\":%.3f", f.max_us);
+    }
+}
+
+/** "p50/p99/p99.9/max" in us, or "-". */
+std::string
+fmtTail(const figures &f) {
+    if (f.p50_us < 0) {
+        return "-";
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%.0f/%.0f/%.0f/%.0f", f.p50_us, f.p99_us,
+                  std::max(f.p999_us, 0.0), std::max(f.max_us, 0.0));
+    return buf;
+}
+
 /** One point as a JSON line (plot.py's schema); fio, when it ran, is the peer. */
 void
 printJson(const std::string &engine,
@@ -383,15 +502,18 @@ printJson(const std::string &engine,
     }
     std::printf("{\"bench\":\"posix_bench\",\"engine\":\"%s\",\"mode\":\"%s\",\"op\":\"%s\","
                 "\"block\":%zu,\"qd\":%zu,\"path\":\"libnixl POSIX %s %s\",\"GBps\":%.4f,"
-                "\"iops\":%.1f,\"peers\":[",
+                "\"iops\":%.1f",
                 engine.c_str(), mode, p.fio_rw, p.bs, qd, engine.c_str(), mode, ours.bw / 1e9,
                 ours.iops);
+    printLatency(ours);
+    if (ours.lat_ios > 0) {
+        std::printf(",\"lat_ios\":%zu", ours.lat_ios);
+    }
+    std::printf(",\"peers\":[");
     if (theirs.ok) {
         std::printf("{\"name\":\"fio %s %s\",\"GBps\":%.4f,\"iops\":%.1f", engine.c_str(), mode,
                     theirs.bw / 1e9, theirs.iops);
-        if (theirs.p50_us >= 0) {
-            std::printf(",\"p50_us\":%.3f,\"p99_us\":%.3f", theirs.p50_us, theirs.p99_us);
-        }
+        printLatency(theirs);
         std::printf("}");
     }
     std::printf("]}\n");
@@ -484,6 +606,31 @@ runPoint(const options &o,
                 all_ok = false;
             }
             side.release(req);
+            // Latency, apart from the bandwidth run: one-block requests over the same blocks.
+            const long lat_ms = o.lat_ms >= 0 ? o.lat_ms : std::max(1L, o.runtime_ms / 2);
+            std::vector<nixlXferReqH *> one;
+            for (size_t i = 0; ours.ok && lat_ms > 0 && i < std::min(moff.size(), latency_reqs);
+                 ++i) {
+                nixlXferReqH *r = side.make(p.op, {moff[i]}, {foff[i]}, p.bs);
+                if (r == nullptr) {
+                    break;
+                }
+                one.push_back(r);
+            }
+            std::vector<double> lat;
+            if (ours.ok && lat_ms > 0) {
+                if (one.size() != std::min(moff.size(), latency_reqs) ||
+                    !side.runLatency(one, qd, lat_ms, lat)) {
+                    std::cerr << "posix_bench: " << engine << " " << p.fio_rw << " "
+                              << sizeName(p.bs) << ": the latency phase failed" << std::endl;
+                    ours.ok = false;
+                    all_ok = false;
+                }
+                setTail(lat, ours);
+            }
+            for (nixlXferReqH *r : one) {
+                side.release(r);
+            }
         }
         settle(path);
         const figures theirs = runFio(o, path, engine, direct, p.fio_rw, p.bs, qd);
@@ -494,20 +641,17 @@ runPoint(const options &o,
         const bool bw = !p.random;
         const double a = bw ? ours.bw : ours.iops;
         const double b = bw ? theirs.bw : theirs.iops;
-        char ratio[32] = "-", p50[32] = "-", p99[32] = "-";
+        char ratio[32] = "-";
         if (ours.ok && theirs.ok && b > 0) {
             std::snprintf(ratio, sizeof(ratio), "%.2f", a / b);
         }
-        if (theirs.p50_us >= 0) {
-            std::snprintf(p50, sizeof(p50), "%.0f", theirs.p50_us);
-            std::snprintf(p99, sizeof(p99), "%.0f", theirs.p99_us);
-        }
-        char line[256];
-        std::snprintf(line, sizeof(line), "%-6s %-10s %-15s qd %-3zu %16s %16s %6s %9s %9s",
+        char line[384];
+        std::snprintf(line, sizeof(line), "%-6s %-10s %-15s qd %-3zu %16s %16s %6s %24s %24s",
                       engine.c_str(), direct ? "O_DIRECT" : "page-cache",
                       (std::string(p.fio_rw) + " " + sizeName(p.bs)).c_str(), qd,
                       ours.ok ? fmtRate(a, bw).c_str() : "FAILED",
-                      theirs.ok ? fmtRate(b, bw).c_str() : "-", ratio, p50, p99);
+                      theirs.ok ? fmtRate(b, bw).c_str() : "-", ratio,
+                      ours.ok ? fmtTail(ours).c_str() : "-", fmtTail(theirs).c_str());
         std::cout << line << std::endl;
     }
     return all_ok;
@@ -529,7 +673,7 @@ usage() {
     std::cerr << "usage: posix_bench [--dir DIR] [--size BYTES] [--engines uring,aio] "
                  "[--direct auto|yes|no] [--runtime-ms MS] [--bw-qd N] [--iops-qd N] "
                  "[--fio PATH|none] [--points write,read,randread,randwrite] "
-                 "[--poll-gap-us N] [--blocks 4K,64K,1M] [--json]"
+                 "[--poll-gap-us N] [--blocks 4K,64K,1M] [--lat-ms MS] [--json]"
               << std::endl;
 }
 
@@ -567,6 +711,8 @@ main(int argc, char **argv) {
             o.fio = v;
         } else if (a == "--points") {
             o.points = split(v);
+        } else if (a == "--lat-ms") {
+            o.lat_ms = std::atol(v.c_str());
         } else if (a == "--poll-gap-us") {
             o.poll_gap_us = std::atol(v.c_str());
         } else if (a == "--blocks") {
@@ -580,7 +726,7 @@ main(int argc, char **argv) {
         }
     }
     if (o.size < big_block || o.size % big_block != 0 || o.runtime_ms <= 0 ||
-        o.bw_qd == 0 || o.iops_qd == 0) {
+        o.bw_qd == 0 || o.iops_qd == 0 || o.lat_ms < -1) {
         usage();
         return 2;
     }
@@ -631,12 +777,14 @@ main(int argc, char **argv) {
               << (o.poll_gap_us > 0 ?
                       "sleeping " + std::to_string(o.poll_gap_us) + " us between polls" :
                       std::string("polling back to back"))
-              << "; ratio = libnixl/fio; p50/p99 = fio's completion "
-                 "latency per I/O (us)"
-              << std::endl;
+              << "; ratio = libnixl/fio; latency per I/O in us as p50/p99/p99.9/max: "
+                 "libnixl's post to completion seen by getXferStatus of one-block requests, "
+                 "qd in flight, for "
+              << (o.lat_ms >= 0 ? o.lat_ms : std::max(1L, o.runtime_ms / 2))
+              << " ms (0: not measured); fio's clat at iodepth qd" << std::endl;
     if (!o.json) {
-        std::printf("%-6s %-10s %-15s %-6s %16s %16s %6s %9s %9s\n", "engine", "mode", "point",
-                    "", "libnixl POSIX", "fio", "ratio", "fio p50", "fio p99");
+        std::printf("%-6s %-10s %-15s %-6s %16s %16s %6s %24s %24s\n", "engine", "mode", "point",
+                    "", "libnixl POSIX", "fio", "ratio", "libnixl latency", "fio latency");
     }
     bool ok = true;
     for (const auto &e : o.engines) {
