@@ -92,7 +92,8 @@ struct figures {
     double p99_us = -1;
     double p999_us = -1;
     double max_us = -1;
-    size_t lat_ios = 0; // I/Os behind the latency figures (libnixl's side)
+    size_t lat_ios = 0;    // I/Os behind the latency figures (libnixl's side)
+    size_t lat_inline = 0; // of those, how many ended inside postXferReq
     bool ok = false;
 };
 
@@ -319,7 +320,8 @@ public:
     runLatency(const std::vector<nixlXferReqH *> &reqs,
                size_t qd,
                long runtime_ms,
-               std::vector<double> &lat_us) {
+               std::vector<double> &lat_us,
+               size_t &inline_ios) {
         std::deque<size_t> idle;
         for (size_t i = 0; i < reqs.size(); ++i) {
             idle.push_back(i);
@@ -340,6 +342,7 @@ public:
                 const nixl_status_t st = agent_.postXferReq(reqs[i]);
                 if (st == NIXL_SUCCESS) {
                     lat_us.push_back(us(t));
+                    ++inline_ios;
                     idle.push_back(i);
                 } else if (st == NIXL_IN_PROG) {
                     busy.emplace_back(i, t);
@@ -507,7 +510,7 @@ printJson(const std::string &engine,
                 ours.iops);
     printLatency(ours);
     if (ours.lat_ios > 0) {
-        std::printf(",\"lat_ios\":%zu", ours.lat_ios);
+        std::printf(",\"lat_ios\":%zu,\"lat_inline\":%zu", ours.lat_ios, ours.lat_inline);
     }
     std::printf(",\"peers\":[");
     if (theirs.ok) {
@@ -618,9 +621,12 @@ runPoint(const options &o,
                 one.push_back(r);
             }
             std::vector<double> lat;
+            // The bandwidth run left the file dirty: flush it, or its writeback lands in this
+            // phase and not in fio's, which starts from a flushed file.
+            settle(path);
             if (ours.ok && lat_ms > 0) {
                 if (one.size() != std::min(moff.size(), latency_reqs) ||
-                    !side.runLatency(one, qd, lat_ms, lat)) {
+                    !side.runLatency(one, qd, lat_ms, lat, ours.lat_inline)) {
                     std::cerr << "posix_bench: " << engine << " " << p.fio_rw << " "
                               << sizeName(p.bs) << ": the latency phase failed" << std::endl;
                     ours.ok = false;
