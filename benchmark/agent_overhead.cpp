@@ -94,6 +94,7 @@
 #include "common/fast_clock.h"
 #include "nixl.h"
 #include "nixl_backend_plugin.h"
+#include "scoped_env.h"
 
 // ---- allocation counting ----------------------------------------------------------------------
 //
@@ -390,40 +391,11 @@ private:
     bool targetRegistered_ = false;
 };
 
+using nixl_test::scopedEnv; // test/common: sets or unsets a variable for a scope
+
 agentPair *agents = nullptr;
 agentPair *telemetryAgents = nullptr; ///< initiator with telemetry on (NOP exporter)
 
-/** Sets an environment variable (nullptr: unsets it) until destroyed. */
-class scopedEnv {
-public:
-    scopedEnv(const char *name, const char *value) : name_(name) {
-        const char *old = std::getenv(name);
-        had_ = old != nullptr;
-        old_ = had_ ? old : "";
-        if (value != nullptr) {
-            ::setenv(name, value, 1);
-        } else {
-            ::unsetenv(name);
-        }
-    }
-
-    ~scopedEnv() {
-        if (had_) {
-            ::setenv(name_.c_str(), old_.c_str(), 1);
-        } else {
-            ::unsetenv(name_.c_str());
-        }
-    }
-
-    scopedEnv(const scopedEnv &) = delete;
-    scopedEnv &
-    operator=(const scopedEnv &) = delete;
-
-private:
-    std::string name_;
-    bool had_ = false;
-    std::string old_;
-};
 
 /** A pair of agents made with NIXL_TRACE_BACKENDS=backends ("" = off). */
 struct tracePair {

@@ -49,6 +49,7 @@
 
 #include "../agent_trace_files.h"
 #include "nixl.h"
+#include "scoped_env.h"
 
 namespace fs = std::filesystem;
 
@@ -368,33 +369,6 @@ private:
     pid_t pid_ = -1;
 };
 
-/** Sets an environment variable until destroyed. */
-class scopedEnv {
-public:
-    scopedEnv(const char *name, const std::string &value) : name_(name) {
-        const char *old = std::getenv(name);
-        had_ = old != nullptr;
-        old_ = had_ ? old : "";
-        ::setenv(name, value.c_str(), 1);
-    }
-
-    ~scopedEnv() {
-        if (had_) {
-            ::setenv(name_.c_str(), old_.c_str(), 1);
-        } else {
-            ::unsetenv(name_.c_str());
-        }
-    }
-
-    scopedEnv(const scopedEnv &) = delete;
-    scopedEnv &
-    operator=(const scopedEnv &) = delete;
-
-private:
-    std::string name_;
-    bool had_ = false;
-    std::string old_;
-};
 
 /**
  * Two agents with TEST backends (trace phases on) made with NIXL_TRACE_BACKENDS=tracer, and a
@@ -403,7 +377,7 @@ private:
 class tracedPair {
 public:
     tracedPair(const std::string &prefix, const std::string &tracer)
-        : env_("NIXL_TRACE_BACKENDS", tracer == "off" ? "" : tracer),
+        : env_("NIXL_TRACE_BACKENDS", tracer == "off" ? "" : tracer.c_str()),
           initiatorName_(prefix + "_initiator"),
           targetName_(prefix + "_target"),
           initiator_(initiatorName_, nixlAgentConfig(false)),
@@ -501,7 +475,7 @@ private:
         return true;
     }
 
-    scopedEnv env_; // before the agents: read when they are constructed
+    nixl_test::scopedEnv env_; // before the agents: read when they are constructed
     std::string initiatorName_;
     std::string targetName_;
     nixlAgent initiator_;
