@@ -101,13 +101,16 @@ public:
     /**
      * A ring is half full: the writer is asked to drain now rather than at the end of its
      * timed wait, which it sized from the rate it saw (a burst after a quiet spell finds it in
-     * a long wait). Called at most once per ring per drain; no lock, and no syscall unless the
-     * writer sleeps (then one futex wake). A wake that lands between the writer's check and
-     * its sleep is lost: the writer then runs at the end of its timed wait, as without one.
+     * a long wait). Called at most once per ring per drain, so the event path keeps no lock.
+     * The empty critical section orders the flag against the writer's check-then-sleep (it
+     * holds mu_ from its predicate until it sleeps): without it a wake landing in between was
+     * lost and the writer slept its whole timed wait. mu_ is held only for bookkeeping, never
+     * across a drain or a write, so this waits at most for such a short section.
      */
     void
     wakeWriter() noexcept {
         wakeRequested_.store(true, std::memory_order_release);
+        { std::lock_guard<std::mutex> lk(mu_); }
         cv_.notify_one();
     }
 
