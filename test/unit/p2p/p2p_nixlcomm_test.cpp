@@ -163,6 +163,20 @@ TEST_F(p2pNixlcommTest, ParserRefusesBadNixlcommFrames) {
         EXPECT_EQ(p.feed(c.bytes.data(), c.bytes.size(), used), nixlP2PParser::result_t::ERROR);
         EXPECT_NE(p.error().find(c.needle), std::string::npos) << p.error();
     }
+    // The same line of text fed a byte at a time: NIXLCOMM was guessed from the first byte,
+    // and the head is still reported as neither framing.
+    {
+        nixlP2PParser p(4096, true);
+        const std::string text = "GET / HTTP/1.1\r\n";
+        nixlP2PParser::result_t r = nixlP2PParser::result_t::NEED_MORE;
+        for (size_t i = 0; i < text.size() && r == nixlP2PParser::result_t::NEED_MORE; ++i) {
+            size_t used = 0;
+            r = p.feed(text.data() + i, 1, used);
+        }
+        EXPECT_EQ(r, nixlP2PParser::result_t::ERROR);
+        EXPECT_NE(p.error().find("nor a NIXL 1.4 NIXLCOMM frame"), std::string::npos) << p.error();
+        EXPECT_NE(p.error().find("bad magic"), std::string::npos) << p.error();
+    }
     // Without allow_comm a NIXLCOMM frame is bad magic, as before.
     nixlP2PParser strict(4096);
     const std::string send = commFrame("SEND", "");
@@ -238,6 +252,38 @@ TEST_F(p2pNixlcommTest, BadNixlcommFramesCostTheConnectionAndOneLine) {
     std::string arg;
     EXPECT_TRUE(readCommFrame(fd, cmd, arg));
     ::close(fd);
+}
+
+TEST_F(p2pNixlcommTest, SendThatCannotBeAnsweredCostsTheConnectionAndOneLine) {
+    scopedEnv max_frame("NIXL_P2P_MAX_FRAME", "4096");
+    auto a = agent("A");
+    // Metadata over NIXL_P2P_MAX_FRAME: many registrations.
+    std::vector<char> buf(512 * 64);
+    nixl_reg_dlist_t regs(DRAM_SEG);
+    for (size_t i = 0; i < 512; ++i) {
+        regs.addDesc(nixlBlobDesc(reinterpret_cast<uintptr_t>(buf.data()) + i * 64, 64, 0, ""));
+    }
+    ASSERT_EQ(NIXL_SUCCESS, a->registerMem(regs));
+    nixl_blob_t md;
+    ASSERT_EQ(NIXL_SUCCESS, a->getLocalMD(md));
+    ASSERT_GT(md.size(), 4096u);
+    const int fd = connectTo(portOf(*a));
+    ASSERT_GE(fd, 0);
+    stderrCapture cap;
+    // Repeated SENDs cost one line, not one per frame: the first closes the connection.
+    std::string sends;
+    for (int i = 0; i < 20; ++i) {
+        sends += commFrame("SEND", "");
+    }
+    sendAll(fd, sends);
+    std::string got;
+    EXPECT_TRUE(readToEof(fd, &got));
+    ::close(fd);
+    EXPECT_TRUE(got.empty());
+    EXPECT_TRUE(oneErrorLine(cap.stop(), {"agent A: P2P listener: peer 127.0.0.1:",
+                                          "NIXLCOMM SEND not answered: the metadata is",
+                                          "over NIXL_P2P_MAX_FRAME (4096)",
+                                          "connection closed"}));
 }
 
 TEST_F(p2pNixlcommTest, ListenerWithATokenRefusesNixlcomm) {
@@ -366,7 +412,9 @@ TEST_F(p2pNixlcommTest, AutoClientRetriesInNixlcommAndRemembersThePeer) {
 TEST_F(p2pNixlcommTest, AutoClientFetchRetriesAfterASilentPeer) {
     std::unique_ptr<nixlAgent> a;
     {
-        scopedEnv timeout("NIXL_P2P_TIMEOUT_MS", "300");
+        // Also the retried connection's bound, in which the fake thread must answer: long
+        // enough for a busy machine (the silent first connection costs it once).
+        scopedEnv timeout("NIXL_P2P_TIMEOUT_MS", "2000");
         a = agent("A");
     }
     auto b = agent("B", nixlAgentConfig());
@@ -392,6 +440,35 @@ TEST_F(p2pNixlcommTest, AutoClientFetchRetriesAfterASilentPeer) {
     EXPECT_EQ(nixlAgentInternals::p2pStats(*a).opsFailed, 0u);
     ASSERT_EQ(fake.frames.size(), 1u);
     EXPECT_EQ(fake.frames[0].first, "SEND");
+}
+
+// With NIXL_P2P_TOKEN set the peer must be a libnixl listener that checks it: a silent peer
+// is a failure, never retried in NIXLCOMM (which carries no token) nor remembered as NIXL.
+TEST_F(p2pNixlcommTest, AutoClientWithATokenDoesNotRetryInNixlcomm) {
+    std::unique_ptr<nixlAgent> a;
+    {
+        scopedEnv timeout("NIXL_P2P_TIMEOUT_MS", "300");
+        scopedEnv token("NIXL_P2P_TOKEN", "secret");
+        a = agent("A");
+    }
+    deadPort fake;
+    ASSERT_TRUE(fake.listen());
+    nixl_opt_args_t there = at(fake.port());
+    stderrCapture cap;
+    std::thread t([&] {
+        const int fd = fake.acceptOne();
+        ASSERT_GE(fd, 0);
+        EXPECT_TRUE(readToEof(fd));
+        ::close(fd);
+    });
+    ASSERT_EQ(NIXL_SUCCESS, a->fetchRemoteMD("B", &there));
+    ASSERT_TRUE(idle(*a));
+    t.join();
+    EXPECT_EQ(nixlAgentInternals::p2pStats(*a).opsFailed, 1u);
+    EXPECT_FALSE(knows(*a, "B"));
+    pollfd p{fake.fd(), POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 0), 0) << "a second connection (a NIXLCOMM retry) was made";
+    EXPECT_EQ(errorLines(cap.stop()).size(), 1u);
 }
 
 TEST_F(p2pNixlcommTest, NixlModeAgentMeetsALibnixlListener) {

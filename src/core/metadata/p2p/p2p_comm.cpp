@@ -39,28 +39,32 @@ nixlP2PExchange::loop_t::serverComm(conn_t &c) {
         return;
     }
     case nixl_p2p_type_t::FETCH: {
-        if (c.out.size() - c.outOff > x_.cfg_.maxFrame) {
-            badPeer(c, "sent NIXLCOMM SEND while earlier answers are still unread", false);
+        // NIXL 1.4 waits for each answer; a peer that sends SEND after SEND without reading
+        // would otherwise make us queue a copy of the metadata per 21-byte frame. (The loop
+        // also stops reading a connection while its answer is unsent.)
+        if (c.outOff < c.out.size()) {
+            badPeer(c, "sent NIXLCOMM SEND while an earlier answer is still unsent", false);
             return;
         }
         std::string blob;
         const nixl_status_t st = x_.sink_.localMD(blob);
         if (st != NIXL_SUCCESS || blob.size() > x_.cfg_.maxFrame) {
-            // NIXL 1.4 would send an empty blob, which its peer cannot load either.
-            NIXL_ERROR << "agent " << me << ": P2P listener: NIXLCOMM SEND from " << who(c)
-                       << ": not answered: "
-                       << (st != NIXL_SUCCESS ?
-                               std::string("getLocalMD failed: ") + nixl_plugin_status_name(st) :
-                               "the metadata is " + std::to_string(blob.size()) +
-                                   " bytes, over NIXL_P2P_MAX_FRAME (" +
-                                   std::to_string(x_.cfg_.maxFrame) + ")");
+            // NIXL 1.4 would send an empty blob, which its peer cannot load either. Closed
+            // through badPeer: one rate-limited line, not one per frame the peer repeats.
+            badPeer(c,
+                    "NIXLCOMM SEND not answered: " +
+                        (st != NIXL_SUCCESS ?
+                             std::string("getLocalMD failed: ") + nixl_plugin_status_name(st) :
+                             "the metadata is " + std::to_string(blob.size()) +
+                                 " bytes, over NIXL_P2P_MAX_FRAME (" +
+                                 std::to_string(x_.cfg_.maxFrame) + ")"),
+                    false);
             return;
         }
         NIXL_DEBUG << "agent " << me << ": P2P listener: sending metadata to " << who(c)
                    << " (NIXLCOMM)";
-        c.out.erase(0, c.outOff);
+        c.out = nixlP2P::encodeComm(nixl_p2p_type_t::LOAD, blob); // nothing was unsent
         c.outOff = 0;
-        c.out += nixlP2P::encodeComm(nixl_p2p_type_t::LOAD, blob);
         return;
     }
     case nixl_p2p_type_t::INVALIDATE: {
@@ -132,7 +136,10 @@ nixlP2PExchange::loop_t::evictIdleComm() {
 bool
 nixlP2PExchange::loop_t::retryInComm(conn_t &c, const std::string &error) {
     op_t &op = *c.op;
+    // With NIXL_P2P_TOKEN set the peer must be a libnixl listener with the token: a NIXL 1.4
+    // peer has none, and NIXLCOMM cannot carry it.
     if (x_.cfg_.protocol != nixl_p2p_protocol_t::AUTO || op.comm || !c.connected ||
+        !x_.cfg_.token.empty() ||
         shutdownBy_ != steady_clock::time_point{} ||
         c.parser.dialect() == nixl_p2p_dialect_t::LIBNIXL) {
         return false;

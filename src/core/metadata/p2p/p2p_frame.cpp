@@ -288,34 +288,41 @@ nixlP2PParser::checkCommHead() {
 bool
 nixlP2PParser::checkHead() {
     using namespace nixlP2P;
+    const size_t n_magic = std::min(haveHeader_, sizeof(magic));
+    const auto bad = [&] {
+        return "bad magic: not a libnixl P2P metadata frame (first bytes \"" +
+            printable(std::string_view(header_, haveHeader_ < header_size ? haveHeader_ : n_magic)) +
+            "\")";
+    };
+    // NIXLCOMM is guessed from the first bytes (possibly of an earlier feed); a head that is no
+    // NIXLCOMM frame either is reported as bad magic however the bytes were split.
+    const auto comm_head = [&] {
+        if (checkCommHead()) {
+            return true;
+        }
+        if (!commLength_) {
+            error_ = bad() + " nor a NIXL 1.4 NIXLCOMM frame (" + error_ + ")";
+        }
+        return false;
+    };
     if (dialect_ == nixl_p2p_dialect_t::NIXLCOMM) {
-        return checkCommHead();
+        return comm_head();
     }
     // A wrong magic is reported as soon as its bytes are in, not after 16 bytes: a line of
     // text sent to the port is refused without waiting for more.
-    const size_t n_magic = std::min(haveHeader_, sizeof(magic));
     if (std::memcmp(header_, magic, n_magic) == 0) {
         if (n_magic == sizeof(magic)) {
             dialect_ = nixl_p2p_dialect_t::LIBNIXL;
         }
         return haveHeader_ < header_size || checkHeader();
     }
-    const std::string bad = "bad magic: not a libnixl P2P metadata frame (first bytes \"" +
-        printable(std::string_view(header_, haveHeader_ < header_size ? haveHeader_ : n_magic)) +
-        "\")";
     if (dialect_ == nixl_p2p_dialect_t::LIBNIXL || !allowComm_) {
-        error_ = bad;
+        error_ = bad();
         return false;
     }
     // Our magic has nonzero bytes 4..7, a NIXLCOMM length zeros: no stream is both.
     dialect_ = nixl_p2p_dialect_t::NIXLCOMM;
-    if (!checkCommHead()) {
-        if (!commLength_) {
-            error_ = bad + " nor a NIXL 1.4 NIXLCOMM frame (" + error_ + ")";
-        }
-        return false;
-    }
-    return true;
+    return comm_head();
 }
 
 nixlP2PParser::result_t

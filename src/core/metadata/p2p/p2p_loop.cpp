@@ -113,7 +113,9 @@ nixlP2PExchange::loop_t::run() {
         for (const auto &c : conns_) {
             short ev = c->phase == phase_t::RECEIVING ? POLLIN : POLLOUT;
             if (c->incoming && c->outOff < c->out.size()) {
-                ev |= POLLOUT; // NIXLCOMM: an answer goes out while more frames may come in
+                // NIXLCOMM: the answer goes out first; nothing more is read meanwhile, so a
+                // peer that does not read our answers cannot make us queue more of them.
+                ev = POLLOUT;
             }
             fds.push_back(pollfd{c->fd, ev, 0});
             next = std::min(next, c->deadline);

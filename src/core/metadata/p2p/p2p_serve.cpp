@@ -200,6 +200,10 @@ nixlP2PExchange::loop_t::finish(conn_t &c, bool ok, const std::string &error) {
         (c.parser.dialect() == nixl_p2p_dialect_t::LIBNIXL || (ok && c.op->comm))) {
         remember(c.op->peer,
                  c.op->comm ? nixl_p2p_dialect_t::NIXLCOMM : nixl_p2p_dialect_t::LIBNIXL);
+    } else if (!ok && c.op->comm) {
+        // A NIXLCOMM guess that failed is not kept: the next operation probes in ours again,
+        // rather than a peer that was only slow or busy staying NIXLCOMM until the map fills.
+        known_.erase(c.op->peer);
     }
     if (!ok && !c.op->what.empty()) {
         NIXL_ERROR << "agent " << x_.sink_.agentName() << ": " << c.op->what << " via "
