@@ -621,6 +621,12 @@ runPoint(const options &o,
                 one.push_back(r);
             }
             std::vector<double> lat;
+            // Sized from the bandwidth run's rate, so that no reallocation (a copy of megabytes
+            // while I/Os are in flight) lands in the tail being measured; capped at 64 MiB.
+            lat.reserve(static_cast<size_t>(
+                std::min(8.0 * 1024 * 1024,
+                         ours.iops * static_cast<double>(std::max(0L, lat_ms)) / 1000.0 * 1.5 +
+                             4096.0)));
             // The bandwidth run left the file dirty: flush it, or its writeback lands in this
             // phase and not in fio's, which starts from a flushed file.
             settle(path);

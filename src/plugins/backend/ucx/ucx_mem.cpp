@@ -202,7 +202,9 @@ nixlUcxEngine::loadRemoteMD(const nixlBlobDesc &input,
     // Nothing of the peer's bytes reaches UCX before they pass these checks (ucx_wire.h).
     // A NIXL peer's public data is its raw key (ucx_nixl_peer.h); it has no engine nonce.
     if (conn->nixl) {
-        decodeNixlPublicData(input, nixl_mem, pd, why);
+        if (!decodeNixlPublicData(input, nixl_mem, pd, why) && why.empty()) {
+            why = "is not a NIXL 1.4 remote key"; // the decoder names the cause; never empty
+        }
     } else if (!nixlUcx::decodePublicData(input.metaInfo, pd, why)) {
         // why says what is wrong
     } else if (pd.mem != static_cast<uint16_t>(nixl_mem) || pd.base != input.addr ||
