@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import unicodedata
+import urllib.parse
 
 # [text](target) and ![alt](target); the target runs to the first space or closing paren (an
 # optional "title" after a space is ignored).
@@ -108,9 +109,13 @@ def check_file(path, source_root):
             if URL_SCHEME_RE.match(target) or target.startswith('//'):
                 continue  # a URL (http, https, mailto, ...): not checked offline
             file_part, _, anchor = target.partition('#')
+            file_part = urllib.parse.unquote(file_part)  # a%20b.md names "a b.md"
+            anchor = urllib.parse.unquote(anchor)
             if file_part:
                 resolved = os.path.normpath(os.path.join(base, file_part))
-                if not os.path.realpath(resolved).startswith(os.path.realpath(source_root)):
+                root = os.path.realpath(source_root)
+                # commonpath, not a string prefix: /src/main2 is not inside /src/main.
+                if os.path.commonpath([os.path.realpath(resolved), root]) != root:
                     problems.append(f'{rel}:{number}: {target}: outside the source tree')
                     continue
                 if not os.path.exists(resolved):
