@@ -384,9 +384,12 @@ def main():
             os.makedirs(env["NIXL_TELEMETRY_DIR"], exist_ok=True)
             uid = INITIATOR_UID if role == "initiator" else None
             if uid is not None:
-                # The other user creates its ring here (mkdtemp made the log directory 0700).
-                os.chmod(workdir, 0o755)
-                os.chmod(env["NIXL_TELEMETRY_DIR"], 0o777)
+                # The other user creates its ring here: its own directory (0700, its owner),
+                # reachable through the log directory (mkdtemp made it 0700; 0711 lets it pass
+                # without listing it).
+                os.chmod(workdir, 0o711)
+                os.chown(env["NIXL_TELEMETRY_DIR"], uid, uid)
+                os.chmod(env["NIXL_TELEMETRY_DIR"], 0o700)
             sides.append(Side(i, role, args.peer, peer_args, workdir, env, uid))
         a, b = sides
         for side in sides:
